@@ -1,0 +1,53 @@
+# Front door. `make run` and `make test` install missing Debian packages,
+# configure, build, then run a real plan or the whole test suite.
+SHELL := /bin/bash
+BUILD      ?= build
+BUILD_SAN  ?= build-asan
+JOBS       ?= $(shell nproc 2>/dev/null || echo 2)
+DEB_PKGS   := cmake make gcc pkg-config libglpk-dev libcjson-dev libcriterion-dev python3
+FUZZ_PKGS  := clang
+RUN_ARGS   ?= plan --model llama3-8b --cluster dgx-h100 --global-batch 512 --seq 8192 --top 3
+
+.PHONY: all deps build run test test-plain test-asan bench fuzz install clean
+
+all: build
+
+deps:
+	@./scripts/install-deps.sh $(DEB_PKGS)
+
+$(BUILD)/CMakeCache.txt: | deps
+	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPARPLAN_WERROR=ON >/dev/null
+
+build: deps $(BUILD)/CMakeCache.txt
+	cmake --build $(BUILD) -j $(JOBS)
+
+run: build
+	./$(BUILD)/parplan $(RUN_ARGS)
+
+test: test-plain test-asan
+
+test-plain: build
+	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
+
+test-asan: deps
+	cmake -S . -B $(BUILD_SAN) -DCMAKE_BUILD_TYPE=Debug -DPARPLAN_WERROR=ON \
+	      -DPARPLAN_SANITIZE=address,undefined >/dev/null
+	cmake --build $(BUILD_SAN) -j $(JOBS)
+	cd $(BUILD_SAN) && ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 \
+	    UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 ctest --output-on-failure -j $(JOBS)
+
+bench: build
+	cmake --build $(BUILD) --target parplan_bench -j $(JOBS)
+	./bench/run.sh $(BUILD)
+
+fuzz: deps
+	@./scripts/install-deps.sh $(FUZZ_PKGS)
+	cmake -S tests/fuzz -B build-fuzz -DCMAKE_C_COMPILER=clang >/dev/null
+	cmake --build build-fuzz -j $(JOBS)
+	@echo "fuzzers built in build-fuzz/; run e.g. build-fuzz/fuzz_model_json tests/fuzz/corpus/model -max_total_time=60"
+
+install: build
+	cmake --install $(BUILD)
+
+clean:
+	rm -rf $(BUILD) $(BUILD_SAN) build-fuzz

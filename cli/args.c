@@ -1,0 +1,187 @@
+/* args.c — option parsing, help and common loaders for the subcommands. */
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+
+static const cli_opt *find_opt(const cli_cmd *cmd, const char *name, size_t len)
+{
+    for (const cli_opt *o = cmd->opts; o && o->name; o++)
+        if (strlen(o->name) == len && strncmp(o->name, name, len) == 0) return o;
+    return NULL;
+}
+
+static int edit1(const char *a, const char *b)
+{
+    /* crude nearness: shared prefix of 3 or one contains the other */
+    return strncmp(a, b, 3) == 0 || strstr(a, b) || strstr(b, a);
+}
+
+static int unknown_opt(const cli_cmd *cmd, const char *arg)
+{
+    fprintf(stderr, "parplan %s: unknown option '%s'", cmd->name, arg);
+    const char *name = arg + 2;
+    for (const cli_opt *o = cmd->opts; o && o->name; o++)
+        if (edit1(name, o->name)) {
+            fprintf(stderr, " (did you mean --%s?)", o->name);
+            break;
+        }
+    fprintf(stderr, "; see `parplan %s --help`\n", cmd->name);
+    return 2;
+}
+
+int cli_parse(const cli_cmd *cmd, int argc, char **argv, cli_args *out)
+{
+    memset(out, 0, sizeof *out);
+    for (int i = 0; i < argc; i++) {
+        const char *arg = argv[i];
+        if (strncmp(arg, "--", 2) != 0 || arg[2] == '\0') {
+            if (out->npos >= 16) {
+                fprintf(stderr, "parplan %s: too many arguments\n", cmd->name);
+                return 2;
+            }
+            out->pos[out->npos++] = arg;
+            continue;
+        }
+        const char *eq = strchr(arg, '=');
+        size_t len = eq ? (size_t)(eq - arg - 2) : strlen(arg + 2);
+        const cli_opt *o = find_opt(cmd, arg + 2, len);
+        if (!o) return unknown_opt(cmd, arg);
+        const char *val = NULL;
+        if (o->has_arg) {
+            if (eq) val = eq + 1;
+            else if (i + 1 < argc) val = argv[++i];
+            else {
+                fprintf(stderr, "parplan %s: --%s: expected a value\n", cmd->name, o->name);
+                return 2;
+            }
+        } else if (eq) {
+            fprintf(stderr, "parplan %s: --%s: takes no value\n", cmd->name, o->name);
+            return 2;
+        }
+        if (out->n >= CLI_MAX_ARGS) {
+            fprintf(stderr, "parplan %s: too many options\n", cmd->name);
+            return 2;
+        }
+        out->keys[out->n] = o->name;
+        out->vals[out->n++] = val;
+    }
+    return 0;
+}
+
+void cli_print_help(const cli_cmd *cmd, FILE *f)
+{
+    fprintf(f, "parplan %s — %s\n\nUsage:\n%s\n", cmd->name, cmd->summary, cmd->usage);
+    if (cmd->opts && cmd->opts->name) {
+        fprintf(f, "\nOptions:\n");
+        for (const cli_opt *o = cmd->opts; o->name; o++) {
+            char lhs[64];
+            snprintf(lhs, sizeof lhs, "--%s%s", o->name, o->has_arg ? " X" : "");
+            fprintf(f, "  %-24s %s\n", lhs, o->help);
+        }
+    }
+    if (cmd->examples) fprintf(f, "\nExamples:\n%s\n", cmd->examples);
+}
+
+const char *cli_get(const cli_args *a, const char *name)
+{
+    const char *v = NULL;
+    for (int i = 0; i < a->n; i++)
+        if (strcmp(a->keys[i], name) == 0) v = a->vals[i] ? a->vals[i] : "";
+    return v;
+}
+
+int cli_has(const cli_args *a, const char *name) { return cli_get(a, name) != NULL; }
+
+int cli_num(const cli_args *a, const char *name, double lo, double hi, double def, double *out)
+{
+    const char *v = cli_get(a, name);
+    *out = def;
+    if (!v) return 0;
+    char *end;
+    errno = 0;
+    double d = strtod(v, &end);
+    if (end == v || *end || errno || !isfinite(d) || d < lo || d > hi) {
+        fprintf(stderr, "parplan: --%s: expected a number in [%g, %g], got '%s'\n", name, lo, hi, v);
+        return 2;
+    }
+    *out = d;
+    return 0;
+}
+
+int cli_int(const cli_args *a, const char *name, long lo, long hi, int def, int *out)
+{
+    const char *v = cli_get(a, name);
+    *out = def;
+    if (!v) return 0;
+    char *end;
+    errno = 0;
+    long d = strtol(v, &end, 10);
+    if (end == v || *end || errno || d < lo || d > hi) {
+        fprintf(stderr, "parplan: --%s: expected an integer in [%ld, %ld], got '%s'\n", name, lo, hi, v);
+        return 2;
+    }
+    *out = (int)d;
+    return 0;
+}
+
+int cli_format(const cli_args *a, const char *allowed, const char **out)
+{
+    const char *v = cli_get(a, "format");
+    *out = "table";
+    if (!v) return 0;
+    const char *p = allowed;
+    size_t n = strlen(v);
+    while (p && *p) {
+        const char *bar = strchr(p, '|');
+        size_t l = bar ? (size_t)(bar - p) : strlen(p);
+        if (l == n && strncmp(p, v, n) == 0) {
+            *out = v;
+            return 0;
+        }
+        p = bar ? bar + 1 : NULL;
+    }
+    fprintf(stderr, "parplan: --format: expected one of %s, got '%s'\n", allowed, v);
+    return 2;
+}
+
+int cli_fail(pp_status st, const pp_error *err)
+{
+    fprintf(stderr, "parplan: %s\n", err->msg[0] ? err->msg : pp_status_str(st));
+    return pp_status_exit_code(st);
+}
+
+int cli_load_model(const cli_args *a, pp_model *m)
+{
+    pp_error err = {""};
+    const char *name = cli_get(a, "model");
+    if (!name) {
+        fprintf(stderr, "parplan: --model: expected a preset name or a JSON file (see `parplan models`)\n");
+        return 2;
+    }
+    pp_status st = pp_model_load(name, m, &err);
+    return st == PP_OK ? 0 : cli_fail(st, &err);
+}
+
+int cli_load_cluster(const cli_args *a, pp_cluster *c)
+{
+    pp_error err = {""};
+    const char *name = cli_get(a, "cluster");
+    if (!name) {
+        fprintf(stderr, "parplan: --cluster: expected a preset name or a JSON file (see `parplan clusters`)\n");
+        return 2;
+    }
+    pp_status st = pp_cluster_load(name, c, &err);
+    if (st != PP_OK) return cli_fail(st, &err);
+    int nodes = 0, gpus = 0, rc;
+    if ((rc = cli_int(a, "nodes", 1, 1 << 20, 0, &nodes))) return rc;
+    if ((rc = cli_int(a, "gpus", 1, 1 << 24, 0, &gpus))) return rc;
+    if (nodes && gpus) {
+        fprintf(stderr, "parplan: give --nodes or --gpus, not both\n");
+        return 2;
+    }
+    st = pp_cluster_resize(c, nodes, gpus, &err);
+    return st == PP_OK ? 0 : cli_fail(st, &err);
+}

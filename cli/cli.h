@@ -1,0 +1,58 @@
+/*
+ * cli.h — shared helpers of the parplan subcommands. The CLI is a client of
+ * include/parplan.h only. Exit codes: 0 ok, 1 infeasible, 2 bad input or
+ * usage, 3 internal error.
+ */
+#ifndef PARPLAN_CLI_H
+#define PARPLAN_CLI_H
+
+#include <stdio.h>
+
+#include "parplan.h"
+
+#define CLI_MAX_ARGS 96
+
+typedef struct cli_opt {
+    const char *name;  /* long name without "--" */
+    int has_arg;       /* 1 = takes a value */
+    const char *help;  /* one line, for --help */
+} cli_opt;
+
+typedef struct cli_args {
+    int n;
+    const char *keys[CLI_MAX_ARGS];
+    const char *vals[CLI_MAX_ARGS]; /* NULL for flags */
+    int npos;
+    const char *pos[16];
+} cli_args;
+
+typedef struct cli_cmd {
+    const char *name;
+    const char *summary;
+    const char *usage;     /* synopsis lines */
+    const char *examples;  /* example lines */
+    const cli_opt *opts;   /* NULL-name terminated */
+    int (*run)(const cli_args *a);
+} cli_cmd;
+
+/* Parses argv; on error prints to stderr and returns 2, else 0. */
+int cli_parse(const cli_cmd *cmd, int argc, char **argv, cli_args *out);
+void cli_print_help(const cli_cmd *cmd, FILE *f);
+const char *cli_get(const cli_args *a, const char *name);
+int cli_has(const cli_args *a, const char *name);
+/* Integer option with range; returns 0 ok (or absent: *out = def), 2 on error. */
+int cli_int(const cli_args *a, const char *name, long lo, long hi, int def, int *out);
+int cli_num(const cli_args *a, const char *name, double lo, double hi, double def, double *out);
+/* Output format: "table" (default) or one of the allowed; returns 2 on error. */
+int cli_format(const cli_args *a, const char *allowed, const char **out);
+/* Prints err and returns the exit code of st. */
+int cli_fail(pp_status st, const pp_error *err);
+
+/* Loads --model/--cluster (+ --nodes/--gpus); returns exit code. */
+int cli_load_model(const cli_args *a, pp_model *m);
+int cli_load_cluster(const cli_args *a, pp_cluster *c);
+
+extern const cli_cmd cli_cmd_models, cli_cmd_model, cli_cmd_gpus, cli_cmd_clusters,
+    cli_cmd_cluster;
+
+#endif

@@ -1,0 +1,49 @@
+/* main.c — `parplan COMMAND ...`: dispatch, --version and --help. */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+
+static const cli_cmd *const commands[] = {
+    &cli_cmd_models, &cli_cmd_model, &cli_cmd_gpus, &cli_cmd_clusters, &cli_cmd_cluster, NULL};
+
+static void usage(FILE *f)
+{
+    fprintf(f, "parplan %s — plan parallel training of transformers: will it fit, how fast, what to launch\n\n"
+               "Usage: parplan COMMAND [OPTIONS]    (parplan COMMAND --help for each)\n\nCommands:\n",
+            pp_version());
+    for (int i = 0; commands[i]; i++) fprintf(f, "  %-10s %s\n", commands[i]->name, commands[i]->summary);
+    fprintf(f, "\nExit codes: 0 ok, 1 nothing fits, 2 bad input or usage, 3 internal error.\n"
+               "Example: parplan model show llama3-70b\n");
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        usage(stderr);
+        return 2;
+    }
+    const char *name = argv[1];
+    if (!strcmp(name, "--version") || !strcmp(name, "version")) {
+        printf("parplan %s (JSON schema %d)\n", pp_version(), PP_SCHEMA_VERSION);
+        return 0;
+    }
+    if (!strcmp(name, "--help") || !strcmp(name, "-h") || !strcmp(name, "help")) {
+        usage(stdout);
+        return 0;
+    }
+    for (int i = 0; commands[i]; i++) {
+        const cli_cmd *c = commands[i];
+        if (strcmp(c->name, name) != 0) continue;
+        for (int k = 2; k < argc; k++)
+            if (!strcmp(argv[k], "--help") || !strcmp(argv[k], "-h")) {
+                cli_print_help(c, stdout);
+                return 0;
+            }
+        cli_args a;
+        int rc = cli_parse(c, argc - 2, argv + 2, &a);
+        return rc ? rc : c->run(&a);
+    }
+    fprintf(stderr, "parplan: unknown command '%s'; see `parplan --help`\n", name);
+    return 2;
+}

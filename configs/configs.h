@@ -1,0 +1,22 @@
+/*
+ * configs.h — private interface of the configs/ room: the readers and
+ * writers of every file format. The only room that touches cJSON.
+ */
+#ifndef PARPLAN_CONFIGS_H
+#define PARPLAN_CONFIGS_H
+
+#include "configs/jsonread.h"
+
+/* 1 if root looks like a Hugging Face config.json (model_type/architectures). */
+int pp__is_hf_config(const cJSON *root);
+/* Reads a parsed HF config.json into m (then validated by the caller). */
+pp_status pp__hf_config_read(const cJSON *root, const char *where, pp_model *m, pp_error *err);
+/* Reads parplan's native model JSON. */
+pp_status pp__model_native_read(const cJSON *root, const char *where, pp_model *m, pp_error *err);
+/* Fills defaults common to both readers (kv_heads = heads, 2 norms, ...). */
+void pp__model_defaults(pp_model *m);
+/* Marks blocks as MoE: the first `first_dense` stay dense, then every
+ * `every`-th block is MoE (every = 1: all of them). */
+void pp__model_set_moe_layers(pp_model *m, int first_dense, int every);
+
+#endif

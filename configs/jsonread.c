@@ -1,0 +1,280 @@
+/* jsonread.c — strict, path-naming JSON getters over cJSON. */
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "configs/jsonread.h"
+
+static void line_col(const char *text, size_t off, int *line, int *col)
+{
+    *line = 1;
+    *col = 1;
+    for (size_t i = 0; i < off; i++) {
+        if (text[i] == '\n') {
+            (*line)++;
+            *col = 1;
+        } else {
+            (*col)++;
+        }
+    }
+}
+
+/* Depth of [ and { nesting outside strings; stops early past the limit. */
+static int max_depth(const char *t, size_t len)
+{
+    int d = 0, best = 0, in_str = 0;
+    for (size_t i = 0; i < len; i++) {
+        char ch = t[i];
+        if (in_str) {
+            if (ch == '\\') i++;
+            else if (ch == '"') in_str = 0;
+        } else if (ch == '"') {
+            in_str = 1;
+        } else if (ch == '[' || ch == '{') {
+            if (++d > best) best = d;
+            if (best > JR_MAX_DEPTH) return best;
+        } else if (ch == ']' || ch == '}') {
+            d--;
+        }
+    }
+    return best;
+}
+
+cJSON *jr_parse(const char *text, size_t len, const char *where, pp_error *err)
+{
+    size_t i = 0;
+    while (i < len && (text[i] == ' ' || text[i] == '\n' || text[i] == '\r' || text[i] == '\t')) i++;
+    if (i == len) {
+        pp__fail(err, PP_ERR_INPUT, "%s: empty file: expected a JSON object", where);
+        return NULL;
+    }
+    if (len > JR_MAX_BYTES) {
+        pp__fail(err, PP_ERR_INPUT, "%s: file is %zu bytes: expected at most %d", where, len, JR_MAX_BYTES);
+        return NULL;
+    }
+    if (memchr(text, '\0', len)) {
+        pp__fail(err, PP_ERR_INPUT, "%s: binary data (NUL byte): expected a JSON text file", where);
+        return NULL;
+    }
+    if (max_depth(text, len) > JR_MAX_DEPTH) {
+        pp__fail(err, PP_ERR_INPUT, "%s: nested deeper than %d levels: expected a flat config", where, JR_MAX_DEPTH);
+        return NULL;
+    }
+    char *copy = malloc(len + 1);
+    if (!copy) {
+        pp__fail(err, PP_ERR_NOMEM, "%s: out of memory reading JSON", where);
+        return NULL;
+    }
+    memcpy(copy, text, len);
+    copy[len] = '\0';
+    const char *end = NULL;
+    cJSON *root = cJSON_ParseWithOpts(copy, &end, 1);
+    if (!root) {
+        int line, col;
+        size_t off = end && end >= copy ? (size_t)(end - copy) : 0;
+        if (off > len) off = len;
+        line_col(copy, off, &line, &col);
+        pp__fail(err, PP_ERR_INPUT, "%s:%d:%d: malformed or truncated JSON: expected a complete JSON object",
+                 where, line, col);
+    } else if (!cJSON_IsObject(root)) {
+        pp__fail(err, PP_ERR_INPUT, "%s: $: expected a JSON object at the top level", where);
+        cJSON_Delete(root);
+        root = NULL;
+    }
+    free(copy);
+    return root;
+}
+
+pp_status jr_read_file(const char *path, char **out, size_t *len, pp_error *err)
+{
+    *out = NULL;
+    *len = 0;
+    FILE *f = fopen(path, "rb");
+    if (!f) return pp__fail(err, PP_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
+    size_t cap = 1 << 16, n = 0;
+    char *buf = malloc(cap + 1);
+    while (buf) {
+        size_t got = fread(buf + n, 1, cap - n, f);
+        n += got;
+        if (n > JR_MAX_BYTES) break;
+        if (got == 0) break;
+        if (n == cap) {
+            char *nb = realloc(buf, cap * 2 + 1);
+            if (!nb) { free(buf); buf = NULL; break; }
+            buf = nb;
+            cap *= 2;
+        }
+    }
+    int rd_err = ferror(f);
+    fclose(f);
+    if (!buf) return pp__fail(err, PP_ERR_NOMEM, "%s: out of memory", path);
+    if (rd_err) {
+        free(buf);
+        return pp__fail(err, PP_ERR_IO, "%s: read error", path);
+    }
+    if (n > JR_MAX_BYTES) {
+        free(buf);
+        return pp__fail(err, PP_ERR_INPUT, "%s: file larger than %d bytes: expected a small JSON config", path, JR_MAX_BYTES);
+    }
+    buf[n] = '\0';
+    *out = buf;
+    *len = n;
+    return PP_OK;
+}
+
+int jr_fail(jr_ctx *c, const char *path, const char *key, const char *fmt, ...)
+{
+    if (c->st != PP_OK) return 0;
+    char what[PP_ERR_LEN];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(what, sizeof what, fmt, ap);
+    va_end(ap);
+    pp__fail(c->err, PP_ERR_INPUT, "%s: %s%s%s: %s", c->where, path && *path ? path : "$",
+             key ? "." : "", key ? key : "", what);
+    c->st = PP_ERR_INPUT;
+    return 0;
+}
+
+static int edit_distance(const char *a, const char *b)
+{
+    int la = (int)strlen(a), lb = (int)strlen(b);
+    if (la > 63 || lb > 63) return 99;
+    int prev[64], cur[64];
+    for (int j = 0; j <= lb; j++) prev[j] = j;
+    for (int i = 1; i <= la; i++) {
+        cur[0] = i;
+        for (int j = 1; j <= lb; j++) {
+            int sub = prev[j - 1] + (a[i - 1] != b[j - 1]);
+            int del = prev[j] + 1, ins = cur[j - 1] + 1;
+            cur[j] = sub < del ? (sub < ins ? sub : ins) : (del < ins ? del : ins);
+        }
+        memcpy(prev, cur, sizeof(int) * (size_t)(lb + 1));
+    }
+    return prev[lb];
+}
+
+const char *jr_nearest(const char *s, const char *const *names, int n)
+{
+    const char *best = NULL;
+    int bd = 1 << 30;
+    for (int i = 0; i < n; i++) {
+        int d = edit_distance(s, names[i]);
+        if (d < bd) {
+            bd = d;
+            best = names[i];
+        }
+    }
+    int limit = (int)strlen(s) / 3 + 1;
+    if (limit < 2) limit = 2;
+    if (best && (bd <= limit || strstr(best, s) || strstr(s, best))) return best;
+    return NULL;
+}
+
+void jr_check_keys(jr_ctx *c, const cJSON *obj, const char *path, const char *const *known)
+{
+    int n = 0;
+    while (known[n]) n++;
+    for (const cJSON *it = obj ? obj->child : NULL; it && c->st == PP_OK; it = it->next) {
+        int ok = 0;
+        for (int i = 0; i < n && !ok; i++) ok = strcmp(it->string, known[i]) == 0;
+        if (ok) continue;
+        const char *near = jr_nearest(it->string, known, n);
+        if (near)
+            jr_fail(c, path, it->string, "unknown key (did you mean \"%s\"?)", near);
+        else
+            jr_fail(c, path, it->string, "unknown key (expected one of the documented keys, see docs/formats.md)");
+    }
+}
+
+static const cJSON *get(jr_ctx *c, const cJSON *o, const char *path, const char *key, int req)
+{
+    if (c->st != PP_OK) return NULL;
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+    if (v && cJSON_IsNull(v)) v = NULL;
+    if (!v && req) jr_fail(c, path, key, "missing required field");
+    return v;
+}
+
+int jr_num(jr_ctx *c, const cJSON *o, const char *path, const char *key, int req, double lo,
+           double hi, double *out)
+{
+    const cJSON *v = get(c, o, path, key, req);
+    if (!v) return 0;
+    if (!cJSON_IsNumber(v)) return jr_fail(c, path, key, "expected a number in [%g, %g]", lo, hi);
+    double d = v->valuedouble;
+    if (!isfinite(d) || d < lo || d > hi)
+        return jr_fail(c, path, key, "expected a number in [%g, %g], got %g", lo, hi, d);
+    *out = d;
+    return 1;
+}
+
+int jr_int(jr_ctx *c, const cJSON *o, const char *path, const char *key, int req, long lo,
+           long hi, int *out)
+{
+    const cJSON *v = get(c, o, path, key, req);
+    if (!v) return 0;
+    if (!cJSON_IsNumber(v)) return jr_fail(c, path, key, "expected an integer in [%ld, %ld]", lo, hi);
+    double d = v->valuedouble;
+    if (!isfinite(d) || d < (double)lo || d > (double)hi)
+        return jr_fail(c, path, key, "expected an integer in [%ld, %ld], got %g", lo, hi, d);
+    if (d != floor(d)) return jr_fail(c, path, key, "expected an integer, got %g", d);
+    *out = (int)d;
+    return 1;
+}
+
+int jr_bool(jr_ctx *c, const cJSON *o, const char *path, const char *key, int req, int *out)
+{
+    const cJSON *v = get(c, o, path, key, req);
+    if (!v) return 0;
+    if (!cJSON_IsBool(v)) return jr_fail(c, path, key, "expected true or false");
+    *out = cJSON_IsTrue(v) ? 1 : 0;
+    return 1;
+}
+
+int jr_str(jr_ctx *c, const cJSON *o, const char *path, const char *key, int req, char *buf,
+           size_t cap)
+{
+    const cJSON *v = get(c, o, path, key, req);
+    if (!v) return 0;
+    if (!cJSON_IsString(v)) return jr_fail(c, path, key, "expected a string");
+    if (strlen(v->valuestring) >= cap)
+        return jr_fail(c, path, key, "expected a string shorter than %zu characters", cap);
+    memcpy(buf, v->valuestring, strlen(v->valuestring) + 1);
+    return 1;
+}
+
+int jr_enum(jr_ctx *c, const cJSON *o, const char *path, const char *key, int req,
+            const char *const *names, int n, int *out)
+{
+    const cJSON *v = get(c, o, path, key, req);
+    if (!v) return 0;
+    char list[256] = "";
+    for (int i = 0; i < n; i++) {
+        strncat(list, names[i], sizeof list - strlen(list) - 1);
+        if (i + 1 < n) strncat(list, "|", sizeof list - strlen(list) - 1);
+    }
+    if (!cJSON_IsString(v)) return jr_fail(c, path, key, "expected one of %s", list);
+    for (int i = 0; i < n; i++)
+        if (strcmp(v->valuestring, names[i]) == 0) {
+            *out = i;
+            return 1;
+        }
+    const char *near = jr_nearest(v->valuestring, names, n);
+    if (near) return jr_fail(c, path, key, "expected one of %s, got \"%.40s\" (did you mean \"%s\"?)", list, v->valuestring, near);
+    return jr_fail(c, path, key, "expected one of %s, got \"%.40s\"", list, v->valuestring);
+}
+
+const cJSON *jr_obj(jr_ctx *c, const cJSON *o, const char *path, const char *key, int req)
+{
+    const cJSON *v = get(c, o, path, key, req);
+    if (!v) return NULL;
+    if (!cJSON_IsObject(v)) {
+        jr_fail(c, path, key, "expected a JSON object");
+        return NULL;
+    }
+    return v;
+}

@@ -1,0 +1,230 @@
+/*
+ * parplan.h — the one public header of libparplan.
+ *
+ * parplan answers: given a transformer and a cluster, how should training be
+ * parallelised, will it fit, how fast will it run, what will it cost.
+ *
+ * Conventions (whole library):
+ *   - sizes are bytes, times seconds, bandwidths bytes/s, rates FLOP/s, all
+ *     as double; degrees and counts are int.
+ *   - every fallible call returns pp_status (0 = PP_OK, negative = error) and
+ *     writes a one-line message into a caller-owned pp_error.
+ *   - ownership: structs here are plain values the caller owns; functions
+ *     that allocate say so, and their *_free(NULL) is a no-op.
+ */
+#ifndef PARPLAN_H
+#define PARPLAN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define PP_VERSION_MAJOR 0
+#define PP_VERSION_MINOR 1
+#define PP_VERSION_PATCH 0
+#define PP_VERSION_STRING "0.1.0"
+#define PP_SCHEMA_VERSION 1 /* version of the JSON output schema (docs/schema.md) */
+
+#if defined(_WIN32)
+#define PP_API
+#else
+#define PP_API __attribute__((visibility("default")))
+#endif
+
+/* ---------------------------------------------------------------- status */
+
+typedef enum pp_status {
+    PP_OK = 0,
+    PP_ERR_INPUT = -1,      /* bad input or usage: CLI exit 2 */
+    PP_ERR_INFEASIBLE = -2, /* nothing fits / no plan: CLI exit 1 */
+    PP_ERR_IO = -3,         /* file could not be read or written: exit 2 */
+    PP_ERR_NOMEM = -4,      /* allocation failed: exit 3 */
+    PP_ERR_INTERNAL = -5,   /* a bug or a solver failure: exit 3 */
+} pp_status;
+
+#define PP_ERR_LEN 512
+typedef struct pp_error {
+    char msg[PP_ERR_LEN]; /* one line, no trailing newline; "" when none */
+} pp_error;
+
+PP_API const char *pp_status_str(pp_status st);
+PP_API int pp_status_exit_code(pp_status st); /* 0,1,2,3 per ARCHITECTURE */
+PP_API const char *pp_version(void);
+
+/* ---------------------------------------------------------------- model */
+
+#define PP_NAME_LEN 64
+#define PP_TEXT_LEN 512
+#define PP_MAX_LAYERS 1024 /* transformer blocks; more is rejected as absurd */
+
+typedef enum pp_norm { PP_NORM_LAYERNORM, PP_NORM_RMSNORM, PP_NORM_COUNT } pp_norm;
+typedef enum pp_pos { PP_POS_ROPE, PP_POS_LEARNED, PP_POS_ALIBI, PP_POS_COUNT } pp_pos;
+typedef enum pp_act { PP_ACT_GELU, PP_ACT_RELU, PP_ACT_SILU, PP_ACT_COUNT } pp_act;
+typedef enum pp_block_kind { PP_BLOCK_DENSE, PP_BLOCK_MOE, PP_BLOCK_COUNT } pp_block_kind;
+
+/* Multi-head latent attention (DeepSeek-V2/V3). Zero ranks mean "not MLA". */
+typedef struct pp_mla {
+    int q_lora_rank;      /* 0 = plain q projection */
+    int kv_lora_rank;     /* compressed KV width d_c; >0 enables MLA */
+    int qk_nope_head_dim; /* per-head q/k width without rotary */
+    int qk_rope_head_dim; /* per-head decoupled rotary width */
+    int v_head_dim;       /* per-head value width */
+} pp_mla;
+
+/* A decoder-only transformer. Blocks are listed one by one (block_kind), so
+ * dense and MoE blocks may mix; the embedding and LM head are separate. */
+typedef struct pp_model {
+    char name[PP_NAME_LEN];
+    char description[PP_TEXT_LEN];
+    char source[PP_TEXT_LEN];  /* where the shape was read */
+    int layers;                /* transformer blocks */
+    int hidden;                /* d_model */
+    int heads;                 /* query heads */
+    int kv_heads;              /* key/value heads (GQA/MQA); = heads for MHA */
+    int head_dim;              /* per-head width; hidden/heads unless set */
+    int ffn;                   /* dense MLP intermediate size */
+    int gated_mlp;             /* 1: SwiGLU/GeGLU (3 matrices), 0: 2 matrices */
+    pp_act activation;
+    int vocab;
+    int seq;                   /* max (training) sequence length, tokens */
+    int tied_embeddings;       /* LM head shares the input embedding */
+    pp_norm norm;
+    int norms_per_block;       /* 2 for pre-LN blocks, 1 for Falcon-7B style */
+    int qkv_bias, out_bias, mlp_bias; /* biases present (0/1) */
+    int lm_head_bias;
+    pp_pos position;           /* learned positions add max_pos x hidden */
+    int max_positions;         /* rows of the learned position table */
+    int embed_norm;            /* a norm right after the embedding (BLOOM) */
+    int parallel_block;        /* attention and MLP in parallel (GPT-J/NeoX) */
+    double dropout;            /* dropout probability used in training */
+    /* mixture of experts */
+    int experts;               /* routed experts per MoE block; 0 = dense */
+    int topk;                  /* routed experts per token */
+    int shared_experts;        /* always-on experts (DeepSeek) */
+    int expert_ffn;            /* intermediate size of one expert */
+    double capacity_factor;    /* token capacity per expert; 0 = dropless */
+    pp_mla mla;
+    unsigned char block_kind[PP_MAX_LAYERS]; /* pp_block_kind per block */
+    double params_reported;    /* published total count; 0 = unknown */
+    char params_reported_str[PP_NAME_LEN]; /* as printed, e.g. "175.0B" */
+} pp_model;
+
+/* Parameter counts by part, in parameters (not bytes). */
+typedef struct pp_param_counts {
+    double embedding;   /* token (+ position, + embed norm) */
+    double lm_head;     /* 0 when tied */
+    double final_norm;
+    double attention;   /* all blocks */
+    double mlp;         /* dense MLPs, all blocks */
+    double experts;     /* routed + shared experts and routers, all blocks */
+    double norms;       /* per-block norms */
+    double total;
+    double active;      /* used per token (MoE: top-k + shared only) */
+    double per_dense_block;
+    double per_moe_block;        /* total, all experts */
+    double per_moe_block_active; /* top-k + shared + router */
+} pp_param_counts;
+
+PP_API void pp_model_param_counts(const pp_model *m, pp_param_counts *out);
+/* Forward FLOPs per token at sequence length seq (matmuls only, 2 per MAC,
+ * causal attention counted over the full s x s as Megatron does). */
+PP_API double pp_model_fwd_flops_per_token(const pp_model *m, int seq);
+/* Check a model's shape; message names `where` (a file or preset). */
+PP_API pp_status pp_model_validate(const pp_model *m, const char *where, pp_error *err);
+
+/* ---------------------------------------------------------------- hardware */
+
+typedef enum pp_precision {
+    PP_PREC_FP32, PP_PREC_TF32, PP_PREC_BF16, PP_PREC_FP16, PP_PREC_FP8, PP_PREC_COUNT
+} pp_precision;
+
+typedef struct pp_gpu {
+    char name[PP_NAME_LEN];     /* preset key, e.g. "h100-sxm" */
+    char full_name[PP_NAME_LEN];
+    char vendor[PP_NAME_LEN];
+    double mem_bytes;           /* HBM capacity, bytes */
+    double hbm_bw;              /* bytes/s */
+    double peak_flops[PP_PREC_COUNT]; /* dense FLOP/s; 0 = unsupported */
+    double tdp_w;               /* W */
+    double price_usd_per_hour;  /* on-demand, per GPU; 0 = unknown */
+    char price_date[16];        /* YYYY-MM-DD */
+    char source[PP_TEXT_LEN];
+} pp_gpu;
+
+typedef enum pp_link_kind {
+    PP_LINK_NVLINK, PP_LINK_PCIE, PP_LINK_XGMI, PP_LINK_INFINIBAND, PP_LINK_ROCE,
+    PP_LINK_ETHERNET, PP_LINK_COUNT
+} pp_link_kind;
+
+/* One tier of the network: per-GPU bandwidth per direction and latency. */
+typedef struct pp_link {
+    pp_link_kind kind;
+    double bw;        /* bytes/s per GPU per direction */
+    double latency;   /* s per hop */
+} pp_link;
+
+typedef struct pp_cluster {
+    char name[PP_NAME_LEN];
+    char description[PP_TEXT_LEN];
+    char source[PP_TEXT_LEN];
+    pp_gpu gpu;
+    int nodes;
+    int gpus_per_node;
+    int nvlink_domain;    /* GPUs sharing the fast intra tier (NVL72: 72) */
+    pp_link intra;        /* inside a node (or NVLink domain) */
+    pp_link inter;        /* between nodes: bw is per GPU = nics*rate/gpus */
+    int nics_per_node;
+    double nic_bw;        /* bytes/s per NIC per direction */
+    pp_link pcie;         /* host <-> GPU, per GPU per direction */
+    double host_mem_bytes; /* per node */
+    double nvme_bytes;     /* per node; 0 = none */
+} pp_cluster;
+
+static inline int pp_cluster_gpus(const pp_cluster *c) { return c->nodes * c->gpus_per_node; }
+
+
+/* ---------------------------------------------------------------- loading
+ * A NAME is a bundled preset (lowercase-hyphen, see `parplan models`); a
+ * PATH (contains '/' or ends in .json, or names an existing file) is read
+ * from disk. Model files may be parplan's native JSON or a Hugging Face
+ * config.json, recognised by its keys. */
+
+typedef enum pp_preset_kind {
+    PP_PRESET_MODEL, PP_PRESET_CLUSTER, PP_PRESET_GPU, PP_PRESET_KIND_COUNT
+} pp_preset_kind;
+
+PP_API int pp_preset_count(pp_preset_kind kind);
+/* i-th preset name in sorted order, or NULL. Static storage. */
+PP_API const char *pp_preset_name(pp_preset_kind kind, int i);
+
+PP_API pp_status pp_model_load(const char *name_or_path, pp_model *out, pp_error *err);
+/* Parses model JSON text (native or HF); where names it in messages. */
+PP_API pp_status pp_model_parse(const char *text, size_t len, const char *where, pp_model *out,
+                                pp_error *err);
+PP_API pp_status pp_gpu_load(const char *name, pp_gpu *out, pp_error *err);
+/* Parses a GPU catalog ({"gpus":[...]}); fills up to cap entries. */
+PP_API pp_status pp_gpu_catalog_parse(const char *text, size_t len, const char *where, pp_gpu *out,
+                                      int cap, int *n, pp_error *err);
+PP_API pp_status pp_cluster_load(const char *name_or_path, pp_cluster *out, pp_error *err);
+PP_API pp_status pp_cluster_parse(const char *text, size_t len, const char *where, pp_cluster *out,
+                                  pp_error *err);
+/* Rescales to `nodes` nodes, or to `gpus` GPUs (0 = leave). gpus below one
+ * node's worth make a single partial node; above, it must be a multiple. */
+PP_API pp_status pp_cluster_resize(pp_cluster *c, int nodes, int gpus, pp_error *err);
+
+/* JSON renderings (caller frees with pp_free). NULL on allocation failure. */
+PP_API char *pp_model_to_json(const pp_model *m);
+PP_API char *pp_gpu_to_json(const pp_gpu *g);
+PP_API char *pp_cluster_to_json(const pp_cluster *c);
+PP_API void pp_free(void *p);
+
+PP_API const char *pp_precision_name(pp_precision p);
+PP_API const char *pp_link_kind_name(pp_link_kind k);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* PARPLAN_H */
