@@ -52,6 +52,10 @@ int cli_fail(pp_status st, const pp_error *err);
 int cli_load_model(const cli_args *a, pp_model *m);
 int cli_load_cluster(const cli_args *a, pp_cluster *c);
 
+/* Strategy options shared by estimate and plan; returns exit code. */
+int cli_strategy(const cli_args *a, const pp_model *m, const pp_cluster *c, pp_strategy *s);
+
+extern const cli_cmd cli_cmd_estimate;
 extern const cli_cmd cli_cmd_models, cli_cmd_model, cli_cmd_gpus, cli_cmd_clusters,
     cli_cmd_cluster;
 

@@ -5,7 +5,7 @@
 #include "cli.h"
 
 static const cli_cmd *const commands[] = {
-    &cli_cmd_models, &cli_cmd_model, &cli_cmd_gpus, &cli_cmd_clusters, &cli_cmd_cluster, NULL};
+    &cli_cmd_estimate, &cli_cmd_models, &cli_cmd_model, &cli_cmd_gpus, &cli_cmd_clusters, &cli_cmd_cluster, NULL};
 
 static void usage(FILE *f)
 {

@@ -11,6 +11,27 @@
 #define PP_GIB 1073741824.0 /* bytes */
 #define PP_GB 1e9           /* bytes */
 
+/* Defaults of pp_buffers that are not DeepSpeed settings (docs/memory.md):
+ * CUDA context + cuBLAS workspace + NCCL buffers: HF transformers "model
+ * memory anatomy" puts loaded CUDA kernels at 1-2 GB; NCCL_BUFFSIZE is 4 MiB
+ * per channel per peer. Fragmentation: the caching allocator's reserved
+ * minus allocated, an estimate. Reserve: torch total_memory on an 80 GiB
+ * A100/H100 is about 79.2-79.3 GiB. */
+#define PP_COST_CUDA_CONTEXT (1.5 * PP_GIB)
+#define PP_COST_FRAGMENTATION 0.10
+#define PP_COST_GPU_RESERVE (0.75 * PP_GIB)
+#define PP_COST_HOST_RESERVE 0.10
+
+/* Activation bytes one micro-batch leaves stored in one block (for backward)
+ * under recompute mode r (NONE, SELECTIVE or FULL). Korthikanti et al. 2022
+ * Sec. 4, generalised: GQA, gated MLP, MoE, dropout, flash attention, CP. */
+double pp__block_act_bytes(const pp_model *m, const pp_strategy *s, int kind, pp_recompute r);
+/* Optimizer-state bytes per trainable parameter (master copy included). */
+double pp__optimizer_bytes_per_param(const pp_model *m, pp_optimizer o, pp_precision p);
+/* Bytes per stored weight and per gradient element. */
+double pp__weight_bytes(pp_precision p);
+double pp__grad_bytes(pp_precision p);
+
 /* Formats a one-line error into err (may be NULL) and returns st. */
 pp_status pp__fail(pp_error *err, pp_status st, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));

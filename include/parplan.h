@@ -186,6 +186,144 @@ typedef struct pp_cluster {
 static inline int pp_cluster_gpus(const pp_cluster *c) { return c->nodes * c->gpus_per_node; }
 
 
+
+/* ---------------------------------------------------------------- strategy */
+
+#define PP_MAX_STAGES 256
+
+typedef enum pp_offload {
+    PP_OFFLOAD_NONE, PP_OFFLOAD_OPTIMIZER, PP_OFFLOAD_OPT_PARAMS, PP_OFFLOAD_NVME, PP_OFFLOAD_COUNT
+} pp_offload;
+typedef enum pp_recompute {
+    PP_RECOMPUTE_NONE, PP_RECOMPUTE_SELECTIVE, PP_RECOMPUTE_FULL, PP_RECOMPUTE_COUNT
+} pp_recompute;
+typedef enum pp_schedule {
+    PP_SCHED_1F1B, PP_SCHED_INTERLEAVED, PP_SCHED_GPIPE, PP_SCHED_COUNT
+} pp_schedule;
+typedef enum pp_optimizer {
+    PP_OPT_ADAMW, PP_OPT_ADAM8BIT, PP_OPT_ADAFACTOR, PP_OPT_SGD, PP_OPT_COUNT
+} pp_optimizer;
+typedef enum pp_attention { PP_ATTN_FLASH, PP_ATTN_MATERIALISED, PP_ATTN_COUNT } pp_attention;
+
+/* Framework buffers. Defaults (pp_buffers_default) are DeepSpeed's and
+ * PyTorch's; each can be overridden. Bucket sizes are in elements, as
+ * DeepSpeed's ds_config.json gives them. One source of truth: the DeepSpeed
+ * writer emits exactly these values. */
+typedef struct pp_buffers {
+    double reduce_bucket;        /* elements; zero_optimization.reduce_bucket_size */
+    double allgather_bucket;     /* elements; zero_optimization.allgather_bucket_size */
+    double prefetch_bucket;      /* elements; stage3_prefetch_bucket_size */
+    double max_live_params;      /* elements; stage3_max_live_parameters */
+    double param_persistence;    /* elements; stage3_param_persistence_threshold */
+    double cuda_context;         /* bytes: CUDA context, cuBLAS workspace, NCCL buffers */
+    double fragmentation;        /* fraction added to dynamic (activation) memory */
+    double reserve;              /* bytes of GPU memory never usable */
+    double host_reserve;         /* fraction of host RAM kept for the OS and loaders */
+} pp_buffers;
+
+typedef struct pp_strategy {
+    int dp, tp, pp, cp, ep;      /* degrees; dp*tp*pp*cp = GPUs */
+    int sp;                      /* Megatron sequence parallelism (0/1) */
+    int zero;                    /* ZeRO stage 0-3 */
+    pp_offload offload;
+    pp_recompute recompute;
+    int recompute_layers;        /* with FULL: blocks per stage recomputed; -1 = all */
+    pp_precision precision;      /* fp32, or bf16/fp16/fp8 mixed with fp32 master */
+    pp_optimizer optimizer;
+    pp_attention attention;
+    int micro_batch;             /* sequences per GPU per micro-step */
+    int grad_accum;              /* micro-batches per step (= pipeline m) */
+    int global_batch;            /* sequences per optimizer step */
+    int seq;                     /* tokens per sequence */
+    pp_schedule schedule;
+    int virtual_stages;          /* interleaved chunks per stage (v) */
+    int stage_layers[PP_MAX_STAGES]; /* blocks per stage; all 0 = default split */
+    pp_buffers buf;
+} pp_strategy;
+
+PP_API void pp_buffers_default(pp_buffers *b);
+/* A strategy with every field at its default (1-way, ZeRO 0, bf16, AdamW,
+ * 1F1B, flash attention, no recompute) and buffers at their defaults. */
+PP_API void pp_strategy_default(pp_strategy *s);
+/* Checks a strategy against model and cluster: degrees multiply to the GPU
+ * count and divide what they shard, batch arithmetic, stage split, hardware
+ * support. Fills grad_accum from global_batch and the default stage split.
+ * PP_ERR_INPUT with the reason on failure. */
+PP_API pp_status pp_strategy_resolve(pp_strategy *s, const pp_model *m, const pp_cluster *c,
+                                     pp_error *err);
+
+PP_API const char *pp_offload_name(pp_offload o);
+PP_API const char *pp_recompute_name(pp_recompute r);
+PP_API const char *pp_schedule_name(pp_schedule s);
+PP_API const char *pp_optimizer_name(pp_optimizer o);
+PP_API const char *pp_attention_name(pp_attention a);
+/* Name -> enum value; returns -1 when unknown. */
+PP_API int pp_enum_parse(const char *const *names, int n, const char *s);
+PP_API const char *const *pp_enum_names(int which, int *n); /* which: see PP_ENUM_* */
+enum { PP_ENUM_PRECISION, PP_ENUM_OFFLOAD, PP_ENUM_RECOMPUTE, PP_ENUM_SCHEDULE, PP_ENUM_OPTIMIZER,
+       PP_ENUM_ATTENTION, PP_ENUM_COUNT };
+
+/* ---------------------------------------------------------------- memory */
+
+typedef enum pp_phase { PP_PHASE_FWD_BWD, PP_PHASE_OPTIMIZER, PP_PHASE_COUNT } pp_phase;
+
+/* Peak memory of one GPU of one pipeline stage, bytes. */
+typedef struct pp_stage_mem {
+    int stage;
+    int first_layer, last_layer;   /* block indices, inclusive; -1,-1 when none */
+    int has_embedding, has_lm_head;
+    double params_bytes;           /* weights resident on the GPU */
+    double grads_bytes;
+    double optimizer_bytes;        /* master copy + moments on the GPU */
+    double activations_bytes;      /* stored for backward, all in-flight micro-batches */
+    double buffers_bytes;          /* buckets, gathers, p2p, logits, recompute, context */
+    double total_bytes;            /* the peak: max over phases */
+    pp_phase peak_phase;
+    double phase_bytes[PP_PHASE_COUNT];
+    /* detail */
+    double inflight;               /* micro-batches (or chunk-equivalents) held */
+    double act_per_microbatch;     /* bytes for one micro-batch through the stage */
+    double logits_bytes;           /* last stage: logits + fp32 loss */
+    double zero_gather_bytes;      /* ZeRO-3 gathered working set */
+    double bucket_bytes;           /* ZeRO/DDP communication buckets */
+    double p2p_bytes;              /* pipeline send/recv buffers */
+    double recompute_bytes;        /* one block's activations while recomputing */
+    double context_bytes;          /* CUDA context etc. */
+    double fragmentation_bytes;
+    double host_bytes;             /* states offloaded to host, per GPU */
+} pp_stage_mem;
+
+typedef struct pp_memory {
+    int nstages;
+    pp_stage_mem stages[PP_MAX_STAGES];
+    double peak_bytes;             /* max over stages */
+    int peak_stage;
+    double gpu_bytes;              /* usable: GPU memory - reserve */
+    int fits;                      /* peak <= usable and host fits */
+    double host_bytes_per_node;    /* offloaded states of the node's GPUs */
+    double host_usable_bytes;
+    int host_fits;
+} pp_memory;
+
+/* Per-GPU memory of every stage for a resolved strategy. Pure arithmetic. */
+PP_API void pp_memory_estimate(const pp_model *m, const pp_cluster *c, const pp_strategy *s,
+                               pp_memory *out);
+
+
+/* ---------------------------------------------------------------- plan */
+
+/* A strategy with its predictions. */
+typedef struct pp_plan {
+    pp_strategy strategy;
+    pp_memory memory;
+} pp_plan;
+
+/* Resolves s and estimates it: the one call behind `parplan estimate`. */
+PP_API pp_status pp_estimate(const pp_model *m, const pp_cluster *c, const pp_strategy *s,
+                             pp_plan *out, pp_error *err);
+/* The plan as JSON (docs/schema.md); caller frees with pp_free. */
+PP_API char *pp_plan_to_json(const pp_model *m, const pp_cluster *c, const pp_plan *p);
+
 /* ---------------------------------------------------------------- loading
  * A NAME is a bundled preset (lowercase-hyphen, see `parplan models`); a
  * PATH (contains '/' or ends in .json, or names an existing file) is read

@@ -1,0 +1,189 @@
+/* cmd_estimate.c — `parplan estimate`: memory (and time) of one strategy. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+
+static const cli_opt opts[] = {
+    {"model", 1, "model preset or JSON file (native or HF config.json)"},
+    {"cluster", 1, "cluster preset or JSON file"},
+    {"nodes", 1, "number of nodes"},
+    {"gpus", 1, "total GPUs (instead of --nodes)"},
+    {"tp", 1, "tensor-parallel degree (default 1)"},
+    {"pp", 1, "pipeline-parallel degree (default 1)"},
+    {"dp", 1, "data-parallel degree (default GPUs/(tp*pp*cp))"},
+    {"cp", 1, "context-parallel degree (default 1)"},
+    {"ep", 1, "expert-parallel degree (default 1)"},
+    {"sp", 0, "Megatron sequence parallelism"},
+    {"zero", 1, "ZeRO stage 0-3 (default 0)"},
+    {"recompute", 1, "none|selective|full (default none)"},
+    {"recompute-layers", 1, "with full: blocks per stage to recompute (default all)"},
+    {"precision", 1, "fp32|fp16|bf16|fp8 (default bf16)"},
+    {"optimizer", 1, "adamw|adam8bit|adafactor|sgd (default adamw)"},
+    {"attention", 1, "flash|materialised (default flash)"},
+    {"micro-batch", 1, "sequences per GPU per micro-step (default 1)"},
+    {"global-batch", 1, "sequences per step (default micro-batch*dp)"},
+    {"seq", 1, "sequence length (default: the model's)"},
+    {"schedule", 1, "1f1b|interleaved|gpipe (default 1f1b)"},
+    {"virtual-stages", 1, "interleaved chunks per stage (default 1, 2 with interleaved)"},
+    {"offload", 1, "none|optimizer|optimizer+params|nvme (default none)"},
+    {"stage-layers", 1, "blocks per stage, e.g. 9,10,10,9 (default even split)"},
+    {"reduce-bucket", 1, "DeepSpeed reduce_bucket_size, elements (default 5e8)"},
+    {"allgather-bucket", 1, "DeepSpeed allgather_bucket_size, elements (default 5e8)"},
+    {"cuda-context-gib", 1, "CUDA context + NCCL buffers per GPU, GiB (default 1.5)"},
+    {"fragmentation", 1, "allocator overhead on activations, fraction (default 0.10)"},
+    {"format", 1, "table (default) or json"},
+    {NULL, 0, NULL}};
+
+static int parse_enum(const cli_args *a, const char *name, int which, int *out)
+{
+    const char *v = cli_get(a, name);
+    if (!v) return 0;
+    int n;
+    const char *const *names = pp_enum_names(which, &n);
+    int e = pp_enum_parse(names, n, v);
+    if (e < 0) {
+        fprintf(stderr, "parplan: --%s: expected one of", name);
+        for (int i = 0; i < n; i++) fprintf(stderr, "%s%s", i ? "|" : " ", names[i]);
+        fprintf(stderr, ", got '%s'\n", v);
+        return 2;
+    }
+    *out = e;
+    return 0;
+}
+
+static int parse_stage_layers(const char *v, pp_strategy *s)
+{
+    int n = 0;
+    const char *p = v;
+    while (*p) {
+        char *end;
+        long x = strtol(p, &end, 10);
+        if (end == p || x < 0 || x > PP_MAX_LAYERS || n >= PP_MAX_STAGES || (*end && *end != ',')) {
+            fprintf(stderr, "parplan: --stage-layers: expected comma-separated block counts, got '%s'\n", v);
+            return 2;
+        }
+        s->stage_layers[n++] = (int)x;
+        p = *end ? end + 1 : end;
+    }
+    if (n != s->pp) {
+        fprintf(stderr, "parplan: --stage-layers: expected %d counts (one per --pp stage), got %d\n", s->pp, n);
+        return 2;
+    }
+    return 0;
+}
+
+static int parse_enums(const cli_args *a, pp_strategy *s)
+{
+    int e, rc = 0;
+    if (!rc && !(rc = parse_enum(a, "precision", PP_ENUM_PRECISION, &e)) && cli_has(a, "precision")) s->precision = e;
+    if (!rc && !(rc = parse_enum(a, "recompute", PP_ENUM_RECOMPUTE, &e)) && cli_has(a, "recompute")) s->recompute = e;
+    if (!rc && !(rc = parse_enum(a, "optimizer", PP_ENUM_OPTIMIZER, &e)) && cli_has(a, "optimizer")) s->optimizer = e;
+    if (!rc && !(rc = parse_enum(a, "attention", PP_ENUM_ATTENTION, &e)) && cli_has(a, "attention")) s->attention = e;
+    if (!rc && !(rc = parse_enum(a, "schedule", PP_ENUM_SCHEDULE, &e)) && cli_has(a, "schedule")) s->schedule = e;
+    if (!rc && !(rc = parse_enum(a, "offload", PP_ENUM_OFFLOAD, &e)) && cli_has(a, "offload")) s->offload = e;
+    return rc;
+}
+
+static int parse_buffers(const cli_args *a, pp_buffers *b)
+{
+    double gib;
+    int rc;
+    if ((rc = cli_num(a, "reduce-bucket", 1, 1e12, b->reduce_bucket, &b->reduce_bucket))) return rc;
+    if ((rc = cli_num(a, "allgather-bucket", 1, 1e12, b->allgather_bucket, &b->allgather_bucket))) return rc;
+    if ((rc = cli_num(a, "fragmentation", 0, 1, b->fragmentation, &b->fragmentation))) return rc;
+    if ((rc = cli_num(a, "cuda-context-gib", 0, 64, b->cuda_context / 1073741824.0, &gib))) return rc;
+    b->cuda_context = gib * 1073741824.0;
+    return 0;
+}
+
+int cli_strategy(const cli_args *a, const pp_model *m, const pp_cluster *c, pp_strategy *s)
+{
+    int rc, dp = 0;
+    pp_strategy_default(s);
+    if ((rc = cli_int(a, "tp", 1, 1 << 16, 1, &s->tp)) || (rc = cli_int(a, "pp", 1, PP_MAX_STAGES, 1, &s->pp)) ||
+        (rc = cli_int(a, "cp", 1, 1 << 16, 1, &s->cp)) || (rc = cli_int(a, "ep", 1, 1 << 16, 1, &s->ep)) ||
+        (rc = cli_int(a, "dp", 1, 1 << 24, 0, &dp)) || (rc = cli_int(a, "zero", 0, 3, 0, &s->zero)) ||
+        (rc = cli_int(a, "micro-batch", 1, 1 << 20, 1, &s->micro_batch)) ||
+        (rc = cli_int(a, "seq", 1, 1 << 24, m->seq, &s->seq)) ||
+        (rc = cli_int(a, "recompute-layers", 0, PP_MAX_LAYERS, -1, &s->recompute_layers)))
+        return rc;
+    if ((rc = parse_enums(a, s)) || (rc = parse_buffers(a, &s->buf))) return rc;
+    s->sp = cli_has(a, "sp");
+    long rest = (long)s->tp * s->pp * s->cp;
+    s->dp = dp ? dp : (int)(pp_cluster_gpus(c) / rest > 0 ? pp_cluster_gpus(c) / rest : 1);
+    if ((rc = cli_int(a, "virtual-stages", 1, 64, s->schedule == PP_SCHED_INTERLEAVED ? 2 : 1, &s->virtual_stages)))
+        return rc;
+    if ((rc = cli_int(a, "global-batch", 1, 1 << 26, s->micro_batch * s->dp, &s->global_batch))) return rc;
+    const char *sl = cli_get(a, "stage-layers");
+    return sl ? parse_stage_layers(sl, s) : 0;
+}
+
+static double gib(double b) { return b / 1073741824.0; }
+
+static void print_memory(const pp_model *m, const pp_cluster *c, const pp_plan *p)
+{
+    const pp_strategy *s = &p->strategy;
+    const pp_memory *mem = &p->memory;
+    printf("%s on %d x %s: dp %d, tp %d, pp %d, cp %d, ep %d%s, ZeRO-%d, %s, recompute %s, micro-batch %d x %d, seq %d\n",
+           m->name, pp_cluster_gpus(c), c->gpu.name, s->dp, s->tp, s->pp, s->cp, s->ep, s->sp ? " +sp" : "",
+           s->zero, pp_enum_names(PP_ENUM_PRECISION, &(int){0})[s->precision], pp_recompute_name(s->recompute),
+           s->micro_batch, s->grad_accum, s->seq);
+    printf("\nmemory per GPU (GiB)\n stage  layers      params   grads  optim  activ  buffers   total  peak moment\n");
+    for (int i = 0; i < mem->nstages; i++) {
+        const pp_stage_mem *st = &mem->stages[i];
+        char lay[32];
+        snprintf(lay, sizeof lay, "%d-%d%s%s", st->first_layer, st->last_layer, st->has_embedding ? "+E" : "",
+                 st->has_lm_head ? "+H" : "");
+        printf(" %5d  %-10s %7.2f %7.2f %6.2f %6.2f %8.2f %7.2f%s %s\n", i, lay, gib(st->params_bytes),
+               gib(st->grads_bytes), gib(st->optimizer_bytes), gib(st->activations_bytes), gib(st->buffers_bytes),
+               gib(st->total_bytes), i == mem->peak_stage ? "*" : " ",
+               st->peak_phase == PP_PHASE_OPTIMIZER ? "optimizer step" : "forward/backward");
+    }
+    printf("\npeak %.2f GiB on stage %d of %.2f GiB usable: %s\n", gib(mem->peak_bytes), mem->peak_stage,
+           gib(mem->gpu_bytes), mem->peak_bytes <= mem->gpu_bytes ? "fits" : "DOES NOT FIT");
+    if (mem->host_bytes_per_node > 0)
+        printf("host: %.1f GiB offloaded per node of %.1f GiB usable: %s\n", gib(mem->host_bytes_per_node),
+               gib(mem->host_usable_bytes), mem->host_fits ? "fits" : "DOES NOT FIT");
+}
+
+static int run(const cli_args *a)
+{
+    const char *fmt;
+    pp_model m;
+    pp_cluster c;
+    pp_strategy s;
+    int rc;
+    if ((rc = cli_format(a, "table|json", &fmt)) || (rc = cli_load_model(a, &m)) || (rc = cli_load_cluster(a, &c)) ||
+        (rc = cli_strategy(a, &m, &c, &s)))
+        return rc;
+    pp_plan *p = malloc(sizeof *p);
+    if (!p) return 3;
+    pp_error err = {""};
+    pp_status st = pp_estimate(&m, &c, &s, p, &err);
+    if (st != PP_OK) {
+        free(p);
+        return cli_fail(st, &err);
+    }
+    if (!strcmp(fmt, "json")) {
+        char *j = pp_plan_to_json(&m, &c, p);
+        if (j) printf("%s\n", j);
+        pp_free(j);
+        rc = j ? 0 : 3;
+    } else {
+        print_memory(&m, &c, p);
+    }
+    free(p);
+    return rc;
+}
+
+const cli_cmd cli_cmd_estimate = {"estimate", "memory per stage (and step time) of one strategy",
+    "  parplan estimate --model M --cluster C [--nodes N] --tp T --pp P [--dp D] [--cp C] [--ep E] [--sp]\n"
+    "                   --zero Z --recompute none|selective|full --precision fp32|fp16|bf16|fp8\n"
+    "                   --micro-batch B --global-batch G [--seq S] [--schedule 1f1b|interleaved|gpipe]\n"
+    "                   [--virtual-stages V] [--offload none|optimizer|optimizer+params|nvme]\n"
+    "                   [--stage-layers L1,L2,...] [--format table|json]",
+    "  parplan estimate --model gpt3-175b --cluster dgx-a100-80g --nodes 128 --tp 8 --pp 16 \\\n"
+    "                   --recompute selective --sp --micro-batch 1 --global-batch 1536\n"
+    "  parplan estimate --model llama3-8b --cluster dgx-h100 --zero 3 --micro-batch 2 --format json",
+    opts, run};

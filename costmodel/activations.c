@@ -1,0 +1,81 @@
+/*
+ * activations.c — bytes each transformer block stores for backward, per
+ * micro-batch. Follows Korthikanti et al. 2022 (arXiv 2205.05198) Sec. 4.1
+ * term by term, generalised to GQA, gated MLPs, MoE, dropout off, flash
+ * attention and context parallelism. 16-bit activations (2 bytes), 1-byte
+ * dropout masks, fp32 softmax statistics.
+ */
+#include "costmodel/costmodel.h"
+
+typedef struct act_dims {
+    double tok;   /* tokens of one micro-batch on this rank: b * s / cp */
+    double h, t;  /* hidden, tensor-parallel degree */
+    double rep;   /* divisor of "replicated" terms: t with SP, else 1 */
+    double cores; /* materialised score elements: heads * (s/cp) * s * b */
+    int drop;     /* dropout present */
+} act_dims;
+
+static act_dims dims(const pp_model *m, const pp_strategy *s)
+{
+    act_dims d;
+    double sl = (double)s->seq / s->cp;
+    d.tok = sl * s->micro_batch;
+    d.h = m->hidden;
+    d.t = s->tp;
+    d.rep = s->sp ? s->tp : 1;
+    d.cores = (double)m->heads * sl * s->seq * s->micro_batch;
+    d.drop = m->dropout > 0;
+    return d;
+}
+
+/* Attention block minus its norm: QKV input, Q, K, V, projection input,
+ * dropout mask, and the core (scores) unless recomputed. */
+static double attn_act(const pp_model *m, const act_dims *d, pp_recompute r, int flash)
+{
+    double q, k, v, o, latent = 0, a = m->heads;
+    if (m->mla.kv_lora_rank > 0) {
+        q = k = a * (m->mla.qk_nope_head_dim + m->mla.qk_rope_head_dim);
+        v = o = a * m->mla.v_head_dim;
+        /* MLA's down-projected latents are not TP-split in Megatron */
+        latent = 2 * d->tok * (m->mla.q_lora_rank + m->mla.kv_lora_rank + m->mla.qk_rope_head_dim);
+    } else {
+        double hd = pp__head_dim(m);
+        q = o = a * hd;
+        k = v = m->kv_heads * hd;
+    }
+    double repl = 2 * d->tok * d->h + (d->drop ? d->tok * d->h : 0) + latent; /* QKV input, mask */
+    double split = 2 * d->tok * (q + k + v + o); /* Q, K, V, projection input */
+    double core = 0;
+    if (flash)
+        core = 4 * d->tok * a; /* fp32 log-sum-exp per head; O is the projection input */
+    else if (r == PP_RECOMPUTE_NONE)
+        core = 2 * d->cores + (d->drop ? 3 * d->cores : 0); /* softmax; mask + dropout out */
+    return repl / d->rep + (split + core) / d->t;
+}
+
+/* MLP internals (both matmul outputs kept): 4 s b f plain, 6 s b f gated. */
+static double mlp_inner(const pp_model *m, double tok, double f)
+{
+    return (m->gated_mlp ? 6.0 : 4.0) * tok * f;
+}
+
+static double mlp_act(const pp_model *m, const act_dims *d, int kind)
+{
+    double mask = d->drop ? d->tok * d->h : 0;
+    if (kind != PP_BLOCK_MOE)
+        return (2 * d->tok * d->h + mask) / d->rep + mlp_inner(m, d->tok, m->ffn) / d->t;
+    double cf = m->capacity_factor > 0 ? m->capacity_factor : 1.0;
+    double routed = m->topk * cf; /* token copies per token after dispatch */
+    double router = 4 * d->tok * m->experts; /* fp32 router logits */
+    double inputs = 2 * d->tok * d->h * (1 + routed); /* MLP input + permuted copies */
+    double inner = mlp_inner(m, d->tok * (routed + m->shared_experts), m->expert_ffn);
+    return (inputs + mask + router) / d->rep + inner / d->t;
+}
+
+double pp__block_act_bytes(const pp_model *m, const pp_strategy *s, int kind, pp_recompute r)
+{
+    act_dims d = dims(m, s);
+    if (r == PP_RECOMPUTE_FULL) return 2 * d.tok * d.h / d.rep; /* the block input only */
+    double norms = m->norms_per_block * 2 * d.tok * d.h / d.rep; /* norm inputs */
+    return norms + attn_act(m, &d, r, s->attention == PP_ATTN_FLASH) + mlp_act(m, &d, kind);
+}

@@ -1,0 +1,12 @@
+/* estimate.c — resolve a strategy and cost it: memory (and, later, time). */
+#include "costmodel/costmodel.h"
+
+pp_status pp_estimate(const pp_model *m, const pp_cluster *c, const pp_strategy *s, pp_plan *out,
+                      pp_error *err)
+{
+    out->strategy = *s;
+    pp_status st = pp_strategy_resolve(&out->strategy, m, c, err);
+    if (st != PP_OK) return st;
+    pp_memory_estimate(m, c, &out->strategy, &out->memory);
+    return PP_OK;
+}

@@ -1,0 +1,247 @@
+/*
+ * memory.c — peak memory per GPU of every pipeline stage (docs/memory.md).
+ * Model states follow ZeRO (Rajbhandari et al. 2019, arXiv 1910.02054,
+ * Sec. 5 and Table 1); activations follow Korthikanti et al. 2022; buffers
+ * are DeepSpeed's and PyTorch's. Peak = max over the forward/backward moment
+ * and the optimizer-step moment.
+ */
+#include <math.h>
+#include <string.h>
+
+#include "costmodel/costmodel.h"
+
+double pp__weight_bytes(pp_precision p)
+{
+    /* fp8 (Transformer Engine): bf16 weights + a cached fp8 copy (1 byte) */
+    return p == PP_PREC_FP32 ? 4.0 : p == PP_PREC_FP8 ? 3.0 : 2.0;
+}
+
+double pp__grad_bytes(pp_precision p) { return p == PP_PREC_FP32 ? 4.0 : 2.0; }
+
+double pp__optimizer_bytes_per_param(const pp_model *m, pp_optimizer o, pp_precision p)
+{
+    double master = p == PP_PREC_FP32 ? 0.0 : 4.0; /* fp32 master copy */
+    switch (o) {
+    case PP_OPT_ADAMW: return master + 8.0; /* m, v fp32 (Loshchilov & Hutter) */
+    case PP_OPT_ADAM8BIT:                   /* Dettmers et al. 2021: int8 m, v, */
+        return master + 2.0 + 2 * 4.0 / 2048; /* fp32 absmax per 2048-block */
+    case PP_OPT_ADAFACTOR:                  /* Shazeer & Stern 2018: factored v, */
+        return master + 4.0 * (1.0 / m->hidden + 1.0 / m->ffn); /* no momentum */
+    case PP_OPT_SGD: return master + 4.0;   /* momentum buffer */
+    default: return master + 8.0;
+    }
+}
+
+/* Per-GPU parameter elements of one stage, split by what ZeRO shards over. */
+typedef struct stage_params {
+    double dense;   /* sharded over dp*cp */
+    double expert;  /* sharded over dp*cp/ep */
+    double largest_block; /* elements of the largest block on this GPU */
+} stage_params;
+
+static double block_params_gpu(const pp_model *m, const pp_strategy *s, int kind, double *expert)
+{
+    double t = s->tp, norms = m->norms_per_block * pp__norm_params(m);
+    double dense = pp__attn_params(m) / t + norms;
+    *expert = 0;
+    if (kind == PP_BLOCK_MOE) {
+        double e = pp__mlp_params(m, m->expert_ffn) / t;
+        dense += (double)m->hidden * m->experts + m->shared_experts * e;
+        *expert = (double)m->experts / s->ep * e;
+    } else {
+        dense += pp__mlp_params(m, m->ffn) / t;
+    }
+    return dense;
+}
+
+static stage_params stage_param_count(const pp_model *m, const pp_strategy *s, int first, int last,
+                                      int is_first, int is_last)
+{
+    stage_params sp = {0, 0, 0};
+    double t = s->tp, h = m->hidden, emb = (double)m->vocab * h / t;
+    for (int i = first; i <= last && i >= 0; i++) {
+        double ex, d = block_params_gpu(m, s, m->block_kind[i], &ex);
+        sp.dense += d;
+        sp.expert += ex;
+        if (d + ex > sp.largest_block) sp.largest_block = d + ex;
+    }
+    if (is_first) {
+        sp.dense += emb + (m->position == PP_POS_LEARNED ? (double)m->max_positions * h : 0);
+        if (m->embed_norm) sp.dense += pp__norm_params(m);
+    }
+    if (is_last) {
+        sp.dense += pp__norm_params(m);
+        /* untied head; a tied head is a copy of the embedding when pp > 1 */
+        if (!m->tied_embeddings || !is_first) sp.dense += emb;
+    }
+    return sp;
+}
+
+/* Micro-batches (in whole-stage units) whose activations stage i holds. */
+static double inflight(const pp_strategy *s, int i)
+{
+    int p = s->pp, m = s->grad_accum, v = s->virtual_stages;
+    if (p == 1) return 1;
+    switch (s->schedule) {
+    case PP_SCHED_GPIPE: return m;
+    case PP_SCHED_INTERLEAVED: {
+        /* Megatron: warmup = (p-i-1)*2 + (v-1)*p chunk passes, plus one */
+        double chunks = (p - i - 1) * 2.0 + (v - 1.0) * p + 1;
+        if (chunks > (double)m * v) chunks = (double)m * v;
+        return chunks / v;
+    }
+    default: return p - i < m ? p - i : m; /* 1F1B: stage i holds p - i */
+    }
+}
+
+/* Stored activations of one micro-batch through the stage's blocks. */
+static double stage_act(const pp_model *m, const pp_strategy *s, int first, int last, double *one_block)
+{
+    double sum = 0;
+    int n = 0;
+    *one_block = 0;
+    for (int i = first; i <= last && i >= 0; i++, n++) {
+        pp_recompute r = s->recompute;
+        if (r == PP_RECOMPUTE_FULL && s->recompute_layers >= 0 && n >= s->recompute_layers)
+            r = PP_RECOMPUTE_NONE; /* Megatron "block": the first N blocks only */
+        sum += pp__block_act_bytes(m, s, m->block_kind[i], r);
+        double full = pp__block_act_bytes(m, s, m->block_kind[i], PP_RECOMPUTE_NONE);
+        if (r == PP_RECOMPUTE_FULL && full > *one_block) *one_block = full;
+    }
+    return sum;
+}
+
+typedef struct states {
+    double params, grads, opt, host, opt_temp, gather_after_step, shard_params;
+} states;
+
+/* Model states on the GPU and on the host, after ZeRO and offload. */
+static states model_states(const pp_model *m, const pp_strategy *s, const stage_params *sp)
+{
+    states st;
+    double nd = (double)s->dp * s->cp, ne = nd / s->ep;
+    double w = pp__weight_bytes(s->precision), g = pp__grad_bytes(s->precision);
+    double k = pp__optimizer_bytes_per_param(m, s->optimizer, s->precision);
+    double all = sp->dense + sp->expert;
+    double shard = sp->dense / nd + sp->expert / ne;
+    st.shard_params = shard;
+    st.params = (s->zero >= 3 ? shard : all) * w;
+    st.grads = (s->zero >= 2 ? shard : all) * g;
+    st.opt = (s->zero >= 1 ? shard : all) * k;
+    double opt_elems = s->zero >= 1 ? shard : all;
+    st.opt_temp = s->precision == PP_PREC_FP32 ? 0 : 4.0 * opt_elems; /* fp32 grads */
+    st.gather_after_step = (s->zero == 1 || s->zero == 2) && nd > 1
+                               ? fmin(s->buf.allgather_bucket, all) * w : 0;
+    st.host = 0;
+    if (s->offload != PP_OFFLOAD_NONE) {
+        /* ZeRO-Offload: optimizer states and fp32 grads live on the host */
+        st.host = st.opt + 4.0 * opt_elems;
+        st.opt = 0;
+        st.opt_temp = 0;
+        /* reduced gradient partitions are copied out bucket by bucket */
+        if (s->zero >= 2) st.grads = 0;
+    }
+    if (s->offload == PP_OFFLOAD_OPT_PARAMS || s->offload == PP_OFFLOAD_NVME) {
+        st.host += st.params;
+        st.params = 0;
+    }
+    if (s->offload == PP_OFFLOAD_NVME) st.host = 4.0 * s->buf.reduce_bucket; /* pinned swap buffers */
+    return st;
+}
+
+/* ZeRO/DDP buckets and the ZeRO-3 gathered working set during fwd/bwd. */
+static void comm_buffers(const pp_strategy *s, const stage_params *sp, pp_stage_mem *o)
+{
+    double nd = (double)s->dp * s->cp, w = pp__weight_bytes(s->precision);
+    double g = pp__grad_bytes(s->precision), all = sp->dense + sp->expert;
+    o->bucket_bytes = nd > 1 ? fmin(s->buf.reduce_bucket, all) * g : 0;
+    o->zero_gather_bytes = 0;
+    if (s->zero == 3 && nd > 1) {
+        /* the gathered block being computed plus the one prefetched, capped
+         * by stage3_max_live_parameters, plus the prefetch bucket */
+        double live = fmin(s->buf.max_live_params, 2 * sp->largest_block);
+        o->zero_gather_bytes = (live + fmin(s->buf.prefetch_bucket, all)) * w;
+    }
+}
+
+static void stage_estimate(const pp_model *m, const pp_cluster *c, const pp_strategy *s, int i,
+                           int first, int last, pp_stage_mem *o)
+{
+    int is_first = i == 0, is_last = i == s->pp - 1;
+    double tok = (double)s->micro_batch * s->seq / s->cp, rep = s->sp ? s->tp : 1;
+    stage_params sp = stage_param_count(m, s, first, last, is_first, is_last);
+    states st = model_states(m, s, &sp);
+
+    memset(o, 0, sizeof *o);
+    o->stage = i;
+    o->first_layer = first <= last ? first : -1;
+    o->last_layer = first <= last ? last : -1;
+    o->has_embedding = is_first;
+    o->has_lm_head = is_last;
+    o->params_bytes = st.params;
+    o->grads_bytes = st.grads;
+    o->optimizer_bytes = st.opt;
+    o->host_bytes = st.host;
+
+    double extra = 0;
+    if (is_first && m->dropout > 0) extra += tok * m->hidden / rep; /* embedding dropout mask */
+    if (is_last) extra += 2 * 2 * tok * m->hidden / rep;            /* final norm + head inputs */
+    o->act_per_microbatch = stage_act(m, s, first, last, &o->recompute_bytes) + extra;
+    o->inflight = inflight(s, i);
+    double act = o->act_per_microbatch * o->inflight;
+
+    if (is_last) {
+        double logits = tok * m->vocab / s->tp; /* elements */
+        double stored = s->pp > 1 && s->schedule == PP_SCHED_GPIPE ? (s->grad_accum - 1) * 4 * logits : 0;
+        o->logits_bytes = 6 * logits + stored; /* 16-bit logits + fp32 softmax, Megatron CE */
+    }
+    o->p2p_bytes = s->pp > 1 ? 2 * 2 * tok * m->hidden / rep : 0;
+    comm_buffers(s, &sp, o);
+    o->context_bytes = s->buf.cuda_context;
+
+    double dynamic = act + o->logits_bytes + o->recompute_bytes + o->zero_gather_bytes;
+    o->fragmentation_bytes = s->buf.fragmentation * dynamic;
+    double fwd_buf = o->logits_bytes + o->recompute_bytes + o->zero_gather_bytes + o->bucket_bytes
+                   + o->p2p_bytes + o->context_bytes + o->fragmentation_bytes;
+    double opt_buf = st.opt_temp + st.gather_after_step + o->context_bytes;
+    double states_b = st.params + st.grads + st.opt;
+    o->phase_bytes[PP_PHASE_FWD_BWD] = states_b + act + fwd_buf;
+    o->phase_bytes[PP_PHASE_OPTIMIZER] = states_b + opt_buf;
+    if (o->phase_bytes[PP_PHASE_OPTIMIZER] > o->phase_bytes[PP_PHASE_FWD_BWD]) {
+        o->peak_phase = PP_PHASE_OPTIMIZER;
+        o->activations_bytes = 0;
+        o->buffers_bytes = opt_buf;
+    } else {
+        o->peak_phase = PP_PHASE_FWD_BWD;
+        o->activations_bytes = act;
+        o->buffers_bytes = fwd_buf;
+    }
+    o->total_bytes = o->phase_bytes[o->peak_phase];
+    (void)c;
+}
+
+void pp_memory_estimate(const pp_model *m, const pp_cluster *c, const pp_strategy *s, pp_memory *out)
+{
+    int first = 0;
+    out->nstages = s->pp;
+    out->peak_bytes = 0;
+    out->peak_stage = 0;
+    double host_per_gpu = 0;
+    for (int i = 0; i < s->pp; i++) {
+        int n = s->stage_layers[i];
+        pp_stage_mem *st = &out->stages[i];
+        stage_estimate(m, c, s, i, first, first + n - 1, st);
+        first += n;
+        if (st->total_bytes > out->peak_bytes) {
+            out->peak_bytes = st->total_bytes;
+            out->peak_stage = i;
+        }
+        if (st->host_bytes > host_per_gpu) host_per_gpu = st->host_bytes;
+    }
+    int per_node = pp_cluster_gpus(c) < c->gpus_per_node ? pp_cluster_gpus(c) : c->gpus_per_node;
+    out->gpu_bytes = c->gpu.mem_bytes - s->buf.reserve;
+    out->host_bytes_per_node = host_per_gpu * per_node;
+    out->host_usable_bytes = c->host_mem_bytes * (1 - s->buf.host_reserve);
+    out->host_fits = out->host_bytes_per_node <= out->host_usable_bytes;
+    out->fits = out->peak_bytes <= out->gpu_bytes && out->host_fits;
+}

@@ -1,0 +1,207 @@
+/*
+ * strategy.c — strategy defaults, enum names, and the validity rules that
+ * turn a user's degrees into a resolved strategy (or a reason why not).
+ */
+#include <string.h>
+
+#include "costmodel/costmodel.h"
+
+static const char *const precision_names[] = {"fp32", "tf32", "bf16", "fp16", "fp8"};
+static const char *const offload_names[] = {"none", "optimizer", "optimizer+params", "nvme"};
+static const char *const recompute_names[] = {"none", "selective", "full"};
+static const char *const schedule_names[] = {"1f1b", "interleaved", "gpipe"};
+static const char *const optimizer_names[] = {"adamw", "adam8bit", "adafactor", "sgd"};
+static const char *const attention_names[] = {"flash", "materialised"};
+
+_Static_assert(sizeof precision_names / sizeof *precision_names == PP_PREC_COUNT, "names");
+_Static_assert(sizeof offload_names / sizeof *offload_names == PP_OFFLOAD_COUNT, "names");
+_Static_assert(sizeof recompute_names / sizeof *recompute_names == PP_RECOMPUTE_COUNT, "names");
+_Static_assert(sizeof schedule_names / sizeof *schedule_names == PP_SCHED_COUNT, "names");
+_Static_assert(sizeof optimizer_names / sizeof *optimizer_names == PP_OPT_COUNT, "names");
+_Static_assert(sizeof attention_names / sizeof *attention_names == PP_ATTN_COUNT, "names");
+
+const char *const *pp_enum_names(int which, int *n)
+{
+    static const struct { const char *const *names; int n; } t[PP_ENUM_COUNT] = {
+        [PP_ENUM_PRECISION] = {precision_names, PP_PREC_COUNT},
+        [PP_ENUM_OFFLOAD] = {offload_names, PP_OFFLOAD_COUNT},
+        [PP_ENUM_RECOMPUTE] = {recompute_names, PP_RECOMPUTE_COUNT},
+        [PP_ENUM_SCHEDULE] = {schedule_names, PP_SCHED_COUNT},
+        [PP_ENUM_OPTIMIZER] = {optimizer_names, PP_OPT_COUNT},
+        [PP_ENUM_ATTENTION] = {attention_names, PP_ATTN_COUNT},
+    };
+    if (which < 0 || which >= PP_ENUM_COUNT) {
+        *n = 0;
+        return NULL;
+    }
+    *n = t[which].n;
+    return t[which].names;
+}
+
+int pp_enum_parse(const char *const *names, int n, const char *s)
+{
+    for (int i = 0; i < n; i++)
+        if (strcmp(names[i], s) == 0) return i;
+    return -1;
+}
+
+const char *pp_offload_name(pp_offload o) { return o < PP_OFFLOAD_COUNT ? offload_names[o] : "?"; }
+const char *pp_recompute_name(pp_recompute r) { return r < PP_RECOMPUTE_COUNT ? recompute_names[r] : "?"; }
+const char *pp_schedule_name(pp_schedule s) { return s < PP_SCHED_COUNT ? schedule_names[s] : "?"; }
+const char *pp_optimizer_name(pp_optimizer o) { return o < PP_OPT_COUNT ? optimizer_names[o] : "?"; }
+const char *pp_attention_name(pp_attention a) { return a < PP_ATTN_COUNT ? attention_names[a] : "?"; }
+
+/* DeepSpeed defaults: deepspeed/runtime/zero/config.py (v0.14.5):
+ * reduce_bucket_size 5e8, allgather_bucket_size 5e8,
+ * stage3_prefetch_bucket_size 5e7, stage3_max_live_parameters 1e9,
+ * stage3_param_persistence_threshold 1e5 (elements). */
+void pp_buffers_default(pp_buffers *b)
+{
+    b->reduce_bucket = 5e8;
+    b->allgather_bucket = 5e8;
+    b->prefetch_bucket = 5e7;
+    b->max_live_params = 1e9;
+    b->param_persistence = 1e5;
+    b->cuda_context = PP_COST_CUDA_CONTEXT;
+    b->fragmentation = PP_COST_FRAGMENTATION;
+    b->reserve = PP_COST_GPU_RESERVE;
+    b->host_reserve = PP_COST_HOST_RESERVE;
+}
+
+void pp_strategy_default(pp_strategy *s)
+{
+    memset(s, 0, sizeof *s);
+    s->dp = s->tp = s->pp = s->cp = s->ep = 1;
+    s->precision = PP_PREC_BF16;
+    s->optimizer = PP_OPT_ADAMW;
+    s->attention = PP_ATTN_FLASH;
+    s->recompute_layers = -1;
+    s->micro_batch = 1;
+    s->schedule = PP_SCHED_1F1B;
+    s->virtual_stages = 1;
+    pp_buffers_default(&s->buf);
+}
+
+/* Default split: equal blocks per stage; the remainder goes to the middle
+ * stages first, since stage 0 holds the most activations under 1F1B and the
+ * last stage holds the logits. */
+static void default_split(pp_strategy *s, int layers)
+{
+    int p = s->pp, base = layers / p, rem = layers % p;
+    for (int i = 0; i < p; i++) s->stage_layers[i] = base;
+    for (int k = 0; k < rem; k++) {
+        int i = p > 2 ? 1 + k % (p - 2) : k % p;
+        s->stage_layers[i]++;
+    }
+}
+
+static pp_status check_split(pp_strategy *s, const pp_model *m, pp_error *err)
+{
+    int sum = 0, given = 0;
+    for (int i = 0; i < PP_MAX_STAGES; i++) given |= s->stage_layers[i] != 0;
+    if (!given) {
+        default_split(s, m->layers);
+        return PP_OK;
+    }
+    for (int i = 0; i < PP_MAX_STAGES; i++) {
+        if (s->stage_layers[i] < 0 || (i >= s->pp && s->stage_layers[i] != 0))
+            return pp__fail(err, PP_ERR_INPUT, "--stage-layers: expected %d non-negative counts, one per stage", s->pp);
+        sum += s->stage_layers[i];
+        if (s->schedule == PP_SCHED_INTERLEAVED && s->stage_layers[i] % s->virtual_stages)
+            return pp__fail(err, PP_ERR_INPUT, "--stage-layers: stage %d has %d blocks, not a multiple of --virtual-stages %d",
+                            i, s->stage_layers[i], s->virtual_stages);
+    }
+    if (sum != m->layers)
+        return pp__fail(err, PP_ERR_INPUT, "--stage-layers: blocks sum to %d, but %s has %d", sum, m->name, m->layers);
+    return PP_OK;
+}
+
+static pp_status check_degrees(const pp_strategy *s, const pp_model *m, const pp_cluster *c, pp_error *err)
+{
+    int gpus = pp_cluster_gpus(c);
+    if (s->dp < 1 || s->tp < 1 || s->pp < 1 || s->cp < 1 || s->ep < 1)
+        return pp__fail(err, PP_ERR_INPUT, "degrees must be at least 1 (dp %d, tp %d, pp %d, cp %d, ep %d)",
+                        s->dp, s->tp, s->pp, s->cp, s->ep);
+    if ((long)s->dp * s->tp * s->pp * s->cp != gpus)
+        return pp__fail(err, PP_ERR_INPUT, "dp*tp*pp*cp = %d*%d*%d*%d = %ld, but the cluster has %d GPUs",
+                        s->dp, s->tp, s->pp, s->cp, (long)s->dp * s->tp * s->pp * s->cp, gpus);
+    if (m->heads % s->tp || m->kv_heads % s->tp)
+        return pp__fail(err, PP_ERR_INPUT, "--tp %d must divide heads (%d) and kv_heads (%d) of %s", s->tp,
+                        m->heads, m->kv_heads, m->name);
+    if (s->pp > m->layers || s->pp > PP_MAX_STAGES)
+        return pp__fail(err, PP_ERR_INPUT, "--pp %d exceeds the %d blocks of %s", s->pp, m->layers, m->name);
+    if (s->seq % s->cp)
+        return pp__fail(err, PP_ERR_INPUT, "--cp %d must divide --seq %d", s->cp, s->seq);
+    if (m->experts == 0 && s->ep != 1)
+        return pp__fail(err, PP_ERR_INPUT, "--ep %d needs a mixture-of-experts model; %s is dense", s->ep, m->name);
+    if (m->experts && (m->experts % s->ep || (s->dp * s->cp) % s->ep))
+        return pp__fail(err, PP_ERR_INPUT, "--ep %d must divide the %d experts and dp*cp = %d", s->ep,
+                        m->experts, s->dp * s->cp);
+    if (s->sp && s->tp == 1)
+        return pp__fail(err, PP_ERR_INPUT, "--sp (sequence parallelism) needs --tp > 1");
+    return PP_OK;
+}
+
+static pp_status check_batch(pp_strategy *s, pp_error *err)
+{
+    if (s->micro_batch < 1 || s->seq < 1 || s->global_batch < 1)
+        return pp__fail(err, PP_ERR_INPUT, "--micro-batch, --global-batch and --seq must be at least 1");
+    long per = (long)s->micro_batch * s->dp;
+    if (s->global_batch % per)
+        return pp__fail(err, PP_ERR_INPUT, "--global-batch %d is not divisible by micro-batch*dp = %d*%d = %ld",
+                        s->global_batch, s->micro_batch, s->dp, per);
+    int ga = (int)(s->global_batch / per);
+    if (s->grad_accum && s->grad_accum != ga)
+        return pp__fail(err, PP_ERR_INPUT, "gradient accumulation %d contradicts global batch %d / (%d*%d) = %d",
+                        s->grad_accum, s->global_batch, s->micro_batch, s->dp, ga);
+    s->grad_accum = ga;
+    return PP_OK;
+}
+
+static pp_status check_schedule(const pp_strategy *s, const pp_model *m, pp_error *err)
+{
+    if (s->schedule != PP_SCHED_INTERLEAVED) {
+        if (s->virtual_stages != 1)
+            return pp__fail(err, PP_ERR_INPUT, "--virtual-stages %d needs --schedule interleaved", s->virtual_stages);
+        return PP_OK;
+    }
+    if (s->pp < 2 || s->virtual_stages < 2)
+        return pp__fail(err, PP_ERR_INPUT, "interleaved schedule needs --pp >= 2 and --virtual-stages >= 2");
+    if (m->layers % (s->pp * s->virtual_stages))
+        return pp__fail(err, PP_ERR_INPUT, "interleaved: %d blocks not divisible by pp*v = %d*%d", m->layers,
+                        s->pp, s->virtual_stages);
+    if (s->grad_accum % s->pp)
+        return pp__fail(err, PP_ERR_INPUT, "interleaved: micro-batches per step (%d) must be a multiple of pp (%d)",
+                        s->grad_accum, s->pp);
+    return PP_OK;
+}
+
+static pp_status check_states(const pp_strategy *s, const pp_cluster *c, pp_error *err)
+{
+    if (s->zero < 0 || s->zero > 3) return pp__fail(err, PP_ERR_INPUT, "--zero %d: expected 0, 1, 2 or 3", s->zero);
+    if (s->precision >= PP_PREC_COUNT || s->precision == PP_PREC_TF32)
+        return pp__fail(err, PP_ERR_INPUT, "--precision: expected fp32, fp16, bf16 or fp8");
+    if (c->gpu.peak_flops[s->precision] <= 0)
+        return pp__fail(err, PP_ERR_INPUT, "--precision %s: %s does not support it", precision_names[s->precision],
+                        c->gpu.name);
+    if (s->offload == PP_OFFLOAD_OPTIMIZER && s->zero < 1)
+        return pp__fail(err, PP_ERR_INPUT, "--offload optimizer needs --zero 1, 2 or 3 (ZeRO-Offload)");
+    if ((s->offload == PP_OFFLOAD_OPT_PARAMS || s->offload == PP_OFFLOAD_NVME) && s->zero != 3)
+        return pp__fail(err, PP_ERR_INPUT, "--offload %s needs --zero 3 (DeepSpeed offloads parameters only at stage 3)",
+                        offload_names[s->offload]);
+    if (s->offload == PP_OFFLOAD_NVME && c->nvme_bytes <= 0)
+        return pp__fail(err, PP_ERR_INPUT, "--offload nvme: cluster %s has no NVMe", c->name);
+    if (s->recompute_layers < -1)
+        return pp__fail(err, PP_ERR_INPUT, "recompute layers: expected -1 (all) or a count >= 0");
+    return PP_OK;
+}
+
+pp_status pp_strategy_resolve(pp_strategy *s, const pp_model *m, const pp_cluster *c, pp_error *err)
+{
+    pp_status st;
+    if ((st = check_degrees(s, m, c, err))) return st;
+    if ((st = check_batch(s, err))) return st;
+    if ((st = check_schedule(s, m, err))) return st;
+    if ((st = check_states(s, c, err))) return st;
+    return check_split(s, m, err);
+}
