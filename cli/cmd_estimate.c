@@ -32,6 +32,12 @@ static const cli_opt opts[] = {
     {"allgather-bucket", 1, "DeepSpeed allgather_bucket_size, elements (default 5e8)"},
     {"cuda-context-gib", 1, "CUDA context + NCCL buffers per GPU, GiB (default 1.5)"},
     {"fragmentation", 1, "allocator overhead on activations, fraction (default 0.10)"},
+    {"order", 1, "rank order, fastest first (default tp-cp-dp-pp)"},
+    {"no-dp-overlap", 0, "DP/ZeRO communication does not overlap backward"},
+    {"tp-overlap", 0, "TP communication overlapped with GEMMs (TE userbuffers)"},
+    {"train-tokens", 1, "report days, GPU-hours, cost and energy for T tokens"},
+    {"price-per-gpu-hour", 1, "override the catalog price, $"},
+    {"tdp-w", 1, "override the GPU board power, W"},
     {"format", 1, "table (default) or json"},
     {NULL, 0, NULL}};
 
@@ -110,6 +116,16 @@ int cli_strategy(const cli_args *a, const pp_model *m, const pp_cluster *c, pp_s
         return rc;
     if ((rc = parse_enums(a, s)) || (rc = parse_buffers(a, &s->buf))) return rc;
     s->sp = cli_has(a, "sp");
+    s->overlap_dp = !cli_has(a, "no-dp-overlap");
+    s->overlap_tp = cli_has(a, "tp-overlap");
+    const char *ord = cli_get(a, "order");
+    if (ord) {
+        if (strlen(ord) >= sizeof s->order) {
+            fprintf(stderr, "parplan: --order: expected e.g. tp-cp-dp-pp, got '%s'\n", ord);
+            return 2;
+        }
+        memcpy(s->order, ord, strlen(ord) + 1);
+    }
     long rest = (long)s->tp * s->pp * s->cp;
     s->dp = dp ? dp : (int)(pp_cluster_gpus(c) / rest > 0 ? pp_cluster_gpus(c) / rest : 1);
     if ((rc = cli_int(a, "virtual-stages", 1, 64, s->schedule == PP_SCHED_INTERLEAVED ? 2 : 1, &s->virtual_stages)))
@@ -147,6 +163,26 @@ static void print_memory(const pp_model *m, const pp_cluster *c, const pp_plan *
                gib(mem->host_usable_bytes), mem->host_fits ? "fits" : "DOES NOT FIT");
 }
 
+static void print_time(const pp_plan *p)
+{
+    const pp_time *t = &p->time;
+    const pp_throughput *q = &p->throughput;
+    struct { const char *name; double v; } rows[] = {
+        {"compute", t->compute_s}, {"recompute", t->recompute_s}, {"TP comm", t->tp_comm_s},
+        {"CP comm", t->cp_comm_s}, {"EP comm", t->ep_comm_s}, {"PP comm", t->pp_comm_s},
+        {"DP/ZeRO comm (exposed)", t->dp_comm_exposed_s}, {"pipeline bubble", t->bubble_s},
+        {"optimizer", t->optimizer_s}, {"offload", t->offload_s}};
+    printf("\nstep time (slowest stage %d)\n", t->slowest_stage);
+    for (size_t i = 0; i < sizeof rows / sizeof *rows; i++)
+        if (rows[i].v > 0) printf("  %-24s %9.3f s  %5.1f%%\n", rows[i].name, rows[i].v, 100 * rows[i].v / t->step_s);
+    printf("  %-24s %9.3f s   (DP/ZeRO traffic %.3f s, mostly overlapped)\n", "step", t->step_s, t->dp_comm_s);
+    printf("\n%.0f tokens/s, %.1f model TFLOP/s per GPU, MFU %.1f%%, HFU %.1f%%\n", q->tokens_per_s,
+           q->model_tflops_per_gpu, 100 * q->mfu, 100 * q->hfu);
+    if (p->train.tokens > 0)
+        printf("%.3g tokens: %.1f days, %.0f GPU-hours, $%.0f, %.0f kWh (GPU board power)\n", p->train.tokens,
+               p->train.days, p->train.gpu_hours, p->train.cost_usd, p->train.energy_kwh);
+}
+
 static int run(const cli_args *a)
 {
     const char *fmt;
@@ -165,6 +201,13 @@ static int run(const cli_args *a)
         free(p);
         return cli_fail(st, &err);
     }
+    double tokens, price, tdp;
+    if ((rc = cli_num(a, "train-tokens", 1, 1e16, 0, &tokens)) || (rc = cli_num(a, "price-per-gpu-hour", 0, 1e4, 0, &price)) ||
+        (rc = cli_num(a, "tdp-w", 1, 1e5, 0, &tdp))) {
+        free(p);
+        return rc;
+    }
+    if (tokens > 0) pp_plan_train(&c, p, tokens, price, tdp);
     if (!strcmp(fmt, "json")) {
         char *j = pp_plan_to_json(&m, &c, p);
         if (j) printf("%s\n", j);
@@ -172,6 +215,7 @@ static int run(const cli_args *a)
         rc = j ? 0 : 3;
     } else {
         print_memory(&m, &c, p);
+        print_time(p);
     }
     free(p);
     return rc;

@@ -78,6 +78,41 @@ static void add_memory(cJSON *o, const pp_memory *mem)
     for (int i = 0; i < mem->nstages; i++) add_stage(arr, &mem->stages[i]);
 }
 
+static void add_time(cJSON *o, const pp_plan *p)
+{
+    const pp_time *t = &p->time;
+    cJSON *j = cJSON_AddObjectToObject(o, "time");
+    cJSON_AddNumberToObject(j, "step_s", t->step_s);
+    cJSON_AddNumberToObject(j, "compute_s", t->compute_s);
+    cJSON_AddNumberToObject(j, "recompute_s", t->recompute_s);
+    cJSON_AddNumberToObject(j, "tp_comm_s", t->tp_comm_s);
+    cJSON_AddNumberToObject(j, "cp_comm_s", t->cp_comm_s);
+    cJSON_AddNumberToObject(j, "ep_comm_s", t->ep_comm_s);
+    cJSON_AddNumberToObject(j, "pp_comm_s", t->pp_comm_s);
+    cJSON_AddNumberToObject(j, "dp_comm_s", t->dp_comm_s);
+    cJSON_AddNumberToObject(j, "dp_comm_exposed_s", t->dp_comm_exposed_s);
+    cJSON_AddNumberToObject(j, "bubble_s", t->bubble_s);
+    cJSON_AddNumberToObject(j, "optimizer_s", t->optimizer_s);
+    cJSON_AddNumberToObject(j, "offload_s", t->offload_s);
+    cJSON_AddNumberToObject(j, "slowest_stage", t->slowest_stage);
+    const pp_throughput *q = &p->throughput;
+    j = cJSON_AddObjectToObject(o, "throughput");
+    cJSON_AddNumberToObject(j, "tokens_per_s", q->tokens_per_s);
+    cJSON_AddNumberToObject(j, "samples_per_s", q->samples_per_s);
+    cJSON_AddNumberToObject(j, "model_tflops_per_gpu", q->model_tflops_per_gpu);
+    cJSON_AddNumberToObject(j, "hardware_tflops_per_gpu", q->hardware_tflops_per_gpu);
+    cJSON_AddNumberToObject(j, "mfu", q->mfu);
+    cJSON_AddNumberToObject(j, "hfu", q->hfu);
+    if (p->train.tokens > 0) {
+        j = cJSON_AddObjectToObject(o, "train");
+        cJSON_AddNumberToObject(j, "tokens", p->train.tokens);
+        cJSON_AddNumberToObject(j, "days", p->train.days);
+        cJSON_AddNumberToObject(j, "gpu_hours", p->train.gpu_hours);
+        cJSON_AddNumberToObject(j, "cost_usd", p->train.cost_usd);
+        cJSON_AddNumberToObject(j, "energy_kwh", p->train.energy_kwh);
+    }
+}
+
 char *pp_plan_to_json(const pp_model *m, const pp_cluster *c, const pp_plan *p)
 {
     cJSON *o = cJSON_CreateObject();
@@ -90,6 +125,7 @@ char *pp_plan_to_json(const pp_model *m, const pp_cluster *c, const pp_plan *p)
     cJSON_AddNumberToObject(o, "gpus", pp_cluster_gpus(c));
     add_strategy(o, &p->strategy);
     add_memory(o, &p->memory);
+    add_time(o, p);
     char *s = cJSON_Print(o);
     cJSON_Delete(o);
     return s;

@@ -32,6 +32,43 @@ double pp__optimizer_bytes_per_param(const pp_model *m, pp_optimizer o, pp_preci
 double pp__weight_bytes(pp_precision p);
 double pp__grad_bytes(pp_precision p);
 
+/* A parallel group as the collectives see it. */
+typedef struct pp__comm_group {
+    int n;             /* members */
+    double bw;         /* bytes/s per GPU per direction NCCL reaches */
+    double latency;    /* s per ring step */
+    int crosses_nodes;
+} pp__comm_group;
+
+/* The group of `size` ranks at `stride` on c (n = 1: no communication). */
+void pp__group(const pp_cluster *c, int size, int stride, pp__comm_group *g);
+/* Collective times, s. `bytes` is the full buffer each rank holds (all-
+ * reduce), the gathered size (all-gather, reduce-scatter), what each rank
+ * sends in total (all-to-all), or the message (send/recv). */
+double pp__allreduce_s(const pp__comm_group *g, double bytes);
+double pp__allgather_s(const pp__comm_group *g, double bytes);
+double pp__reducescatter_s(const pp__comm_group *g, double bytes);
+double pp__alltoall_s(const pp__comm_group *g, double bytes);
+double pp__sendrecv_s(const pp__comm_group *g, double bytes);
+
+/* One micro-batch through one block on one GPU, s. */
+typedef struct pp__block_times {
+    double fwd_s, bwd_s;
+    double core_fwd_s;   /* attention core share of fwd_s */
+    double gemm_fwd_s;   /* GEMM share of fwd_s (what TP overlap can hide behind) */
+} pp__block_times;
+
+void pp__block_time(const pp_model *m, const pp_cluster *c, const pp_strategy *s, int kind,
+                    pp__block_times *out);
+double pp__attn_core_fwd_s(const pp_model *m, const pp_cluster *c, const pp_strategy *s);
+double pp__head_time(const pp_model *m, const pp_cluster *c, const pp_strategy *s);
+double pp__embed_time(const pp_model *m, const pp_cluster *c, const pp_strategy *s);
+
+/* Parameter elements on one GPU of a stage: sharded over dp*cp (dense) and
+ * over dp*cp/ep (expert weights), before ZeRO. */
+void pp__stage_params(const pp_model *m, const pp_strategy *s, int stage, int first, int last,
+                      double *dense, double *expert);
+
 /* Formats a one-line error into err (may be NULL) and returns st. */
 pp_status pp__fail(pp_error *err, pp_status st, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));

@@ -8,5 +8,7 @@ pp_status pp_estimate(const pp_model *m, const pp_cluster *c, const pp_strategy 
     pp_status st = pp_strategy_resolve(&out->strategy, m, c, err);
     if (st != PP_OK) return st;
     pp_memory_estimate(m, c, &out->strategy, &out->memory);
+    pp_time_estimate(m, c, &out->strategy, &out->time, &out->throughput);
+    out->train = (pp_train){0};
     return PP_OK;
 }

@@ -77,6 +77,14 @@ static stage_params stage_param_count(const pp_model *m, const pp_strategy *s, i
     return sp;
 }
 
+void pp__stage_params(const pp_model *m, const pp_strategy *s, int stage, int first, int last,
+                      double *dense, double *expert)
+{
+    stage_params sp = stage_param_count(m, s, first, last, stage == 0, stage == s->pp - 1);
+    *dense = sp.dense;
+    *expert = sp.expert;
+}
+
 /* Micro-batches (in whole-stage units) whose activations stage i holds. */
 static double inflight(const pp_strategy *s, int i)
 {

@@ -79,6 +79,8 @@ void pp_strategy_default(pp_strategy *s)
     s->micro_batch = 1;
     s->schedule = PP_SCHED_1F1B;
     s->virtual_stages = 1;
+    s->overlap_dp = 1;
+    memcpy(s->order, "tp-cp-dp-pp", 12);
     pp_buffers_default(&s->buf);
 }
 
@@ -196,9 +198,30 @@ static pp_status check_states(const pp_strategy *s, const pp_cluster *c, pp_erro
     return PP_OK;
 }
 
+/* The rank order must name tp, cp, dp and pp once each. */
+static pp_status check_order(const pp_strategy *s, pp_error *err)
+{
+    static const char *const dims[4] = {"tp", "cp", "dp", "pp"};
+    int seen[4] = {0, 0, 0, 0}, n = 0;
+    const char *p = s->order;
+    while (*p && n < 5) {
+        int hit = -1;
+        for (int d = 0; d < 4; d++)
+            if (strncmp(p, dims[d], 2) == 0 && (p[2] == '-' || p[2] == '\0')) hit = d;
+        if (hit < 0 || seen[hit]++) break;
+        n++;
+        p += p[2] ? 3 : 2;
+    }
+    if (n != 4 || *p)
+        return pp__fail(err, PP_ERR_INPUT, "--order '%s': expected tp, cp, dp and pp once each, fastest first, e.g. tp-cp-dp-pp",
+                        s->order);
+    return PP_OK;
+}
+
 pp_status pp_strategy_resolve(pp_strategy *s, const pp_model *m, const pp_cluster *c, pp_error *err)
 {
     pp_status st;
+    if ((st = check_order(s, err))) return st;
     if ((st = check_degrees(s, m, c, err))) return st;
     if ((st = check_batch(s, err))) return st;
     if ((st = check_schedule(s, m, err))) return st;

@@ -150,6 +150,10 @@ typedef struct pp_gpu {
     double peak_flops[PP_PREC_COUNT]; /* dense FLOP/s; 0 = unsupported */
     double tdp_w;               /* W */
     double price_usd_per_hour;  /* on-demand, per GPU; 0 = unknown */
+    /* achievable fractions (0 = use the documented default, docs/time.md) */
+    double matmul_eff;          /* best large-GEMM FLOP/s over dense peak (MAMF) */
+    double attn_eff;            /* fused attention kernel FLOP/s over peak */
+    double hbm_eff;             /* elementwise kernels' fraction of HBM bandwidth */
     char price_date[16];        /* YYYY-MM-DD */
     char source[PP_TEXT_LEN];
 } pp_gpu;
@@ -179,6 +183,9 @@ typedef struct pp_cluster {
     int nics_per_node;
     double nic_bw;        /* bytes/s per NIC per direction */
     pp_link pcie;         /* host <-> GPU, per GPU per direction */
+    double nccl_eff_intra; /* bus bandwidth NCCL reaches over the intra link; 0 = default */
+    double nccl_eff_inter; /* same over the NICs; 0 = default */
+    double host_mem_bw;    /* bytes/s per node for CPU optimizer updates; 0 = default */
     double host_mem_bytes; /* per node */
     double nvme_bytes;     /* per node; 0 = none */
 } pp_cluster;
@@ -239,6 +246,9 @@ typedef struct pp_strategy {
     int virtual_stages;          /* interleaved chunks per stage (v) */
     int stage_layers[PP_MAX_STAGES]; /* blocks per stage; all 0 = default split */
     pp_buffers buf;
+    char order[16];              /* rank order, fastest first: "tp-cp-dp-pp" (Megatron) */
+    int overlap_dp;              /* DP/ZeRO communication overlaps backward (default 1) */
+    int overlap_tp;              /* TP communication overlapped with compute (default 0) */
 } pp_strategy;
 
 PP_API void pp_buffers_default(pp_buffers *b);
@@ -310,13 +320,61 @@ PP_API void pp_memory_estimate(const pp_model *m, const pp_cluster *c, const pp_
                                pp_memory *out);
 
 
+
+/* ---------------------------------------------------------------- time */
+
+/* One optimizer step, seconds, for the slowest pipeline stage. The terms add
+ * up to step_s. */
+typedef struct pp_time {
+    double step_s;
+    double compute_s;          /* forward + backward matmuls, attention, elementwise */
+    double recompute_s;        /* extra forward work of activation recomputation */
+    double tp_comm_s, cp_comm_s, ep_comm_s, pp_comm_s; /* exposed */
+    double dp_comm_s;          /* total DP/ZeRO traffic time */
+    double dp_comm_exposed_s;  /* the part not hidden behind backward */
+    double bubble_s;           /* pipeline fill and drain */
+    double optimizer_s;        /* the update: HBM-bound on GPU, or CPU with offload */
+    double offload_s;          /* exposed PCIe traffic of offload */
+    int slowest_stage;
+    double stage_microbatch_s[PP_MAX_STAGES]; /* fwd+bwd of one micro-batch, per stage */
+} pp_time;
+
+typedef struct pp_throughput {
+    double tokens_per_s;
+    double samples_per_s;
+    double model_flops_per_step;    /* 6ND-style: fwd+bwd, no recompute, full s^2 */
+    double hardware_flops_per_step; /* including recomputation */
+    double model_tflops_per_gpu;
+    double hardware_tflops_per_gpu;
+    double mfu, hfu;                /* over the dense peak of the precision */
+} pp_throughput;
+
+typedef struct pp_train {
+    double tokens;
+    double days;
+    double gpu_hours;
+    double cost_usd;
+    double energy_kwh;
+} pp_train;
+
 /* ---------------------------------------------------------------- plan */
 
 /* A strategy with its predictions. */
 typedef struct pp_plan {
     pp_strategy strategy;
     pp_memory memory;
+    pp_time time;
+    pp_throughput throughput;
+    pp_train train;          /* filled by pp_plan_train when tokens are given */
 } pp_plan;
+
+/* Step time and throughput of a resolved strategy. Pure arithmetic. */
+PP_API void pp_time_estimate(const pp_model *m, const pp_cluster *c, const pp_strategy *s,
+                             pp_time *t, pp_throughput *tp);
+/* Time, cost and energy to train on `tokens` tokens. price_usd_per_gpu_hour
+ * and tdp_w override the catalog when > 0. */
+PP_API void pp_plan_train(const pp_cluster *c, pp_plan *p, double tokens, double price_usd_per_gpu_hour,
+                          double tdp_w);
 
 /* Resolves s and estimates it: the one call behind `parplan estimate`. */
 PP_API pp_status pp_estimate(const pp_model *m, const pp_cluster *c, const pp_strategy *s,

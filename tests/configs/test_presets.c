@@ -230,6 +230,7 @@ static const count_row counts[] = {
     {"falcon-40b", 40e9, NAME, 0},           /* "40B": one-digit name; computed 41.30B (+3.3%) */
     {"falcon-180b", 180e9, NAME, 0},         /* "180B" name; exact cross-check in its own test */
     {"deepseek-v3", 671e9, DEF, 0},          /* "671B" (main model, MTP module excluded) */
+    {"qwen3-235b-a22b", 235e9, DEF, 0},      /* Qwen3 report "235B": computed 235.09B */
 };
 
 static const count_row *row_for(const char *name)
@@ -307,6 +308,8 @@ static const active_row actives[] = {
      * (-1.0%) without it; the report does not say which, so allow 2% to cover
      * either convention. */
     {"deepseek-v3", 37e9, 0.02},
+    /* Qwen3 report: "22B activated"; half unit 0.5/22 = 2.3%. Computed 22.19B. */
+    {"qwen3-235b-a22b", 22e9, 0.5 / 22},
 };
 
 Test(presets, moe_active_params_match_published)

@@ -1,0 +1,78 @@
+/*
+ * comm.c — alpha-beta costs of NCCL collectives over a parallel group
+ * (docs/time.md). Ring algorithms (Thakur et al. 2005; NCCL's bus-bandwidth
+ * convention), a double binary tree for all-reduce across nodes where its
+ * latency wins, and measured NCCL efficiencies:
+ *   intra-node ring busbw / link rate: 8xA100 234.9/300 = 0.78, 8xH200
+ *   367.6/450 = 0.82 -> 0.80; across nodes: 36.95/50 = 0.74 (8xB200 EFA v4,
+ *   tests/reference/interconnects.csv).
+ * NCCL's base latency per collective is ~6.6-8.4 us (src/graph/tuning.cc).
+ */
+#include <math.h>
+
+#include "costmodel/costmodel.h"
+#include "topologies/topologies.h"
+
+#define NCCL_EFF_INTRA 0.80
+#define NCCL_EFF_INTER 0.74
+#define NCCL_BASE_LATENCY 8e-6 /* s per collective call */
+
+void pp__group(const pp_cluster *c, int size, int stride, pp__comm_group *g)
+{
+    pp_group_link gl;
+    g->n = size;
+    g->bw = 0;
+    g->latency = 0;
+    g->crosses_nodes = 0;
+    if (size <= 1 || pp_topo_group_link(c, size, stride, &gl) != 0) return;
+    double ei = c->nccl_eff_intra > 0 ? c->nccl_eff_intra : NCCL_EFF_INTRA;
+    double ee = c->nccl_eff_inter > 0 ? c->nccl_eff_inter : NCCL_EFF_INTER;
+    g->crosses_nodes = gl.crosses_nodes;
+    if (gl.tier == PP_TOPO_INTRA) {
+        g->bw = c->intra.bw * ei;
+        g->latency = c->intra.latency;
+    } else {
+        /* NCCL runs one ring channel per NIC: m members of the group on a
+         * node drive m NICs, bounded by the intra-node link */
+        double nic = c->inter.bw * gl.per_node * ee, intra = c->intra.bw * ei;
+        g->bw = nic < intra ? nic : intra;
+        g->latency = c->inter.latency > c->intra.latency ? c->inter.latency : c->intra.latency;
+    }
+}
+
+static double alpha(const pp__comm_group *g) { return g->latency; }
+
+double pp__allreduce_s(const pp__comm_group *g, double bytes)
+{
+    if (g->n <= 1 || bytes <= 0 || g->bw <= 0) return 0;
+    double n = g->n, bw = bytes / g->bw;
+    double ring = 2 * (n - 1) * alpha(g) + 2 * (n - 1) / n * bw;
+    double t = ring;
+    if (g->crosses_nodes) {
+        double tree = 2 * ceil(log2(n)) * alpha(g) + 2 * bw; /* double binary tree */
+        if (tree < t) t = tree;
+    }
+    return NCCL_BASE_LATENCY + t;
+}
+
+double pp__allgather_s(const pp__comm_group *g, double bytes)
+{
+    if (g->n <= 1 || bytes <= 0 || g->bw <= 0) return 0;
+    double n = g->n;
+    return NCCL_BASE_LATENCY + (n - 1) * alpha(g) + (n - 1) / n * bytes / g->bw;
+}
+
+double pp__reducescatter_s(const pp__comm_group *g, double bytes) { return pp__allgather_s(g, bytes); }
+
+double pp__alltoall_s(const pp__comm_group *g, double bytes)
+{
+    if (g->n <= 1 || bytes <= 0 || g->bw <= 0) return 0;
+    double n = g->n;
+    return NCCL_BASE_LATENCY + (n - 1) * alpha(g) + (n - 1) / n * bytes / g->bw;
+}
+
+double pp__sendrecv_s(const pp__comm_group *g, double bytes)
+{
+    if (g->n <= 1 || bytes <= 0 || g->bw <= 0) return 0;
+    return NCCL_BASE_LATENCY + alpha(g) + bytes / g->bw;
+}

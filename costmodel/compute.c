@@ -1,0 +1,140 @@
+/*
+ * compute.c — time of one micro-batch through one block on one GPU
+ * (docs/time.md). Three kinds of work:
+ *   - GEMMs at the GPU's measured large-GEMM efficiency (MAMF, Bekman,
+ *     ml-engineering "Maximum Achievable Matmul FLOPS"), lowered for small
+ *     dimensions by d/(d + 64) (tile quantisation; an assumption);
+ *   - fused attention (FlashAttention-2/cuDNN) at its own efficiency, causal
+ *     (half the s^2 work), backward 2.5x forward (Dao 2023, Sec. 3);
+ *   - elementwise kernels (norms, bias+dropout+residual, activation, rotary,
+ *     softmax of materialised scores) bound by HBM bandwidth.
+ */
+#include "costmodel/costmodel.h"
+
+#define MATMUL_EFF_DEFAULT 0.80 /* MAMF / peak: A100 0.86, H100 SXM 0.80 */
+#define ATTN_EFF_DEFAULT 0.50   /* FA2 fwd+bwd ~ 50-70% on A100, ~35-45% H100 */
+#define HBM_EFF_DEFAULT 0.80    /* elementwise kernels' share of HBM bandwidth */
+#define GEMM_DIM_HALF 64.0      /* d/(d+64): 128 -> 0.67, 1024 -> 0.94 */
+
+typedef struct hw {
+    double peak, mm, attn, hbm; /* FLOP/s, fractions, bytes/s */
+} hw;
+
+static hw hardware(const pp_cluster *c, pp_precision p)
+{
+    hw h;
+    h.peak = c->gpu.peak_flops[p];
+    h.mm = c->gpu.matmul_eff > 0 ? c->gpu.matmul_eff : MATMUL_EFF_DEFAULT;
+    h.attn = c->gpu.attn_eff > 0 ? c->gpu.attn_eff : ATTN_EFF_DEFAULT;
+    h.hbm = c->gpu.hbm_bw * (c->gpu.hbm_eff > 0 ? c->gpu.hbm_eff : HBM_EFF_DEFAULT);
+    return h;
+}
+
+/* A GEMM (m x k) . (k x n): FLOPs at the shape-dependent efficiency. */
+static double gemm_s(const hw *h, double m, double k, double n)
+{
+    if (m <= 0 || k <= 0 || n <= 0) return 0;
+    double d = m < k ? m : k;
+    if (n < d) d = n;
+    double eff = h->mm * d / (d + GEMM_DIM_HALF);
+    return 2 * m * k * n / (h->peak * eff);
+}
+
+static double mlp_gemms(const pp_model *m, const hw *h, double tok, double f, double t)
+{
+    double up = gemm_s(h, tok, m->hidden, (m->gated_mlp ? 2 : 1) * f / t);
+    return up + gemm_s(h, tok, f / t, m->hidden);
+}
+
+static double attn_proj_gemms(const pp_model *m, const hw *h, double tok, double t)
+{
+    double hd = pp__head_dim(m), a = m->heads, hid = m->hidden;
+    if (m->mla.kv_lora_rank > 0) {
+        const pp_mla *l = &m->mla;
+        double qk = l->qk_nope_head_dim + l->qk_rope_head_dim, q;
+        q = l->q_lora_rank > 0 ? gemm_s(h, tok, hid, l->q_lora_rank) + gemm_s(h, tok, l->q_lora_rank, a * qk / t)
+                               : gemm_s(h, tok, hid, a * qk / t);
+        double kv = gemm_s(h, tok, hid, l->kv_lora_rank + l->qk_rope_head_dim)
+                  + gemm_s(h, tok, l->kv_lora_rank, a * (l->qk_nope_head_dim + l->v_head_dim) / t);
+        return q + kv + gemm_s(h, tok, a * l->v_head_dim / t, hid);
+    }
+    double qkv = gemm_s(h, tok, hid, (a + 2.0 * m->kv_heads) * hd / t);
+    return qkv + gemm_s(h, tok, a * hd / t, hid);
+}
+
+/* Forward time of the attention core: scores, softmax, values. */
+double pp__attn_core_fwd_s(const pp_model *m, const pp_cluster *c, const pp_strategy *s)
+{
+    hw h = hardware(c, s->precision);
+    double tok = (double)s->micro_batch * s->seq / s->cp, t = s->tp, a = m->heads / t;
+    double qk = m->mla.kv_lora_rank > 0 ? m->mla.qk_nope_head_dim + m->mla.qk_rope_head_dim : pp__head_dim(m);
+    double v = m->mla.kv_lora_rank > 0 ? m->mla.v_head_dim : pp__head_dim(m);
+    double flops = 2 * tok * s->seq * a * (qk + v); /* full s x s */
+    if (s->attention == PP_ATTN_FLASH) return 0.5 * flops / (h.peak * h.attn); /* causal */
+    /* materialised: two batched GEMMs and the softmax/dropout passes */
+    double bmm = gemm_s(&h, s->seq, qk, s->seq) + gemm_s(&h, s->seq, s->seq, v);
+    double scores = tok * s->seq * a; /* elements */
+    double bytes = scores * (4 + (m->dropout > 0 ? 5 : 0));
+    return bmm * a * tok / s->seq + bytes / h.hbm;
+}
+
+/* Elementwise bytes of one block's forward, per GPU. */
+static double elementwise_bytes(const pp_model *m, const pp_strategy *s, int kind, double tok)
+{
+    double h = m->hidden, t = s->tp, rep = s->sp ? t : 1, f = m->ffn;
+    double b = m->norms_per_block * 4 * h / rep;            /* norms: read + write */
+    b += 2 * (6 * h + (m->dropout > 0 ? h : 0)) / rep;      /* bias+dropout+residual */
+    if (kind == PP_BLOCK_MOE) {
+        double cf = m->capacity_factor > 0 ? m->capacity_factor : 1, k = m->topk * cf;
+        f = (double)m->expert_ffn * (k + m->shared_experts);
+        b += 2 * 2 * 2 * h * k / rep;                          /* permute + unpermute */
+    }
+    b += (m->gated_mlp ? 6 : 4) * f / t;                     /* activation */
+    if (m->position == PP_POS_ROPE)
+        b += 4 * (m->heads + m->kv_heads) * (double)pp__head_dim(m) / t;
+    return b * tok;
+}
+
+static double moe_gemms(const pp_model *m, const hw *h, const pp_strategy *s, double tok)
+{
+    double cf = m->capacity_factor > 0 ? m->capacity_factor : 1, t = s->tp;
+    double local = (double)m->experts / s->ep;
+    /* tokens reaching each local expert: tok * topk * ep / E on average */
+    double per_expert = tok * m->topk * cf / local;
+    double routed = local * mlp_gemms(m, h, per_expert, m->expert_ffn, t);
+    double shared = m->shared_experts ? mlp_gemms(m, h, tok, (double)m->expert_ffn * m->shared_experts, t) : 0;
+    return routed + shared + gemm_s(h, tok, m->hidden, m->experts);
+}
+
+void pp__block_time(const pp_model *m, const pp_cluster *c, const pp_strategy *s, int kind,
+                    pp__block_times *out)
+{
+    hw h = hardware(c, s->precision);
+    double tok = (double)s->micro_batch * s->seq / s->cp, t = s->tp;
+    double gemm = attn_proj_gemms(m, &h, tok, t);
+    gemm += kind == PP_BLOCK_MOE ? moe_gemms(m, &h, s, tok) : mlp_gemms(m, &h, tok, m->ffn, t);
+    double core = pp__attn_core_fwd_s(m, c, s);
+    double elem = elementwise_bytes(m, s, kind, tok) / h.hbm;
+    out->fwd_s = gemm + core + elem;
+    double core_bwd = s->attention == PP_ATTN_FLASH ? 2.5 * core : 2 * core;
+    out->bwd_s = 2 * gemm + core_bwd + 2 * elem;
+    out->core_fwd_s = core;
+    out->gemm_fwd_s = gemm;
+}
+
+/* LM head + loss (last stage) and embedding (first stage), fwd + bwd. */
+double pp__head_time(const pp_model *m, const pp_cluster *c, const pp_strategy *s)
+{
+    hw h = hardware(c, s->precision);
+    double tok = (double)s->micro_batch * s->seq / s->cp, vt = m->vocab / (double)s->tp;
+    double gemm = gemm_s(&h, tok, m->hidden, vt);
+    double ce = tok * vt * (16 + 10); /* fp32 softmax cross entropy, fwd + bwd */
+    return 3 * gemm + ce / h.hbm;
+}
+
+double pp__embed_time(const pp_model *m, const pp_cluster *c, const pp_strategy *s)
+{
+    hw h = hardware(c, s->precision);
+    double tok = (double)s->micro_batch * s->seq / s->cp;
+    return 3 * 2 * tok * m->hidden / h.hbm; /* gather fwd, scatter-add bwd */
+}

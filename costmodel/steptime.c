@@ -1,0 +1,279 @@
+/*
+ * steptime.c — one optimizer step of a resolved strategy (docs/time.md):
+ *   step = m * t_mb(slowest stage) + bubble + exposed DP/ZeRO communication
+ *          + optimizer update + exposed offload traffic,
+ * where t_mb is one micro-batch's forward + backward on a stage, with its
+ * recomputation and exposed TP/CP/EP/PP communication. Bubble: (p-1) t_mb
+ * for 1F1B and GPipe, (p-1)/v t_mb interleaved (Narayanan et al. 2021 Sec.
+ * 2.2), taken on the slowest stage because stages may be uneven.
+ */
+#include <string.h>
+
+#include "costmodel/costmodel.h"
+
+#define HOST_MEM_BW_DEFAULT 100e9 /* bytes/s per node CPU-Adam reaches (half of 2-socket DDR4 peak) */
+
+typedef struct groups {
+    pp__comm_group tp, cp, dp, edp, ep, pp;
+} groups;
+
+/* Strides from the rank order (fastest first), e.g. "tp-cp-dp-pp". */
+static void strides(const pp_strategy *s, int *st_tp, int *st_cp, int *st_dp, int *st_pp)
+{
+    const char *names[4] = {"tp", "cp", "dp", "pp"};
+    int deg[4] = {s->tp, s->cp, s->dp, s->pp}, stride[4] = {1, 1, 1, 1}, acc = 1;
+    const char *p = s->order;
+    for (int k = 0; k < 4 && *p; k++) {
+        for (int d = 0; d < 4; d++)
+            if (strncmp(p, names[d], 2) == 0) {
+                stride[d] = acc;
+                acc *= deg[d];
+            }
+        p += p[2] == '-' ? 3 : 2;
+    }
+    *st_tp = stride[0];
+    *st_cp = stride[1];
+    *st_dp = stride[2];
+    *st_pp = stride[3];
+}
+
+static void make_groups(const pp_cluster *c, const pp_strategy *s, groups *g)
+{
+    int stp, scp, sdp, spp;
+    strides(s, &stp, &scp, &sdp, &spp);
+    pp__group(c, s->tp, stp, &g->tp);
+    pp__group(c, s->cp, scp, &g->cp);
+    /* CP ranks share the weights: gradients reduce over dp*cp */
+    int dp_stride = scp * s->cp == sdp ? scp : sdp;
+    pp__group(c, s->dp * s->cp, dp_stride, &g->dp);
+    pp__group(c, s->ep, sdp, &g->ep);              /* EP is carved out of DP */
+    pp__group(c, s->dp * s->cp / s->ep, sdp * s->ep, &g->edp);
+    pp__group(c, s->pp, spp, &g->pp);
+}
+
+typedef struct stage_t {
+    double compute, recompute, tp, cp, ep, p2p, zero3, bwd; /* per micro-batch */
+    double dp_total, dp_exposed, optimizer, offload;        /* per step */
+    double dense, expert;                                   /* params per GPU */
+    double hw_flops;                                        /* incl. recompute, per mb */
+} stage_t;
+
+static void block_comm(const pp_model *m, const pp_strategy *s, const groups *g, int kind,
+                       const pp__block_times *bt, int recomputed, stage_t *st)
+{
+    double tok = (double)s->micro_batch * s->seq / s->cp, rep = s->sp ? s->tp : 1;
+    double act = 2 * tok * m->hidden; /* 16-bit activations */
+    /* TP: 2 all-reduces fwd, 2 bwd (SP: all-gather + reduce-scatter, same volume) */
+    double one = s->sp ? pp__allgather_s(&g->tp, act) + pp__reducescatter_s(&g->tp, act) : pp__allreduce_s(&g->tp, act);
+    double tp = (4 + (recomputed ? 2 : 0)) * one;
+    if (s->overlap_tp) tp = tp > bt->gemm_fwd_s * 3 ? tp - bt->gemm_fwd_s * 3 : 0;
+    st->tp += tp;
+    /* CP: ring attention passes K,V chunks (cp-1) times fwd, K,V + dK,dV bwd */
+    if (s->cp > 1) {
+        double kv = 2 * tok * 2.0 * m->kv_heads * pp__head_dim(m) / s->tp;
+        double ring = (s->cp - 1) * pp__sendrecv_s(&g->cp, kv) * 3;
+        double hide = bt->core_fwd_s * 3.5;
+        st->cp += ring > hide ? ring - hide : 0;
+    }
+    /* EP: all-to-all dispatch + combine, fwd and bwd */
+    if (kind == PP_BLOCK_MOE && s->ep > 1) {
+        double cf = m->capacity_factor > 0 ? m->capacity_factor : 1;
+        double bytes = tok * m->topk * cf * 2.0 * m->hidden / rep;
+        st->ep += (4 + (recomputed ? 2 : 0)) * pp__alltoall_s(&g->ep, bytes);
+    }
+}
+
+/* Forward FLOPs one GPU executes per micro-batch for the stage's blocks. */
+static double block_flops(const pp_model *m, const pp_strategy *s, int kind)
+{
+    pp_model one = *m;
+    one.layers = 1;
+    one.block_kind[0] = (unsigned char)kind;
+    double tok = (double)s->micro_batch * s->seq / s->cp;
+    double f = pp_model_fwd_flops_per_token(&one, s->seq) - 2.0 * m->hidden * m->vocab;
+    return f * tok / s->tp;
+}
+
+static void stage_blocks(const pp_model *m, const pp_cluster *c, const pp_strategy *s, const groups *g, int first,
+                         int last, stage_t *st)
+{
+    int n = 0;
+    for (int i = first; i <= last && i >= 0; i++, n++) {
+        int kind = m->block_kind[i];
+        pp__block_times bt;
+        pp__block_time(m, c, s, kind, &bt);
+        int full = s->recompute == PP_RECOMPUTE_FULL && (s->recompute_layers < 0 || n < s->recompute_layers);
+        st->compute += bt.fwd_s + bt.bwd_s;
+        st->bwd += bt.bwd_s;
+        double f = block_flops(m, s, kind);
+        st->hw_flops += 3 * f;
+        if (full) {
+            st->recompute += bt.fwd_s;
+            st->hw_flops += f;
+        } else if (s->recompute == PP_RECOMPUTE_SELECTIVE) {
+            st->recompute += bt.core_fwd_s;
+            double qk = m->heads * (double)pp__head_dim(m);
+            st->hw_flops += 4 * (double)s->micro_batch * s->seq / s->cp * s->seq * qk / s->tp;
+        }
+        block_comm(m, s, g, kind, &bt, full, st);
+    }
+}
+
+/* ZeRO-3 parameter gathers per micro-batch, overlapped with compute. */
+static double zero3_exposed(const pp_strategy *s, const groups *g, const stage_t *st)
+{
+    if (s->zero != 3) return 0;
+    double w = pp__weight_bytes(s->precision) > 2 ? 2 : pp__weight_bytes(s->precision);
+    double ag = pp__allgather_s(&g->dp, st->dense * w) + pp__allgather_s(&g->edp, st->expert * w);
+    double rs = pp__reducescatter_s(&g->dp, st->dense * 2) + pp__reducescatter_s(&g->edp, st->expert * 2);
+    double comm = 2 * ag + rs, hide = s->overlap_dp ? st->compute : 0;
+    return comm > hide ? comm - hide : 0;
+}
+
+/* DP/ZeRO gradient traffic per step and the part left exposed. */
+static void dp_comm(const pp_strategy *s, const groups *g, stage_t *st)
+{
+    double gb = pp__grad_bytes(s->precision), w = s->precision == PP_PREC_FP32 ? 4 : 2;
+    double dense = st->dense, ex = st->expert, m = s->grad_accum;
+    double ar = pp__allreduce_s(&g->dp, dense * gb) + pp__allreduce_s(&g->edp, ex * gb);
+    double rs = pp__reducescatter_s(&g->dp, dense * gb) + pp__reducescatter_s(&g->edp, ex * gb);
+    double ag = pp__allgather_s(&g->dp, dense * w) + pp__allgather_s(&g->edp, ex * w);
+    double last_bucket = pp__allreduce_s(&g->dp, (s->buf.reduce_bucket < dense ? s->buf.reduce_bucket : dense) * gb);
+    double hide = s->overlap_dp ? st->bwd : 0;
+    switch (s->zero) {
+    case 0:
+    case 1: /* one all-reduce (or RS + AG) after the last micro-batch's backward */
+        st->dp_total = ar;
+        st->dp_exposed = ar - hide > last_bucket ? ar - hide : (ar > 0 ? last_bucket : 0);
+        break;
+    case 2: /* reduce-scatter every micro-batch, all-gather after the step */
+        st->dp_total = m * rs + ag;
+        st->dp_exposed = m * (rs > hide ? rs - hide : 0) + ag;
+        break;
+    default: /* ZeRO-3: gathers and reduce-scatters every micro-batch */
+        st->dp_total = m * (2 * ag + rs);
+        st->dp_exposed = m * st->zero3;
+        break;
+    }
+    if (st->dp_exposed > st->dp_total) st->dp_exposed = st->dp_total;
+}
+
+static void optimizer_time(const pp_model *m, const pp_cluster *c, const pp_strategy *s, stage_t *st)
+{
+    double nd = (double)s->dp * s->cp, ne = nd / s->ep;
+    double shard = s->zero >= 1 ? st->dense / nd + st->expert / ne : st->dense + st->expert;
+    /* bytes read + written per parameter by the update (fused kernels) */
+    double k = pp__optimizer_bytes_per_param(m, s->optimizer, s->precision);
+    double bytes = 2 * k + pp__grad_bytes(s->precision) + pp__weight_bytes(s->precision);
+    double hbm = c->gpu.hbm_bw * (c->gpu.hbm_eff > 0 ? c->gpu.hbm_eff : 0.8);
+    if (s->offload == PP_OFFLOAD_NONE) {
+        st->optimizer = shard * bytes / hbm;
+        return;
+    }
+    int per_node = pp_cluster_gpus(c) < c->gpus_per_node ? pp_cluster_gpus(c) : c->gpus_per_node;
+    double host_bw = c->host_mem_bw > 0 ? c->host_mem_bw : HOST_MEM_BW_DEFAULT;
+    st->optimizer = shard * per_node * (bytes + 4) / host_bw; /* CPU-Adam, fp32 grads */
+    double pcie = c->pcie.bw > 0 ? c->pcie.bw : 16e9;
+    double grads = shard * 4 / pcie, params = shard * 2 / pcie; /* grads out, params back */
+    st->offload = params + (grads > st->bwd ? grads - st->bwd : 0);
+    if (s->offload == PP_OFFLOAD_OPT_PARAMS || s->offload == PP_OFFLOAD_NVME) {
+        /* parameters stream in from host memory every micro-batch, fwd and bwd */
+        double fetch = 2 * (st->dense + st->expert) * 2 / pcie;
+        st->offload += s->grad_accum * (fetch > st->compute ? fetch - st->compute : 0);
+    }
+}
+
+static void stage_time(const pp_model *m, const pp_cluster *c, const pp_strategy *s, const groups *g, int i,
+                       int first, stage_t *st)
+{
+    memset(st, 0, sizeof *st);
+    int last = first + s->stage_layers[i] - 1;
+    stage_blocks(m, c, s, g, first, last, st);
+    double tok = (double)s->micro_batch * s->seq / s->cp, rep = s->sp ? s->tp : 1;
+    if (i == 0) st->compute += pp__embed_time(m, c, s);
+    if (i == s->pp - 1) {
+        double head = pp__head_time(m, c, s);
+        st->compute += head;
+        st->bwd += head * 2 / 3;
+        st->hw_flops += 3 * 2 * tok * m->hidden * (double)m->vocab / s->tp;
+    }
+    if (s->pp > 1) st->p2p = 2 * pp__sendrecv_s(&g->pp, 2 * tok * m->hidden / rep);
+    pp__stage_params(m, s, i, first, last, &st->dense, &st->expert);
+    st->zero3 = zero3_exposed(s, g, st);
+    dp_comm(s, g, st);
+    optimizer_time(m, c, s, st);
+}
+
+static double mb_time(const stage_t *st)
+{
+    return st->compute + st->recompute + st->tp + st->cp + st->ep + st->p2p + st->zero3;
+}
+
+static void throughput(const pp_model *m, const pp_cluster *c, const pp_strategy *s, const pp_time *t,
+                       double hw_flops_mb_total, pp_throughput *o)
+{
+    double tokens = (double)s->global_batch * s->seq, gpus = pp_cluster_gpus(c);
+    o->tokens_per_s = tokens / t->step_s;
+    o->samples_per_s = s->global_batch / t->step_s;
+    o->model_flops_per_step = 3 * pp_model_fwd_flops_per_token(m, s->seq) * tokens;
+    /* hardware FLOPs: every stage's executed work, all micro-batches, all replicas */
+    o->hardware_flops_per_step = hw_flops_mb_total * s->grad_accum * s->dp * s->cp * s->tp;
+    o->model_tflops_per_gpu = o->model_flops_per_step / t->step_s / gpus / 1e12;
+    o->hardware_tflops_per_gpu = o->hardware_flops_per_step / t->step_s / gpus / 1e12;
+    double peak = c->gpu.peak_flops[s->precision];
+    o->mfu = peak > 0 ? o->model_tflops_per_gpu * 1e12 / peak : 0;
+    o->hfu = peak > 0 ? o->hardware_tflops_per_gpu * 1e12 / peak : 0;
+}
+
+void pp_time_estimate(const pp_model *m, const pp_cluster *c, const pp_strategy *s, pp_time *t, pp_throughput *o)
+{
+    groups g;
+    make_groups(c, s, &g);
+    memset(t, 0, sizeof *t);
+    stage_t worst, st;
+    memset(&worst, 0, sizeof worst);
+    double worst_mb = -1, dp_exposed = 0, dp_total = 0, opt = 0, off = 0, hw = 0;
+    for (int i = 0, first = 0; i < s->pp; first += s->stage_layers[i], i++) {
+        stage_time(m, c, s, &g, i, first, &st);
+        double mb = mb_time(&st);
+        t->stage_microbatch_s[i] = mb;
+        hw += st.hw_flops;
+        if (mb > worst_mb) {
+            worst_mb = mb;
+            worst = st;
+            t->slowest_stage = i;
+        }
+        if (st.dp_exposed > dp_exposed) dp_exposed = st.dp_exposed;
+        if (st.dp_total > dp_total) dp_total = st.dp_total;
+        if (st.optimizer > opt) opt = st.optimizer;
+        if (st.offload > off) off = st.offload;
+    }
+    double mcount = s->grad_accum;
+    t->compute_s = mcount * worst.compute;
+    t->recompute_s = mcount * worst.recompute;
+    t->tp_comm_s = mcount * worst.tp;
+    t->cp_comm_s = mcount * worst.cp;
+    t->ep_comm_s = mcount * worst.ep;
+    t->pp_comm_s = mcount * worst.p2p;
+    double zero3 = mcount * worst.zero3; /* reported inside dp_comm_exposed_s */
+    t->bubble_s = (s->pp - 1) * worst_mb / (s->schedule == PP_SCHED_INTERLEAVED ? s->virtual_stages : 1);
+    t->dp_comm_s = dp_total;
+    t->dp_comm_exposed_s = s->zero == 3 ? zero3 : dp_exposed;
+    t->optimizer_s = opt;
+    t->offload_s = off;
+    t->step_s = t->compute_s + t->recompute_s + t->tp_comm_s + t->cp_comm_s + t->ep_comm_s + t->pp_comm_s +
+                t->dp_comm_exposed_s + t->bubble_s + t->optimizer_s + t->offload_s;
+    throughput(m, c, s, t, hw, o);
+}
+
+void pp_plan_train(const pp_cluster *c, pp_plan *p, double tokens, double price, double tdp)
+{
+    const pp_strategy *s = &p->strategy;
+    double gpus = pp_cluster_gpus(c), steps = tokens / ((double)s->global_batch * s->seq);
+    double secs = steps * p->time.step_s;
+    p->train.tokens = tokens;
+    p->train.days = secs / 86400;
+    p->train.gpu_hours = secs / 3600 * gpus;
+    p->train.cost_usd = p->train.gpu_hours * (price > 0 ? price : c->gpu.price_usd_per_hour);
+    p->train.energy_kwh = p->train.gpu_hours * (tdp > 0 ? tdp : c->gpu.tdp_w) / 1000;
+}
