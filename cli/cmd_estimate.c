@@ -30,7 +30,7 @@ static const cli_opt opts[] = {
     {"stage-layers", 1, "blocks per stage, e.g. 9,10,10,9 (default even split)"},
     {"reduce-bucket", 1, "DeepSpeed reduce_bucket_size, elements (default 5e8)"},
     {"allgather-bucket", 1, "DeepSpeed allgather_bucket_size, elements (default 5e8)"},
-    {"cuda-context-gib", 1, "CUDA context + NCCL buffers per GPU, GiB (default 1.5)"},
+    {"cuda-context-gib", 1, "CUDA context and kernels per GPU, GiB (default 1.0)"},
     {"fragmentation", 1, "allocator overhead on activations, fraction (default 0.10)"},
     {"order", 1, "rank order, fastest first (default tp-cp-dp-pp)"},
     {"no-dp-overlap", 0, "DP/ZeRO communication does not overlap backward"},

@@ -65,7 +65,8 @@ static double attn_proj_gemms(const pp_model *m, const hw *h, double tok, double
 /* Forward time of the attention core: scores, softmax, values. */
 double pp__attn_core_fwd_s(const pp_model *m, const pp_cluster *c, const pp_strategy *s)
 {
-    hw h = hardware(c, s->precision);
+    /* attention runs in bf16 under fp8 recipes (Transformer Engine) */
+    hw h = hardware(c, s->precision == PP_PREC_FP8 ? PP_PREC_BF16 : s->precision);
     double tok = (double)s->micro_batch * s->seq / s->cp, t = s->tp, a = m->heads / t;
     double qk = m->mla.kv_lora_rank > 0 ? m->mla.qk_nope_head_dim + m->mla.qk_rope_head_dim : pp__head_dim(m);
     double v = m->mla.kv_lora_rank > 0 ? m->mla.v_head_dim : pp__head_dim(m);
@@ -92,6 +93,8 @@ static double elementwise_bytes(const pp_model *m, const pp_strategy *s, int kin
     b += (m->gated_mlp ? 6 : 4) * f / t;                     /* activation */
     if (m->position == PP_POS_ROPE)
         b += 4 * (m->heads + m->kv_heads) * (double)pp__head_dim(m) / t;
+    if (s->precision == PP_PREC_FP8) /* quantise each GEMM input: read 2, write 1 byte */
+        b += 3 * (2 * h / rep + m->heads * (double)pp__head_dim(m) / t + f / t);
     return b * tok;
 }
 

@@ -12,12 +12,12 @@
 #define PP_GB 1e9           /* bytes */
 
 /* Defaults of pp_buffers that are not DeepSpeed settings (docs/memory.md):
- * CUDA context + cuBLAS workspace + NCCL buffers: HF transformers "model
- * memory anatomy" puts loaded CUDA kernels at 1-2 GB; NCCL_BUFFSIZE is 4 MiB
- * per channel per peer. Fragmentation: the caching allocator's reserved
+ * CUDA context + cuBLAS workspace: HF transformers "model memory anatomy"
+ * puts loaded CUDA kernels at 1-2 GB (NCCL buffers are counted apart).
+ * Fragmentation: the caching allocator's reserved
  * minus allocated, an estimate. Reserve: torch total_memory on an 80 GiB
  * A100/H100 is about 79.2-79.3 GiB. */
-#define PP_COST_CUDA_CONTEXT (1.5 * PP_GIB)
+#define PP_COST_CUDA_CONTEXT (1.0 * PP_GIB)
 #define PP_COST_FRAGMENTATION 0.10
 #define PP_COST_GPU_RESERVE (0.75 * PP_GIB)
 #define PP_COST_HOST_RESERVE 0.10
@@ -30,7 +30,7 @@ double pp__block_act_bytes(const pp_model *m, const pp_strategy *s, int kind, pp
 double pp__optimizer_bytes_per_param(const pp_model *m, pp_optimizer o, pp_precision p);
 /* Bytes per stored weight and per gradient element. */
 double pp__weight_bytes(pp_precision p);
-double pp__grad_bytes(pp_precision p);
+double pp__grad_bytes(const pp_strategy *s);
 
 /* A parallel group as the collectives see it. */
 typedef struct pp__comm_group {
@@ -68,6 +68,13 @@ double pp__embed_time(const pp_model *m, const pp_cluster *c, const pp_strategy 
  * over dp*cp/ep (expert weights), before ZeRO. */
 void pp__stage_params(const pp_model *m, const pp_strategy *s, int stage, int first, int last,
                       double *dense, double *expert);
+
+/* Blocks of stage i that are fully recomputed (the first ones; Megatron's
+ * "block" method), given n blocks on the stage. */
+int pp__recomputed_blocks(const pp_strategy *s, int stage, int n);
+
+/* NCCL communicator buffers per GPU, bytes, for the groups the strategy uses. */
+double pp__nccl_bytes(const pp_strategy *s);
 
 /* Formats a one-line error into err (may be NULL) and returns st. */
 pp_status pp__fail(pp_error *err, pp_status st, const char *fmt, ...)

@@ -16,7 +16,11 @@ double pp__weight_bytes(pp_precision p)
     return p == PP_PREC_FP32 ? 4.0 : p == PP_PREC_FP8 ? 3.0 : 2.0;
 }
 
-double pp__grad_bytes(pp_precision p) { return p == PP_PREC_FP32 ? 4.0 : 2.0; }
+double pp__grad_bytes(const pp_strategy *s)
+{
+    if (s->precision == PP_PREC_FP32) return 4.0;
+    return s->grad_accum_dtype == PP_GRAD_FP32 ? 4.0 : s->grad_accum_dtype == PP_GRAD_16_FP32 ? 6.0 : 2.0;
+}
 
 double pp__optimizer_bytes_per_param(const pp_model *m, pp_optimizer o, pp_precision p)
 {
@@ -103,18 +107,20 @@ static double inflight(const pp_strategy *s, int i)
 }
 
 /* Stored activations of one micro-batch through the stage's blocks. */
-static double stage_act(const pp_model *m, const pp_strategy *s, int first, int last, double *one_block)
+static double stage_act(const pp_model *m, const pp_strategy *s, int stage, int first, int last, double *one_block)
 {
     double sum = 0;
-    int n = 0;
+    int n = 0, k = pp__recomputed_blocks(s, stage, last - first + 1);
     *one_block = 0;
     for (int i = first; i <= last && i >= 0; i++, n++) {
         pp_recompute r = s->recompute;
-        if (r == PP_RECOMPUTE_FULL && s->recompute_layers >= 0 && n >= s->recompute_layers)
-            r = PP_RECOMPUTE_NONE; /* Megatron "block": the first N blocks only */
+        if (r == PP_RECOMPUTE_FULL && n >= k) r = PP_RECOMPUTE_NONE; /* the first k blocks only */
         sum += pp__block_act_bytes(m, s, m->block_kind[i], r);
+        /* backward working set: the gradients of one block's activations,
+         * plus, when it was recomputed, the activations themselves */
         double full = pp__block_act_bytes(m, s, m->block_kind[i], PP_RECOMPUTE_NONE);
-        if (r == PP_RECOMPUTE_FULL && full > *one_block) *one_block = full;
+        double work = (r == PP_RECOMPUTE_FULL ? 2 : 1) * full;
+        if (work > *one_block) *one_block = work;
     }
     return sum;
 }
@@ -128,7 +134,7 @@ static states model_states(const pp_model *m, const pp_strategy *s, const stage_
 {
     states st;
     double nd = (double)s->dp * s->cp, ne = nd / s->ep;
-    double w = pp__weight_bytes(s->precision), g = pp__grad_bytes(s->precision);
+    double w = pp__weight_bytes(s->precision), g = pp__grad_bytes(s);
     double k = pp__optimizer_bytes_per_param(m, s->optimizer, s->precision);
     double all = sp->dense + sp->expert;
     double shard = sp->dense / nd + sp->expert / ne;
@@ -138,6 +144,7 @@ static states model_states(const pp_model *m, const pp_strategy *s, const stage_
     st.opt = (s->zero >= 1 ? shard : all) * k;
     double opt_elems = s->zero >= 1 ? shard : all;
     st.opt_temp = s->precision == PP_PREC_FP32 ? 0 : 4.0 * opt_elems; /* fp32 grads */
+    if (s->zero == 1) st.opt_temp += 2.0 * shard; /* DeepSpeed's averaged 16-bit partition */
     st.gather_after_step = (s->zero == 1 || s->zero == 2) && nd > 1
                                ? fmin(s->buf.allgather_bucket, all) * w : 0;
     st.host = 0;
@@ -161,7 +168,7 @@ static states model_states(const pp_model *m, const pp_strategy *s, const stage_
 static void comm_buffers(const pp_strategy *s, const stage_params *sp, pp_stage_mem *o)
 {
     double nd = (double)s->dp * s->cp, w = pp__weight_bytes(s->precision);
-    double g = pp__grad_bytes(s->precision), all = sp->dense + sp->expert;
+    double g = pp__grad_bytes(s), all = sp->dense + sp->expert;
     o->bucket_bytes = nd > 1 ? fmin(s->buf.reduce_bucket, all) * g : 0;
     o->zero_gather_bytes = 0;
     if (s->zero == 3 && nd > 1) {
@@ -170,6 +177,17 @@ static void comm_buffers(const pp_strategy *s, const stage_params *sp, pp_stage_
         double live = fmin(s->buf.max_live_params, 2 * sp->largest_block);
         o->zero_gather_bytes = (live + fmin(s->buf.prefetch_bucket, all)) * w;
     }
+}
+
+/* NCCL buffers: per communicator, NCCL_BUFFSIZE (4 MiB) for Simple plus
+ * LL128 (~4.6 MiB) and LL (256 KiB) per channel per ring peer (NCCL docs,
+ * env NCCL_BUFFSIZE); ~16 channels over NVSwitch, 2 peers. */
+#define NCCL_COMM_BYTES (2.0 * 16 * 9 * 1048576)
+
+double pp__nccl_bytes(const pp_strategy *s)
+{
+    int comms = (s->tp > 1) + (s->cp > 1) + (s->dp * s->cp > 1) + (s->ep > 1) + (s->pp > 1 ? 2 : 0);
+    return comms * NCCL_COMM_BYTES;
 }
 
 static void stage_estimate(const pp_model *m, const pp_cluster *c, const pp_strategy *s, int i,
@@ -193,8 +211,9 @@ static void stage_estimate(const pp_model *m, const pp_cluster *c, const pp_stra
 
     double extra = 0;
     if (is_first && m->dropout > 0) extra += tok * m->hidden / rep; /* embedding dropout mask */
+    if (is_first && m->embed_norm) extra += 2 * tok * m->hidden / rep; /* its input, not checkpointed */
     if (is_last) extra += 2 * 2 * tok * m->hidden / rep;            /* final norm + head inputs */
-    o->act_per_microbatch = stage_act(m, s, first, last, &o->recompute_bytes) + extra;
+    o->act_per_microbatch = stage_act(m, s, i, first, last, &o->recompute_bytes) + extra;
     o->inflight = inflight(s, i);
     double act = o->act_per_microbatch * o->inflight;
 
@@ -203,22 +222,31 @@ static void stage_estimate(const pp_model *m, const pp_cluster *c, const pp_stra
         double stored = s->pp > 1 && s->schedule == PP_SCHED_GPIPE ? (s->grad_accum - 1) * 4 * logits : 0;
         o->logits_bytes = 6 * logits + stored; /* 16-bit logits + fp32 softmax, Megatron CE */
     }
-    o->p2p_bytes = s->pp > 1 ? 2 * 2 * tok * m->hidden / rep : 0;
+    /* pipeline: each in-flight micro-batch's output is kept for its backward
+     * (DeepSpeed PipelineEngine), plus a receive buffer */
+    o->p2p_bytes = s->pp > 1 ? (o->inflight + 1) * 2 * tok * m->hidden / rep : 0;
     comm_buffers(s, &sp, o);
-    o->context_bytes = s->buf.cuda_context;
+    o->context_bytes = s->buf.cuda_context + pp__nccl_bytes(s);
 
-    double dynamic = act + o->logits_bytes + o->recompute_bytes + o->zero_gather_bytes;
-    o->fragmentation_bytes = s->buf.fragmentation * dynamic;
-    double fwd_buf = o->logits_bytes + o->recompute_bytes + o->zero_gather_bytes + o->bucket_bytes
-                   + o->p2p_bytes + o->context_bytes + o->fragmentation_bytes;
-    double opt_buf = st.opt_temp + st.gather_after_step + o->context_bytes;
+    /* the caching allocator reserves more than it hands out: nvidia-smi
+     * shows reserved memory. Applied to everything PyTorch allocates (not
+     * the CUDA context or NCCL's own buffers). */
     double states_b = st.params + st.grads + st.opt;
+    double fwd_alloc = states_b + act + o->logits_bytes + o->recompute_bytes + o->zero_gather_bytes +
+                       o->bucket_bytes + o->p2p_bytes;
+    double opt_alloc = states_b + st.opt_temp + st.gather_after_step;
+    double frag_fwd = s->buf.fragmentation * fwd_alloc, frag_opt = s->buf.fragmentation * opt_alloc;
+    double fwd_buf = o->logits_bytes + o->recompute_bytes + o->zero_gather_bytes + o->bucket_bytes
+                   + o->p2p_bytes + o->context_bytes + frag_fwd;
+    double opt_buf = st.opt_temp + st.gather_after_step + o->context_bytes + frag_opt;
     o->phase_bytes[PP_PHASE_FWD_BWD] = states_b + act + fwd_buf;
     o->phase_bytes[PP_PHASE_OPTIMIZER] = states_b + opt_buf;
+    o->fragmentation_bytes = frag_fwd;
     if (o->phase_bytes[PP_PHASE_OPTIMIZER] > o->phase_bytes[PP_PHASE_FWD_BWD]) {
         o->peak_phase = PP_PHASE_OPTIMIZER;
         o->activations_bytes = 0;
         o->buffers_bytes = opt_buf;
+        o->fragmentation_bytes = frag_opt;
     } else {
         o->peak_phase = PP_PHASE_FWD_BWD;
         o->activations_bytes = act;

@@ -94,15 +94,15 @@ static double block_flops(const pp_model *m, const pp_strategy *s, int kind)
     return f * tok / s->tp;
 }
 
-static void stage_blocks(const pp_model *m, const pp_cluster *c, const pp_strategy *s, const groups *g, int first,
-                         int last, stage_t *st)
+static void stage_blocks(const pp_model *m, const pp_cluster *c, const pp_strategy *s, const groups *g, int stage,
+                         int first, int last, stage_t *st)
 {
-    int n = 0;
+    int n = 0, k = pp__recomputed_blocks(s, stage, last - first + 1);
     for (int i = first; i <= last && i >= 0; i++, n++) {
         int kind = m->block_kind[i];
         pp__block_times bt;
         pp__block_time(m, c, s, kind, &bt);
-        int full = s->recompute == PP_RECOMPUTE_FULL && (s->recompute_layers < 0 || n < s->recompute_layers);
+        int full = n < k;
         st->compute += bt.fwd_s + bt.bwd_s;
         st->bwd += bt.bwd_s;
         double f = block_flops(m, s, kind);
@@ -133,7 +133,7 @@ static double zero3_exposed(const pp_strategy *s, const groups *g, const stage_t
 /* DP/ZeRO gradient traffic per step and the part left exposed. */
 static void dp_comm(const pp_strategy *s, const groups *g, stage_t *st)
 {
-    double gb = pp__grad_bytes(s->precision), w = s->precision == PP_PREC_FP32 ? 4 : 2;
+    double gb = pp__grad_bytes(s) > 4 ? 4 : pp__grad_bytes(s), w = s->precision == PP_PREC_FP32 ? 4 : 2;
     double dense = st->dense, ex = st->expert, m = s->grad_accum;
     double ar = pp__allreduce_s(&g->dp, dense * gb) + pp__allreduce_s(&g->edp, ex * gb);
     double rs = pp__reducescatter_s(&g->dp, dense * gb) + pp__reducescatter_s(&g->edp, ex * gb);
@@ -164,7 +164,7 @@ static void optimizer_time(const pp_model *m, const pp_cluster *c, const pp_stra
     double shard = s->zero >= 1 ? st->dense / nd + st->expert / ne : st->dense + st->expert;
     /* bytes read + written per parameter by the update (fused kernels) */
     double k = pp__optimizer_bytes_per_param(m, s->optimizer, s->precision);
-    double bytes = 2 * k + pp__grad_bytes(s->precision) + pp__weight_bytes(s->precision);
+    double bytes = 2 * k + pp__grad_bytes(s) + pp__weight_bytes(s->precision);
     double hbm = c->gpu.hbm_bw * (c->gpu.hbm_eff > 0 ? c->gpu.hbm_eff : 0.8);
     if (s->offload == PP_OFFLOAD_NONE) {
         st->optimizer = shard * bytes / hbm;
@@ -188,7 +188,7 @@ static void stage_time(const pp_model *m, const pp_cluster *c, const pp_strategy
 {
     memset(st, 0, sizeof *st);
     int last = first + s->stage_layers[i] - 1;
-    stage_blocks(m, c, s, g, first, last, st);
+    stage_blocks(m, c, s, g, i, first, last, st);
     double tok = (double)s->micro_batch * s->seq / s->cp, rep = s->sp ? s->tp : 1;
     if (i == 0) st->compute += pp__embed_time(m, c, s);
     if (i == s->pp - 1) {

@@ -12,6 +12,7 @@ static const char *const recompute_names[] = {"none", "selective", "full"};
 static const char *const schedule_names[] = {"1f1b", "interleaved", "gpipe"};
 static const char *const optimizer_names[] = {"adamw", "adam8bit", "adafactor", "sgd"};
 static const char *const attention_names[] = {"flash", "materialised"};
+static const char *const grad_names[] = {"16bit", "fp32", "16bit+fp32"};
 
 _Static_assert(sizeof precision_names / sizeof *precision_names == PP_PREC_COUNT, "names");
 _Static_assert(sizeof offload_names / sizeof *offload_names == PP_OFFLOAD_COUNT, "names");
@@ -19,6 +20,7 @@ _Static_assert(sizeof recompute_names / sizeof *recompute_names == PP_RECOMPUTE_
 _Static_assert(sizeof schedule_names / sizeof *schedule_names == PP_SCHED_COUNT, "names");
 _Static_assert(sizeof optimizer_names / sizeof *optimizer_names == PP_OPT_COUNT, "names");
 _Static_assert(sizeof attention_names / sizeof *attention_names == PP_ATTN_COUNT, "names");
+_Static_assert(sizeof grad_names / sizeof *grad_names == PP_GRAD_COUNT, "names");
 
 const char *const *pp_enum_names(int which, int *n)
 {
@@ -29,6 +31,7 @@ const char *const *pp_enum_names(int which, int *n)
         [PP_ENUM_SCHEDULE] = {schedule_names, PP_SCHED_COUNT},
         [PP_ENUM_OPTIMIZER] = {optimizer_names, PP_OPT_COUNT},
         [PP_ENUM_ATTENTION] = {attention_names, PP_ATTN_COUNT},
+        [PP_ENUM_GRAD_ACCUM] = {grad_names, PP_GRAD_COUNT},
     };
     if (which < 0 || which >= PP_ENUM_COUNT) {
         *n = 0;
@@ -50,6 +53,13 @@ const char *pp_recompute_name(pp_recompute r) { return r < PP_RECOMPUTE_COUNT ? 
 const char *pp_schedule_name(pp_schedule s) { return s < PP_SCHED_COUNT ? schedule_names[s] : "?"; }
 const char *pp_optimizer_name(pp_optimizer o) { return o < PP_OPT_COUNT ? optimizer_names[o] : "?"; }
 const char *pp_attention_name(pp_attention a) { return a < PP_ATTN_COUNT ? attention_names[a] : "?"; }
+
+int pp__recomputed_blocks(const pp_strategy *s, int stage, int n)
+{
+    if (s->recompute != PP_RECOMPUTE_FULL) return 0;
+    int k = s->per_stage_recompute ? s->stage_recompute[stage] : s->recompute_layers;
+    return k < 0 || k > n ? n : k;
+}
 
 /* DeepSpeed defaults: deepspeed/runtime/zero/config.py (v0.14.5):
  * reduce_bucket_size 5e8, allgather_bucket_size 5e8,
@@ -195,6 +205,9 @@ static pp_status check_states(const pp_strategy *s, const pp_cluster *c, pp_erro
         return pp__fail(err, PP_ERR_INPUT, "--offload nvme: cluster %s has no NVMe", c->name);
     if (s->recompute_layers < -1)
         return pp__fail(err, PP_ERR_INPUT, "recompute layers: expected -1 (all) or a count >= 0");
+    for (int i = 0; s->per_stage_recompute && i < s->pp; i++)
+        if (s->stage_recompute[i] < 0)
+            return pp__fail(err, PP_ERR_INPUT, "stage %d: recomputed blocks must be >= 0", i);
     return PP_OK;
 }
 

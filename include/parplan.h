@@ -210,6 +210,14 @@ typedef enum pp_schedule {
 typedef enum pp_optimizer {
     PP_OPT_ADAMW, PP_OPT_ADAM8BIT, PP_OPT_ADAFACTOR, PP_OPT_SGD, PP_OPT_COUNT
 } pp_optimizer;
+/* Where gradients accumulate (mixed precision). */
+typedef enum pp_grad_accum {
+    PP_GRAD_16,      /* 16-bit .grad (DeepSpeed ZeRO default): 2 bytes */
+    PP_GRAD_FP32,    /* fp32 main_grad buffer only (Megatron-LM default): 4 bytes */
+    PP_GRAD_16_FP32, /* 16-bit .grad + fp32 accumulation (DeepSpeed BF16_Optimizer,
+                        data_types.grad_accum_dtype fp32): 6 bytes */
+    PP_GRAD_COUNT
+} pp_grad_accum;
 typedef enum pp_attention { PP_ATTN_FLASH, PP_ATTN_MATERIALISED, PP_ATTN_COUNT } pp_attention;
 
 /* Framework buffers. Defaults (pp_buffers_default) are DeepSpeed's and
@@ -222,7 +230,7 @@ typedef struct pp_buffers {
     double prefetch_bucket;      /* elements; stage3_prefetch_bucket_size */
     double max_live_params;      /* elements; stage3_max_live_parameters */
     double param_persistence;    /* elements; stage3_param_persistence_threshold */
-    double cuda_context;         /* bytes: CUDA context, cuBLAS workspace, NCCL buffers */
+    double cuda_context;         /* bytes: CUDA context, kernels, cuBLAS workspace */
     double fragmentation;        /* fraction added to dynamic (activation) memory */
     double reserve;              /* bytes of GPU memory never usable */
     double host_reserve;         /* fraction of host RAM kept for the OS and loaders */
@@ -235,8 +243,11 @@ typedef struct pp_strategy {
     pp_offload offload;
     pp_recompute recompute;
     int recompute_layers;        /* with FULL: blocks per stage recomputed; -1 = all */
+    int per_stage_recompute;     /* 1: stage_recompute[] overrides recompute_layers */
+    int stage_recompute[PP_MAX_STAGES]; /* with FULL: blocks recomputed on each stage */
     pp_precision precision;      /* fp32, or bf16/fp16/fp8 mixed with fp32 master */
     pp_optimizer optimizer;
+    pp_grad_accum grad_accum_dtype;
     pp_attention attention;
     int micro_batch;             /* sequences per GPU per micro-step */
     int grad_accum;              /* micro-batches per step (= pipeline m) */
@@ -271,7 +282,7 @@ PP_API const char *pp_attention_name(pp_attention a);
 PP_API int pp_enum_parse(const char *const *names, int n, const char *s);
 PP_API const char *const *pp_enum_names(int which, int *n); /* which: see PP_ENUM_* */
 enum { PP_ENUM_PRECISION, PP_ENUM_OFFLOAD, PP_ENUM_RECOMPUTE, PP_ENUM_SCHEDULE, PP_ENUM_OPTIMIZER,
-       PP_ENUM_ATTENTION, PP_ENUM_COUNT };
+       PP_ENUM_ATTENTION, PP_ENUM_GRAD_ACCUM, PP_ENUM_COUNT };
 
 /* ---------------------------------------------------------------- memory */
 
@@ -297,7 +308,8 @@ typedef struct pp_stage_mem {
     double zero_gather_bytes;      /* ZeRO-3 gathered working set */
     double bucket_bytes;           /* ZeRO/DDP communication buckets */
     double p2p_bytes;              /* pipeline send/recv buffers */
-    double recompute_bytes;        /* one block's activations while recomputing */
+    double recompute_bytes;        /* backward working set: one block's activation
+                                      gradients (+ its activations if recomputed) */
     double context_bytes;          /* CUDA context etc. */
     double fragmentation_bytes;
     double host_bytes;             /* states offloaded to host, per GPU */

@@ -174,6 +174,12 @@ static int build(const row *r, scenario *sc)
     /* the Megatron-Bridge 25.09 table has no precision column; its rows repeat
      * the FP8 recipes of the 25.11 and 26.02 tables (same layout, same TFLOP/s) */
     if (!strncmp(nm, "mbridge2509", 11)) s->precision = PP_PREC_FP8;
+    /* Megatron-LM accumulates and reduces bf16 gradients in an fp32 main_grad */
+    if (!strncmp(nm, "narayanan", 9) || !strncmp(nm, "korthikanti", 11) || !strncmp(nm, "mcore", 5) ||
+        !strncmp(nm, "nemo", 4) || !strncmp(nm, "mbridge", 7))
+        s->grad_accum_dtype = PP_GRAD_FP32;
+    if (strstr(prec, "fp32 grad accumulation")) s->grad_accum_dtype = PP_GRAD_16_FP32;
+    if (!strncmp(nm, "bloom", 5) && !strstr(prec, "bf16")) s->precision = PP_PREC_FP16;
     const char *name = r->f[C_NAME];
     /* FlashAttention arrived after these runs (Megatron 2021-22, BLOOM 2022) */
     if (!strncmp(name, "narayanan", 9) || !strncmp(name, "korthikanti", 11) || !strncmp(name, "bloom", 5))
