@@ -43,11 +43,13 @@ static const double pcie_gb_s[7] = {[3] = 15.75, [4] = 31.5, [5] = 63.0, [6] = 1
 
 static const char *const gpu_keys[] = {
     "name", "aliases", "full_name", "vendor", "source", "mem_gib", "hbm_tb_s", "tflops", "tdp_w",
-    "price_usd_per_gpu_hour", "price_date", NULL};
+    "price_usd_per_gpu_hour", "price_date", "efficiency", NULL};
+static const char *const eff_keys[] = {"matmul", "attention", "hbm", "source", NULL};
 static const char *const catalog_keys[] = {"gpus", NULL};
 static const char *const cluster_keys[] = {
     "name", "description", "source", "gpu", "nodes", "gpus_per_node", "nvlink_domain", "intra",
-    "inter", "pcie", "host_mem_gib", "nvme_tb", NULL};
+    "inter", "pcie", "host_mem_gib", "nvme_tb", "nccl_efficiency", "host_mem_gbytes_s", NULL};
+static const char *const nccl_keys[] = {"intra", "inter", "source", NULL};
 static const char *const intra_keys[] = {"kind", "gbytes_per_s_bidir", "gen", "latency_us", NULL};
 static const char *const inter_keys[] = {"kind", "nics", "nic_gbit_s", "latency_us", NULL};
 static const char *const pcie_keys[] = {"gen", "gbytes_per_s", NULL};
@@ -133,6 +135,20 @@ static void read_tflops(jr_ctx *c, const cJSON *g, const char *path, pp_gpu *out
     if (!any) jr_fail(c, path, "tflops", "expected at least one precision above 0 TFLOP/s");
 }
 
+/* Optional achievable fractions (docs/time.md); absent = documented defaults. */
+static void read_efficiency(jr_ctx *c, const cJSON *g, const char *path, pp_gpu *out)
+{
+    char p[96], src[PP_TEXT_LEN];
+    const cJSON *e = jr_obj(c, g, path, "efficiency", 0);
+    if (!e) return;
+    snprintf(p, sizeof p, "%s.efficiency", path);
+    jr_check_keys(c, e, p, eff_keys);
+    jr_num(c, e, p, "matmul", 0, 0.01, 1, &out->matmul_eff);
+    jr_num(c, e, p, "attention", 0, 0.01, 1, &out->attn_eff);
+    jr_num(c, e, p, "hbm", 0, 0.01, 1, &out->hbm_eff);
+    jr_str(c, e, p, "source", 0, src, sizeof src);
+}
+
 static void read_price(jr_ctx *c, const cJSON *g, const char *path, pp_gpu *out)
 {
     int has_price = jr_num(c, g, path, "price_usd_per_gpu_hour", 0, 0, 1000, &out->price_usd_per_hour);
@@ -158,6 +174,7 @@ static void read_gpu(jr_ctx *c, const cJSON *g, const char *path, gpu_entry *e)
     if (num_pos(c, g, path, "mem_gib", 1, 4096, &v)) out->mem_bytes = v * PP_GIB;
     if (num_pos(c, g, path, "hbm_tb_s", 1, 1000, &v)) out->hbm_bw = v * 1e12;
     read_tflops(c, g, path, out);
+    read_efficiency(c, g, path, out);
     num_pos(c, g, path, "tdp_w", 1, 1e4, &out->tdp_w);
     read_price(c, g, path, out);
 }
@@ -308,7 +325,9 @@ static pp_status gpu_lookup(const char *name, const char *prefix, pp_gpu *out, p
     }
     char hint[320];
     suggest(PP_PRESET_GPU, name, hint, sizeof hint);
-    return pp__fail(err, PP_ERR_INPUT, "%sunknown GPU '%.64s'%s (see `parplan gpus`)", prefix, name, hint);
+    pp__fail(err, PP_ERR_INPUT, "%sunknown GPU '%.64s'%s (see `parplan gpus`)", prefix, name, hint);
+    if (err) jr_sanitize(err->msg); /* the name may come from a file */
+    return PP_ERR_INPUT;
 }
 
 pp_status pp_gpu_load(const char *name, pp_gpu *out, pp_error *err)
@@ -424,6 +443,15 @@ static pp_status read_cluster(const cJSON *root, const char *where, pp_cluster *
     read_pcie(&c, root, &cl->pcie);
     if (num_pos(&c, root, "$", "host_mem_gib", 1, 1e6, &v)) cl->host_mem_bytes = v * PP_GIB;
     if (jr_num(&c, root, "$", "nvme_tb", 0, 0, 1e4, &v)) cl->nvme_bytes = v * 1e12;
+    if (jr_num(&c, root, "$", "host_mem_gbytes_s", 0, 1, 1e5, &v)) cl->host_mem_bw = v * 1e9;
+    const cJSON *nc = jr_obj(&c, root, "$", "nccl_efficiency", 0);
+    if (nc) {
+        char src[PP_TEXT_LEN];
+        jr_check_keys(&c, nc, "$.nccl_efficiency", nccl_keys);
+        jr_num(&c, nc, "$.nccl_efficiency", "intra", 0, 0.01, 1.5, &cl->nccl_eff_intra);
+        jr_num(&c, nc, "$.nccl_efficiency", "inter", 0, 0.01, 1.5, &cl->nccl_eff_inter);
+        jr_str(&c, nc, "$.nccl_efficiency", "source", 0, src, sizeof src);
+    }
     if (c.st != PP_OK) return c.st;
     /* a node's NICs are shared by its GPUs: bytes/s per GPU per direction */
     cl->inter.bw = cl->nics_per_node * cl->nic_bw / cl->gpus_per_node;

@@ -133,6 +133,22 @@ static const char *basis_for(const char *name)
     return "model";
 }
 
+/* Calibration hook (tools/fit.py): PARPLAN_FIT_<gpu>=matmul,attention
+ * overrides the catalog's efficiencies, e.g. PARPLAN_FIT_h100_sxm=0.6,0.35. */
+static void apply_fit_overrides(pp_gpu *g)
+{
+    char key[96];
+    snprintf(key, sizeof key, "PARPLAN_FIT_%s", g->name);
+    for (char *p = key; *p; p++)
+        if (*p == '-') *p = '_';
+    const char *v = getenv(key);
+    double mm, at;
+    if (v && sscanf(v, "%lf,%lf", &mm, &at) == 2) {
+        g->matmul_eff = mm;
+        g->attn_eff = at;
+    }
+}
+
 static int build(const row *r, scenario *sc)
 {
     pp_error err;
@@ -142,12 +158,13 @@ static int build(const row *r, scenario *sc)
         snprintf(sc->note, sizeof sc->note, "shape not published");
         return 0;
     }
-    const char *cl = cluster_for(r->f[C_GPU]);
+    const char *cl = !strncmp(r->f[C_NAME], "bloom", 5) ? "jean-zay-a100" : cluster_for(r->f[C_GPU]);
     if (!cl || pp_cluster_load(cl, &sc->cluster, &err) != PP_OK ||
         pp_cluster_resize(&sc->cluster, 0, atoi(r->f[C_NGPU]), &err) != PP_OK) {
         snprintf(sc->note, sizeof sc->note, "cluster: %s", err.msg);
         return 0;
     }
+    apply_fit_overrides(&sc->cluster.gpu);
     pp_strategy *s = &sc->s;
     pp_strategy_default(s);
     s->tp = r->f[C_TP][0] ? atoi(r->f[C_TP]) : 1;
@@ -162,9 +179,16 @@ static int build(const row *r, scenario *sc)
     if (!strncmp(nm, "mcore", 5) && !r->f[C_ZERO][0]) s->zero = 1;
     /* BigScience tr11 scripts always pass --checkpoint-activations */
     if (!strncmp(nm, "bloom", 5) && !r->f[C_RECOMP][0]) s->recompute = PP_RECOMPUTE_FULL;
+    /* Megatron-LM (2021-22) and DeepSpeed's PipelineEngine reduce gradients
+     * after the pipeline flush, not during the backward pass */
+    if (!strncmp(nm, "narayanan", 9) || !strncmp(nm, "korthikanti", 11) || !strncmp(nm, "bloom", 5))
+        s->overlap_dp = 0;
     if (s->tp > 1 && (!strncmp(r->f[C_NAME], "mcore", 5) || !strncmp(r->f[C_NAME], "nemo", 4) ||
                       !strncmp(r->f[C_NAME], "mbridge", 7)))
+    {
         s->sp = 1; /* Megatron-Core recipes enable sequence parallelism with TP */
+        s->overlap_tp = 1; /* and TP communication overlap (the README says so for mcore) */
+    }
     s->seq = atoi(r->f[C_SEQ]);
     s->global_batch = atoi(r->f[C_GB]);
     s->micro_batch = r->f[C_MB][0] ? atoi(r->f[C_MB]) : 1;
