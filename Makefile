@@ -8,7 +8,7 @@ DEB_PKGS   := cmake make gcc pkg-config libglpk-dev libcjson-dev libcriterion-de
 FUZZ_PKGS  := clang
 RUN_ARGS   ?= plan --model llama3-8b --cluster dgx-h100 --global-batch 512 --seq 8192 --top 3
 
-.PHONY: all deps build run test test-plain test-asan bench fuzz install clean
+.PHONY: all deps build run test test-plain test-asan bench fuzz install clean validate
 
 all: build
 
@@ -45,6 +45,13 @@ fuzz: deps
 	cmake -S tests/fuzz -B build-fuzz -DCMAKE_C_COMPILER=clang >/dev/null
 	cmake --build build-fuzz -j $(JOBS)
 	@echo "fuzzers built in build-fuzz/; run e.g. build-fuzz/fuzz_model_json tests/fuzz/corpus/model -max_total_time=60"
+
+# Regenerates docs/validation.md: predictions vs published runs, and the fit.
+validate: build
+	./$(BUILD)/validate tests/reference/published_runs.csv > docs/validation.md.tmp
+	printf '\n## Calibration (tools/fit.py)\n\nEach GPU family has two fitted constants, its achievable matmul and attention\nefficiency (topologies/gpus.json "efficiency"), chosen by grid search to minimise the median\nabsolute error over that family'"'"'s rows. "held out" rows show a source predicted with\nconstants fitted on the other sources only: the honest error bar for a new framework.\n\n| family | rows | fitted | median | worst |\n|---|---|---|---|---|\n' >> docs/validation.md.tmp
+	python3 tools/fit.py ./$(BUILD)/validate tests/reference/published_runs.csv >> docs/validation.md.tmp
+	mv docs/validation.md.tmp docs/validation.md
 
 install: build
 	cmake --install $(BUILD)

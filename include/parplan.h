@@ -383,6 +383,11 @@ typedef struct pp_plan {
 /* Step time and throughput of a resolved strategy. Pure arithmetic. */
 PP_API void pp_time_estimate(const pp_model *m, const pp_cluster *c, const pp_strategy *s,
                              pp_time *t, pp_throughput *tp);
+/* Fits c->gpu.matmul_eff and attn_eff (one common factor) so that the
+ * resolved strategy's predicted step equals a measured step time (s) of the
+ * user's own run. PP_ERR_INFEASIBLE when no efficiency in (0, 1] explains it. */
+PP_API pp_status pp_calibrate(const pp_model *m, pp_cluster *c, const pp_strategy *resolved,
+                              double measured_step_s, pp_error *err);
 /* Time, cost and energy to train on `tokens` tokens. price_usd_per_gpu_hour
  * and tdp_w override the catalog when > 0. */
 PP_API void pp_plan_train(const pp_cluster *c, pp_plan *p, double tokens, double price_usd_per_gpu_hour,
@@ -431,6 +436,134 @@ PP_API void pp_free(void *p);
 
 PP_API const char *pp_precision_name(pp_precision p);
 PP_API const char *pp_link_kind_name(pp_link_kind k);
+
+/* ---------------------------------------------------------------- configs out
+ * Launcher files for a plan: DeepSpeed's ds_config.json (written, and read
+ * back into a strategy) and Megatron-LM / Megatron-DeepSpeed arguments.
+ * Targeted versions and every rule: docs/deepspeed.md, docs/megatron.md.
+ *
+ * Each framework decides a few things implicitly (DeepSpeed runs bf16
+ * without ZeRO through its BF16_Optimizer; Megatron-LM accumulates bf16
+ * gradients in fp32; DeepSpeed's pipeline engine never overlaps gradient
+ * reduction). pp_*_adapt rewrites a strategy into what the framework will
+ * really run, noting each change, so that the estimate matches the file;
+ * pp_*_check refuses anything the file cannot express exactly (the reason
+ * says what to change); the writers call check and never emit what the
+ * framework rejects or silently ignores.
+ *
+ * Ownership: notes and option structs are plain caller-owned values;
+ * *_to_string and pp_megatron_args return text the caller frees with
+ * pp_free. Notes are appended to (start from an all-zero pp_notes). */
+
+#define PP_NOTES_MAX 32
+#define PP_NOTE_LEN 320
+
+/* Human-readable notes beside a result: what was adapted or assumed, what a
+ * file cannot say, keys DeepSpeed ignores. Never written into the files. */
+typedef struct pp_notes {
+    int n;                                 /* lines used */
+    int dropped;                           /* lines that did not fit */
+    char line[PP_NOTES_MAX][PP_NOTE_LEN];  /* one line each, no newline */
+} pp_notes;
+
+/* Training hyper-parameters the emitted configs carry. Defaults
+ * (pp_hparams_default) are common LLM pretraining values, docs/deepspeed.md. */
+typedef struct pp_hparams {
+    double lr;                /* peak learning rate; default 3e-4 */
+    double min_lr;            /* warmup start and end of decay; default 0 */
+    double beta1, beta2;      /* AdamW moments; default 0.9, 0.95 */
+    double eps;               /* AdamW epsilon; default 1e-8 */
+    double weight_decay;      /* default 0.1 */
+    double momentum;          /* SGD; default 0.9 */
+    int warmup_steps;         /* linear warmup, optimizer steps; default 2000 */
+    int total_steps;          /* optimizer steps of the run (linear decay to min_lr); default 100000 */
+    double gradient_clipping; /* max global gradient L2 norm, 0 = off; default 1.0 */
+    int initial_scale_power;  /* fp16: first dynamic loss scale is 2^this; default 16 */
+    int loss_scale_window;    /* fp16: steps without overflow before the scale grows; default 1000 */
+    int hysteresis;           /* fp16: overflows tolerated before it shrinks; default 2 */
+    double min_loss_scale;    /* fp16: floor of the dynamic loss scale; default 1 */
+} pp_hparams;
+
+PP_API void pp_hparams_default(pp_hparams *h);
+/* Range checks (lr > 0, min_lr <= lr, warmup <= total, ...); `where` names
+ * the source in the message. */
+PP_API pp_status pp_hparams_check(const pp_hparams *h, const char *where, pp_error *err);
+
+/* DeepSpeed v0.14.5 ds_config.json. */
+typedef struct pp_deepspeed_opts {
+    pp_hparams hp;
+    int client_optimizer;       /* 1: no optimizer/scheduler blocks, the training script
+                                   passes its own (Megatron-DeepSpeed does); default 0 */
+    int pin_memory;             /* offload buffers in pinned host memory; default 1 */
+    int gather_16bit_on_save;   /* ZeRO-3: stage3_gather_16bit_weights_on_model_save; default 1 */
+    char nvme_path[PP_TEXT_LEN];/* local NVMe mount for --offload nvme (required then) */
+} pp_deepspeed_opts;
+
+PP_API void pp_deepspeed_opts_default(pp_deepspeed_opts *o);
+/* Rewrites s into what DeepSpeed will run (see above); notes each change.
+ * PP_ERR_INPUT when s asks for something DeepSpeed cannot do (ZeRO-2/3
+ * with pipeline parallelism, ...). s need not be resolved. */
+PP_API pp_status pp_deepspeed_adapt(const pp_model *m, const pp_cluster *c, pp_strategy *s, pp_notes *notes,
+                                    pp_error *err);
+/* PP_OK when ds_config.json can express s exactly; else PP_ERR_INPUT with
+ * the reason. No I/O; cheap enough to filter candidate strategies. */
+PP_API pp_status pp_deepspeed_check(const pp_model *m, const pp_cluster *c, const pp_strategy *s,
+                                    const pp_deepspeed_opts *o, pp_error *err);
+/* The ds_config.json text for plan p (its resolved strategy); *out is
+ * caller-freed with pp_free. Notes say what the file cannot carry. */
+PP_API pp_status pp_deepspeed_to_string(const pp_model *m, const pp_cluster *c, const pp_plan *p,
+                                        const pp_deepspeed_opts *o, char **out, pp_notes *notes,
+                                        pp_error *err);
+/* Writes it to path atomically; an existing file is replaced only with
+ * force (else PP_ERR_IO naming the file). */
+PP_API pp_status pp_deepspeed_write(const pp_model *m, const pp_cluster *c, const pp_plan *p,
+                                    const pp_deepspeed_opts *o, const char *path, int force, pp_notes *notes,
+                                    pp_error *err);
+/* Reads a user's ds_config.json the way DeepSpeed v0.14.5 does (batch rule,
+ * defaults, "auto", its failures) into s. On entry s carries what a
+ * DeepSpeed config does not: tp, pp, cp, ep, sp, seq, recompute, schedule,
+ * stage split, attention, order (and precision fp8 or optimizer as
+ * fallbacks); the file sets dp, ZeRO, offload, precision, gradient dtype,
+ * batch, buckets, overlap, optimizer. o (may be NULL) receives the
+ * hyper-parameters. Warnings name keys DeepSpeed ignores. Errors are
+ * PP_ERR_INPUT naming `where` and the key. */
+PP_API pp_status pp_deepspeed_parse(const char *text, size_t len, const char *where, const pp_model *m,
+                                    const pp_cluster *c, pp_strategy *s, pp_deepspeed_opts *o,
+                                    pp_notes *warnings, pp_error *err);
+PP_API pp_status pp_deepspeed_read(const char *path, const pp_model *m, const pp_cluster *c, pp_strategy *s,
+                                   pp_deepspeed_opts *o, pp_notes *warnings, pp_error *err);
+
+/* Megatron-LM (Megatron-Core) or Megatron-DeepSpeed command-line arguments. */
+typedef enum pp_megatron_flavor {
+    PP_MEGATRON_LM,        /* NVIDIA Megatron-LM, Megatron-Core argument names */
+    PP_MEGATRON_DEEPSPEED, /* microsoft/Megatron-DeepSpeed with a ds_config.json */
+    PP_MEGATRON_FLAVOR_COUNT
+} pp_megatron_flavor;
+
+typedef struct pp_megatron_opts {
+    pp_megatron_flavor flavor;          /* default PP_MEGATRON_LM */
+    pp_hparams hp;
+    char deepspeed_config[PP_TEXT_LEN]; /* DEEPSPEED: value of --deepspeed_config; default "ds_config.json" */
+} pp_megatron_opts;
+
+PP_API void pp_megatron_opts_default(pp_megatron_opts *o);
+/* As pp_deepspeed_adapt, for the flavor's framework. */
+PP_API pp_status pp_megatron_adapt(const pp_model *m, const pp_cluster *c, pp_strategy *s,
+                                   pp_megatron_flavor flavor, pp_notes *notes, pp_error *err);
+PP_API pp_status pp_megatron_check(const pp_model *m, const pp_cluster *c, const pp_strategy *s,
+                                   const pp_megatron_opts *o, pp_error *err);
+/* The arguments as a bash file defining MEGATRON_ARGS=( ... ), one flag per
+ * line; *out is caller-freed with pp_free. */
+PP_API pp_status pp_megatron_args(const pp_model *m, const pp_cluster *c, const pp_plan *p,
+                                  const pp_megatron_opts *o, char **out, pp_notes *notes, pp_error *err);
+PP_API pp_status pp_megatron_write(const pp_model *m, const pp_cluster *c, const pp_plan *p,
+                                   const pp_megatron_opts *o, const char *path, int force, pp_notes *notes,
+                                   pp_error *err);
+
+/* Writes len bytes to path: to a temporary file in the same directory, then
+ * renamed over path, so path is complete or untouched. Without force an
+ * existing path is left alone and PP_ERR_IO says so. */
+PP_API pp_status pp_write_file(const char *path, const char *data, size_t len, int force, pp_error *err);
 
 #ifdef __cplusplus
 }

@@ -1,0 +1,171 @@
+/*
+ * test_time.c — the step-time model against hand calculations written out
+ * here: Narayanan et al. 2021 Eq. 3 and Korthikanti et al. 2022's FLOP
+ * counts, every collective formula, the bubble formulas, and calibration to
+ * one measured run (Korthikanti Table 5) predicting another.
+ */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <string.h>
+
+#include "costmodel/costmodel.h"
+
+static pp_model load(const char *name)
+{
+    pp_model m;
+    pp_error err = {""};
+    cr_assert_eq(pp_model_load(name, &m, &err), PP_OK, "%s", err.msg);
+    return m;
+}
+
+static pp_cluster cluster(const char *name, int gpus)
+{
+    pp_cluster c;
+    pp_error err = {""};
+    cr_assert_eq(pp_cluster_load(name, &c, &err), PP_OK, "%s", err.msg);
+    cr_assert_eq(pp_cluster_resize(&c, 0, gpus, &err), PP_OK, "%s", err.msg);
+    return c;
+}
+
+static void estimate(const pp_model *m, const pp_cluster *c, pp_strategy *s, pp_plan *p)
+{
+    pp_error err = {""};
+    cr_assert_eq(pp_estimate(m, c, s, p, &err), PP_OK, "%s", err.msg);
+}
+
+/* Narayanan Eq. 3: F = 96 B s l h^2 (1 + s/6h + V/16lh) per iteration with
+ * full recomputation (4 passes over the blocks, 3 over the LM head). */
+Test(time, narayanan_eq3_hardware_flops)
+{
+    pp_model m = load("megatron-145.6b");
+    pp_cluster c = cluster("dgx-a100-80g", 1536);
+    pp_strategy s;
+    pp_strategy_default(&s);
+    s.tp = 8, s.pp = 8, s.dp = 24, s.seq = 2048, s.global_batch = 2304;
+    s.recompute = PP_RECOMPUTE_FULL;
+    s.attention = PP_ATTN_MATERIALISED;
+    pp_plan p;
+    estimate(&m, &c, &s, &p);
+    double B = 2304, S = 2048, l = 80, h = 12288, V = 51200;
+    double eq3 = 96 * B * S * l * h * h * (1 + S / (6 * h) + V / (16 * l * h));
+    double got = p.throughput.hardware_flops_per_step;
+    /* ours also counts bias adds as FLOPs: allow 0.1% */
+    cr_expect(fabs(got / eq3 - 1) < 1e-3, "hardware FLOPs %.6g vs Eq. 3 %.6g", got, eq3);
+    /* model FLOPs: 3 passes, Korthikanti Eq. 7: 72 B s l h^2 (1 + s/6h + V/12lh) */
+    double eq7 = 72 * B * S * l * h * h * (1 + S / (6 * h) + V / (12 * l * h));
+    cr_expect(fabs(p.throughput.model_flops_per_step / eq7 - 1) < 1e-3);
+}
+
+/* Selective recompute re-runs QK^T and AV: 2 * 2 B s^2 h per block on top
+ * of the model FLOPs (Korthikanti Sec. 5, hardware vs model FLOPs). */
+Test(time, korthikanti_selective_hardware_flops)
+{
+    pp_model m = load("korthikanti-22b");
+    pp_cluster c = cluster("dgx-a100-80g", 8);
+    pp_strategy s;
+    pp_strategy_default(&s);
+    s.tp = 8, s.dp = 1, s.sp = 1, s.seq = 2048, s.micro_batch = 4, s.global_batch = 4;
+    s.recompute = PP_RECOMPUTE_SELECTIVE;
+    pp_plan p;
+    estimate(&m, &c, &s, &p);
+    double B = 4, S = 2048, l = 48, h = 6144, V = 51200;
+    double model = 72 * B * S * l * h * h * (1 + S / (6 * h) + V / (12 * l * h));
+    double hw = model + 4 * B * S * S * h * l;
+    cr_expect(fabs(p.throughput.hardware_flops_per_step / hw - 1) < 1e-3, "%.6g vs %.6g",
+              p.throughput.hardware_flops_per_step, hw);
+}
+
+/* Collectives: a 4-member NVLink group, 100 GB/s, 2 us per step. */
+Test(time, collective_formulas)
+{
+    pp__comm_group g = {4, 100e9, 2e-6, 0};
+    double S = 1e9, base = 8e-6; /* NCCL base latency per call */
+    cr_expect(fabs(pp__allreduce_s(&g, S) - (base + 2 * 3 * 2e-6 + 2 * 3.0 / 4 * S / 100e9)) < 1e-12);
+    cr_expect(fabs(pp__allgather_s(&g, S) - (base + 3 * 2e-6 + 3.0 / 4 * S / 100e9)) < 1e-12);
+    cr_expect(fabs(pp__reducescatter_s(&g, S) - (base + 3 * 2e-6 + 3.0 / 4 * S / 100e9)) < 1e-12);
+    cr_expect(fabs(pp__alltoall_s(&g, S) - (base + 3 * 2e-6 + 3.0 / 4 * S / 100e9)) < 1e-12);
+    cr_expect(fabs(pp__sendrecv_s(&g, S) - (base + 2e-6 + S / 100e9)) < 1e-12);
+    /* across nodes a double binary tree wins on latency for small messages:
+     * 64 ranks, 1 KB: ring 2*63 steps vs tree 2*6 steps */
+    pp__comm_group x = {64, 10e9, 5e-6, 1};
+    double tree = base + 2 * 6 * 5e-6 + 2 * 1e3 / 10e9;
+    cr_expect(fabs(pp__allreduce_s(&x, 1e3) - tree) < 1e-12);
+    pp__comm_group one = {1, 100e9, 2e-6, 0};
+    cr_expect_eq(pp__allreduce_s(&one, S), 0, "a group of one does not communicate");
+}
+
+Test(time, group_tiers_follow_rank_order)
+{
+    pp_cluster c = cluster("dgx-h100", 64);
+    pp__comm_group tp, dp;
+    pp__group(&c, 8, 1, &tp);  /* TP=8, stride 1: one node, NVLink */
+    pp__group(&c, 8, 8, &dp);  /* DP=8, stride 8: one member per node, NICs */
+    cr_expect_eq(tp.crosses_nodes, 0);
+    cr_expect(fabs(tp.bw - 450e9 * 0.80) < 1, "NVLink4 450 GB/s per direction x 0.80: %g", tp.bw);
+    cr_expect_eq(dp.crosses_nodes, 1);
+    cr_expect(fabs(dp.bw - 50e9 * 0.74) < 1, "one 400 Gb/s NIC per GPU x 0.74: %g", dp.bw);
+}
+
+/* Bubble: (p-1)/m of the ideal time for 1F1B, (p-1)/(v m) interleaved. */
+Test(time, bubble_fractions)
+{
+    pp_model m = load("gpt3-175b");
+    pp_cluster c = cluster("dgx-a100-80g", 64);
+    pp_strategy s;
+    pp_strategy_default(&s);
+    s.tp = 8, s.pp = 8, s.dp = 1, s.seq = 2048, s.global_batch = 32;
+    s.recompute = PP_RECOMPUTE_FULL;
+    pp_plan p;
+    estimate(&m, &c, &s, &p);
+    double mb = p.time.stage_microbatch_s[p.time.slowest_stage];
+    cr_expect(fabs(p.time.bubble_s / (32 * mb) - 7.0 / 32) < 1e-9);
+    s.schedule = PP_SCHED_INTERLEAVED;
+    s.virtual_stages = 3;
+    estimate(&m, &c, &s, &p);
+    mb = p.time.stage_microbatch_s[p.time.slowest_stage];
+    cr_expect(fabs(p.time.bubble_s / (32 * mb) - 7.0 / (3 * 32)) < 1e-9);
+}
+
+Test(time, terms_add_up)
+{
+    pp_model m = load("llama3-70b");
+    pp_cluster c = cluster("dgx-h100", 64);
+    pp_strategy s;
+    pp_strategy_default(&s);
+    s.tp = 4, s.pp = 4, s.dp = 4, s.sp = 1, s.zero = 1, s.seq = 8192, s.global_batch = 128;
+    pp_plan p;
+    estimate(&m, &c, &s, &p);
+    const pp_time *t = &p.time;
+    double sum = t->compute_s + t->recompute_s + t->tp_comm_s + t->cp_comm_s + t->ep_comm_s + t->pp_comm_s +
+                 t->dp_comm_exposed_s + t->bubble_s + t->optimizer_s + t->offload_s;
+    cr_expect(fabs(sum - t->step_s) < 1e-9 * t->step_s);
+    cr_expect_gt(t->tp_comm_s, 0);
+    cr_expect_gt(p.throughput.mfu, 0.2);
+    cr_expect_lt(p.throughput.mfu, 0.8);
+}
+
+/* Calibrate on Korthikanti Table 5's full-recompute baseline of the 22B
+ * model (1.42 s per iteration), then predict the selective + SP column
+ * (1.10 s) with the fitted efficiency. */
+Test(time, calibrate_on_one_run_predicts_another)
+{
+    pp_model m = load("korthikanti-22b");
+    pp_cluster c = cluster("dgx-a100-80g", 8);
+    pp_strategy s;
+    pp_strategy_default(&s);
+    s.tp = 8, s.dp = 1, s.seq = 2048, s.micro_batch = 4, s.global_batch = 4;
+    s.recompute = PP_RECOMPUTE_FULL;
+    s.attention = PP_ATTN_MATERIALISED;
+    pp_plan p;
+    estimate(&m, &c, &s, &p);
+    pp_error err = {""};
+    cr_assert_eq(pp_calibrate(&m, &c, &p.strategy, 1.42, &err), PP_OK, "%s", err.msg);
+    estimate(&m, &c, &s, &p);
+    cr_expect(fabs(p.time.step_s - 1.42) < 1e-6, "calibrated step %g", p.time.step_s);
+    s.recompute = PP_RECOMPUTE_SELECTIVE;
+    s.sp = 1;
+    estimate(&m, &c, &s, &p);
+    cr_expect(fabs(p.time.step_s / 1.10 - 1) < 0.10, "predicted %.3f s vs published 1.10 s", p.time.step_s);
+    /* an impossible measurement is refused, not fitted */
+    cr_expect_eq(pp_calibrate(&m, &c, &p.strategy, 1e-3, &err), PP_ERR_INFEASIBLE);
+}
