@@ -32,6 +32,29 @@ static void add_strategy(cJSON *o, const pp_strategy *s)
     for (int i = 0; i < s->pp; i++) cJSON_AddItemToArray(sl, cJSON_CreateNumber(s->stage_layers[i]));
 }
 
+static void add_params(cJSON *o, const pp_plan *p)
+{
+    const pp_finetune *f = &p->strategy.ft;
+    int n;
+    cJSON *j = cJSON_AddObjectToObject(o, "training");
+    cJSON_AddStringToObject(j, "mode", pp_enum_names(PP_ENUM_MODE, &n)[f->mode]);
+    cJSON_AddNumberToObject(j, "params_total", p->params_total);
+    cJSON_AddNumberToObject(j, "params_trainable", p->params_trainable);
+    cJSON_AddNumberToObject(j, "trainable_fraction", p->params_total > 0 ? p->params_trainable / p->params_total : 0);
+    if (f->mode != PP_MODE_FULL) {
+        static const char *const tn[] = {"q", "k", "v", "o", "gate", "up", "down", "lm_head"};
+        cJSON_AddNumberToObject(j, "lora_rank", f->lora_rank);
+        cJSON_AddNumberToObject(j, "lora_alpha", f->lora_alpha);
+        cJSON_AddNumberToObject(j, "lora_dropout", f->lora_dropout);
+        cJSON *t = cJSON_AddArrayToObject(j, "lora_targets");
+        for (int i = 0; i < 8; i++)
+            if (f->lora_targets & (1u << i)) cJSON_AddItemToArray(t, cJSON_CreateString(tn[i]));
+    } else {
+        cJSON_AddBoolToObject(j, "freeze_embeddings", f->freeze_embeddings);
+        cJSON_AddNumberToObject(j, "freeze_layers", f->freeze_layers);
+    }
+}
+
 static void add_stage(cJSON *arr, const pp_stage_mem *st)
 {
     static const char *const phase[] = {"forward_backward", "optimizer_step"};
@@ -124,6 +147,7 @@ char *pp_plan_to_json(const pp_model *m, const pp_cluster *c, const pp_plan *p)
     cJSON_AddNumberToObject(o, "nodes", c->nodes);
     cJSON_AddNumberToObject(o, "gpus", pp_cluster_gpus(c));
     add_strategy(o, &p->strategy);
+    add_params(o, p);
     add_memory(o, &p->memory);
     add_time(o, p);
     char *s = cJSON_Print(o);

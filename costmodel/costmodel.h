@@ -76,6 +76,21 @@ int pp__recomputed_blocks(const pp_strategy *s, int stage, int n);
 /* NCCL communicator buffers per GPU, bytes, for the groups the strategy uses. */
 double pp__nccl_bytes(const pp_strategy *s);
 
+/* Fine-tuning (finetune.c). */
+double pp__qlora_bytes_per_param(void);
+int pp__base_frozen(const pp_strategy *s, int block);
+int pp__embedding_frozen(const pp_strategy *s);
+int pp__head_frozen(const pp_model *m, const pp_strategy *s);
+int pp__block_needs_backward(const pp_strategy *s, int block);
+/* Adapter parameters of one block; *act_per_token: bytes LoRA adds per token. */
+double pp__lora_block_params(const pp_model *m, const pp_strategy *s, int kind, double *act_per_token);
+double pp__lora_head_params(const pp_model *m, const pp_strategy *s);
+double pp__quantizable_block_params(const pp_model *m, int kind);
+
+/* Trainable (unfrozen + adapter) and NF4-stored elements of a stage's GPU. */
+void pp__stage_trainable(const pp_model *m, const pp_strategy *s, int stage, int first, int last,
+                         double *trainable, double *quantized);
+
 /* Formats a one-line error into err (may be NULL) and returns st. */
 pp_status pp__fail(pp_error *err, pp_status st, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));

@@ -10,5 +10,6 @@ pp_status pp_estimate(const pp_model *m, const pp_cluster *c, const pp_strategy 
     pp_memory_estimate(m, c, &out->strategy, &out->memory);
     pp_time_estimate(m, c, &out->strategy, &out->time, &out->throughput);
     out->train = (pp_train){0};
+    pp_trainable_params(m, &out->strategy, &out->params_total, &out->params_trainable);
     return PP_OK;
 }

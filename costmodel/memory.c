@@ -32,15 +32,22 @@ double pp__optimizer_bytes_per_param(const pp_model *m, pp_optimizer o, pp_preci
     case PP_OPT_ADAFACTOR:                  /* Shazeer & Stern 2018: factored v, */
         return master + 4.0 * (1.0 / m->hidden + 1.0 / m->ffn); /* no momentum */
     case PP_OPT_SGD: return master + 4.0;   /* momentum buffer */
+    case PP_OPT_LION: return master + 4.0;  /* Chen et al. 2023: one momentum */
+    case PP_OPT_ADAGRAD: return master + 4.0; /* Duchi et al. 2011: sum of squares */
+    case PP_OPT_RMSPROP: return master + 4.0; /* Hinton: square average (momentum 0) */
     default: return master + 8.0;
     }
 }
 
 /* Per-GPU parameter elements of one stage, split by what ZeRO shards over. */
 typedef struct stage_params {
-    double dense;   /* sharded over dp*cp */
-    double expert;  /* sharded over dp*cp/ep */
+    double dense;         /* sharded over dp*cp */
+    double expert;        /* sharded over dp*cp/ep */
     double largest_block; /* elements of the largest block on this GPU */
+    double trainable;     /* base weights that train (full mode, not frozen) */
+    double lora;          /* adapter weights (fp32, trainable) */
+    double quantized;     /* base weights stored in NF4 (QLoRA) */
+    double largest_matrix; /* elements of the largest linear map (QLoRA dequant) */
 } stage_params;
 
 static double block_params_gpu(const pp_model *m, const pp_strategy *s, int kind, double *expert)
@@ -58,25 +65,42 @@ static double block_params_gpu(const pp_model *m, const pp_strategy *s, int kind
     return dense;
 }
 
+static void add_block(const pp_model *m, const pp_strategy *s, int i, stage_params *sp)
+{
+    int kind = m->block_kind[i];
+    double ex, act, d = block_params_gpu(m, s, kind, &ex), t = s->tp;
+    sp->dense += d;
+    sp->expert += ex;
+    if (d + ex > sp->largest_block) sp->largest_block = d + ex;
+    if (!pp__base_frozen(s, i)) sp->trainable += d + ex;
+    sp->lora += pp__lora_block_params(m, s, kind, &act) / t;
+    if (s->ft.mode == PP_MODE_QLORA) {
+        /* linear weights on this GPU: everything but norms and the router */
+        double router = kind == PP_BLOCK_MOE ? (double)m->hidden * m->experts : 0;
+        sp->quantized += d + ex - m->norms_per_block * pp__norm_params(m) - router;
+        double big = (double)m->hidden * (kind == PP_BLOCK_MOE ? m->expert_ffn : m->ffn) / t;
+        if (big > sp->largest_matrix) sp->largest_matrix = big;
+    }
+}
+
 static stage_params stage_param_count(const pp_model *m, const pp_strategy *s, int first, int last,
                                       int is_first, int is_last)
 {
-    stage_params sp = {0, 0, 0};
+    stage_params sp = {0, 0, 0, 0, 0, 0, 0};
     double t = s->tp, h = m->hidden, emb = (double)m->vocab * h / t;
-    for (int i = first; i <= last && i >= 0; i++) {
-        double ex, d = block_params_gpu(m, s, m->block_kind[i], &ex);
-        sp.dense += d;
-        sp.expert += ex;
-        if (d + ex > sp.largest_block) sp.largest_block = d + ex;
-    }
+    for (int i = first; i <= last && i >= 0; i++) add_block(m, s, i, &sp);
     if (is_first) {
-        sp.dense += emb + (m->position == PP_POS_LEARNED ? (double)m->max_positions * h : 0);
-        if (m->embed_norm) sp.dense += pp__norm_params(m);
+        double e = emb + (m->position == PP_POS_LEARNED ? (double)m->max_positions * h : 0);
+        if (m->embed_norm) e += pp__norm_params(m);
+        sp.dense += e;
+        if (!pp__embedding_frozen(s)) sp.trainable += e;
     }
     if (is_last) {
-        sp.dense += pp__norm_params(m);
         /* untied head; a tied head is a copy of the embedding when pp > 1 */
-        if (!m->tied_embeddings || !is_first) sp.dense += emb;
+        double head = pp__norm_params(m) + (!m->tied_embeddings || !is_first ? emb : 0);
+        sp.dense += head;
+        if (!pp__head_frozen(m, s)) sp.trainable += head;
+        sp.lora += pp__lora_head_params(m, s) / t;
     }
     return sp;
 }
@@ -87,6 +111,14 @@ void pp__stage_params(const pp_model *m, const pp_strategy *s, int stage, int fi
     stage_params sp = stage_param_count(m, s, first, last, stage == 0, stage == s->pp - 1);
     *dense = sp.dense;
     *expert = sp.expert;
+}
+
+void pp__stage_trainable(const pp_model *m, const pp_strategy *s, int stage, int first, int last,
+                         double *trainable, double *quantized)
+{
+    stage_params sp = stage_param_count(m, s, first, last, stage == 0, stage == s->pp - 1);
+    *trainable = sp.trainable + sp.lora;
+    *quantized = sp.quantized;
 }
 
 /* Micro-batches (in whole-stage units) whose activations stage i holds. */
@@ -115,6 +147,11 @@ static double stage_act(const pp_model *m, const pp_strategy *s, int stage, int 
     for (int i = first; i <= last && i >= 0; i++, n++) {
         pp_recompute r = s->recompute;
         if (r == PP_RECOMPUTE_FULL && n >= k) r = PP_RECOMPUTE_NONE; /* the first k blocks only */
+        if (!pp__block_needs_backward(s, i)) continue; /* frozen prefix: nothing stored */
+        double lora_act;
+        pp__lora_block_params(m, s, m->block_kind[i], &lora_act);
+        if (r != PP_RECOMPUTE_FULL)
+            sum += lora_act * s->micro_batch * s->seq / s->cp / s->tp;
         sum += pp__block_act_bytes(m, s, m->block_kind[i], r);
         /* backward working set: the gradients of one block's activations,
          * plus, when it was recomputed, the activations themselves */
@@ -129,24 +166,33 @@ typedef struct states {
     double params, grads, opt, host, opt_temp, gather_after_step, shard_params;
 } states;
 
-/* Model states on the GPU and on the host, after ZeRO and offload. */
+/* Model states on the GPU and on the host, after ZeRO and offload. Frozen
+ * weights hold storage only; LoRA adapters train in their own dtype and need
+ * no master copy; QLoRA stores linear weights in NF4. */
 static states model_states(const pp_model *m, const pp_strategy *s, const stage_params *sp)
 {
     states st;
     double nd = (double)s->dp * s->cp, ne = nd / s->ep;
     double w = pp__weight_bytes(s->precision), g = pp__grad_bytes(s);
     double k = pp__optimizer_bytes_per_param(m, s->optimizer, s->precision);
+    double k_lora = pp__optimizer_bytes_per_param(m, s->optimizer, PP_PREC_FP32);
     double all = sp->dense + sp->expert;
-    double shard = sp->dense / nd + sp->expert / ne;
+    double shard = sp->dense / nd + sp->expert / ne, f = all > 0 ? shard / all : 1;
+    /* adapters: fp32 under PEFT's default autocast; 16-bit in QLoRA's recipe
+     * (qlora.py casts LoRA modules to bf16); their optimizer needs no master */
+    double la = s->ft.mode == PP_MODE_QLORA ? 2 : 4;
+    double weights = (all - sp->quantized) * w + sp->quantized * pp__qlora_bytes_per_param() + sp->lora * la;
+    double grads = sp->trainable * g + sp->lora * la, opt = sp->trainable * k + sp->lora * k_lora;
+    double train = sp->trainable + sp->lora;
     st.shard_params = shard;
-    st.params = (s->zero >= 3 ? shard : all) * w;
-    st.grads = (s->zero >= 2 ? shard : all) * g;
-    st.opt = (s->zero >= 1 ? shard : all) * k;
-    double opt_elems = s->zero >= 1 ? shard : all;
+    st.params = (s->zero >= 3 ? f : 1) * weights;
+    st.grads = (s->zero >= 2 ? f : 1) * grads;
+    st.opt = (s->zero >= 1 ? f : 1) * opt;
+    double opt_elems = (s->zero >= 1 ? f : 1) * sp->trainable;
     st.opt_temp = s->precision == PP_PREC_FP32 ? 0 : 4.0 * opt_elems; /* fp32 grads */
-    if (s->zero == 1) st.opt_temp += 2.0 * shard; /* DeepSpeed's averaged 16-bit partition */
+    if (s->zero == 1) st.opt_temp += 2.0 * f * train; /* DeepSpeed's averaged 16-bit partition */
     st.gather_after_step = (s->zero == 1 || s->zero == 2) && nd > 1
-                               ? fmin(s->buf.allgather_bucket, all) * w : 0;
+                               ? fmin(s->buf.allgather_bucket, train) * w : 0;
     st.host = 0;
     if (s->offload != PP_OFFLOAD_NONE) {
         /* ZeRO-Offload: optimizer states and fp32 grads live on the host */
@@ -168,8 +214,8 @@ static states model_states(const pp_model *m, const pp_strategy *s, const stage_
 static void comm_buffers(const pp_strategy *s, const stage_params *sp, pp_stage_mem *o)
 {
     double nd = (double)s->dp * s->cp, w = pp__weight_bytes(s->precision);
-    double g = pp__grad_bytes(s), all = sp->dense + sp->expert;
-    o->bucket_bytes = nd > 1 ? fmin(s->buf.reduce_bucket, all) * g : 0;
+    double g = pp__grad_bytes(s), all = sp->dense + sp->expert, train = sp->trainable + sp->lora;
+    o->bucket_bytes = nd > 1 ? fmin(s->buf.reduce_bucket, train) * g : 0;
     o->zero_gather_bytes = 0;
     if (s->zero == 3 && nd > 1) {
         /* the gathered block being computed plus the one prefetched, capped
@@ -177,6 +223,8 @@ static void comm_buffers(const pp_strategy *s, const stage_params *sp, pp_stage_
         double live = fmin(s->buf.max_live_params, 2 * sp->largest_block);
         o->zero_gather_bytes = (live + fmin(s->buf.prefetch_bucket, all)) * w;
     }
+    /* QLoRA: one linear map dequantised to 16 bits at a time */
+    o->zero_gather_bytes += sp->largest_matrix * 2;
 }
 
 /* NCCL buffers: per communicator, NCCL_BUFFSIZE (4 MiB) for Simple plus
@@ -228,13 +276,14 @@ static void stage_estimate(const pp_model *m, const pp_cluster *c, const pp_stra
     comm_buffers(s, &sp, o);
     o->context_bytes = s->buf.cuda_context + pp__nccl_bytes(s);
 
-    /* the caching allocator reserves more than it hands out: nvidia-smi
-     * shows reserved memory. Applied to everything PyTorch allocates (not
-     * the CUDA context or NCCL's own buffers). */
+    /* the caching allocator reserves more than it hands out (nvidia-smi
+     * shows reserved memory): applied to what is allocated while training
+     * runs (gradients, optimizer states, activations, buffers), not to the
+     * weights loaded once, the CUDA context or NCCL's own buffers */
     double states_b = st.params + st.grads + st.opt;
-    double fwd_alloc = states_b + act + o->logits_bytes + o->recompute_bytes + o->zero_gather_bytes +
+    double fwd_alloc = st.grads + st.opt + act + o->logits_bytes + o->recompute_bytes + o->zero_gather_bytes +
                        o->bucket_bytes + o->p2p_bytes;
-    double opt_alloc = states_b + st.opt_temp + st.gather_after_step;
+    double opt_alloc = st.grads + st.opt + st.opt_temp + st.gather_after_step;
     double frag_fwd = s->buf.fragmentation * fwd_alloc, frag_opt = s->buf.fragmentation * opt_alloc;
     double fwd_buf = o->logits_bytes + o->recompute_bytes + o->zero_gather_bytes + o->bucket_bytes
                    + o->p2p_bytes + o->context_bytes + frag_fwd;

@@ -55,6 +55,8 @@ typedef struct stage_t {
     double compute, recompute, tp, cp, ep, p2p, zero3, bwd; /* per micro-batch */
     double dp_total, dp_exposed, optimizer, offload;        /* per step */
     double dense, expert;                                   /* params per GPU */
+    double trainable, quantized;                            /* of which trained; NF4 */
+    double model_flops;                                     /* no recompute, per mb */
     double hw_flops;                                        /* incl. recompute, per mb */
 } stage_t;
 
@@ -94,23 +96,47 @@ static double block_flops(const pp_model *m, const pp_strategy *s, int kind)
     return f * tok / s->tp;
 }
 
+/* LoRA adapters' extra forward time and FLOPs per block (small GEMMs). */
+static double lora_fwd(const pp_model *m, const pp_cluster *c, const pp_strategy *s, int kind, double *flops)
+{
+    double act, n = pp__lora_block_params(m, s, kind, &act) / s->tp;
+    double tok = (double)s->micro_batch * s->seq / s->cp;
+    *flops = 2 * n * tok;
+    if (n <= 0) return 0;
+    /* rank-r GEMMs run at the small-dimension efficiency r/(r+64) */
+    double r = s->ft.lora_rank, eff = (c->gpu.matmul_eff > 0 ? c->gpu.matmul_eff : 0.6) * r / (r + 64);
+    return *flops / (c->gpu.peak_flops[s->precision] * eff);
+}
+
 static void stage_blocks(const pp_model *m, const pp_cluster *c, const pp_strategy *s, const groups *g, int stage,
                          int first, int last, stage_t *st)
 {
     int n = 0, k = pp__recomputed_blocks(s, stage, last - first + 1);
+    double hbm = c->gpu.hbm_bw * (c->gpu.hbm_eff > 0 ? c->gpu.hbm_eff : 0.8);
     for (int i = first; i <= last && i >= 0; i++, n++) {
-        int kind = m->block_kind[i];
+        int kind = m->block_kind[i], back = pp__block_needs_backward(s, i), frozen = pp__base_frozen(s, i);
         pp__block_times bt;
         pp__block_time(m, c, s, kind, &bt);
-        int full = n < k;
-        st->compute += bt.fwd_s + bt.bwd_s;
-        st->bwd += bt.bwd_s;
-        double f = block_flops(m, s, kind);
-        st->hw_flops += 3 * f;
+        double lf, lt = lora_fwd(m, c, s, kind, &lf);
+        /* QLoRA: each pass dequantises the block's NF4 weights to 16 bits */
+        double deq = s->ft.mode == PP_MODE_QLORA ? pp__quantizable_block_params(m, kind) / s->tp *
+                                                       (pp__qlora_bytes_per_param() + 2) / hbm : 0;
+        double fwd = bt.fwd_s + lt + deq;
+        /* a frozen weight's backward computes input gradients only */
+        double bwd = back ? bt.bwd_s - (frozen ? bt.gemm_fwd_s : 0) + 2 * lt + deq : 0;
+        int full = n < k && back;
+        st->compute += fwd + bwd;
+        st->bwd += bwd;
+        /* backward: input gradients (as the forward), weight gradients only
+         * for weights that train; adapters get both */
+        double base = block_flops(m, s, kind), f = base + lf;
+        double fb = back ? (frozen ? 1 : 2) * base + 2 * lf : 0;
+        st->model_flops += f + fb;
+        st->hw_flops += f + fb;
         if (full) {
-            st->recompute += bt.fwd_s;
+            st->recompute += fwd;
             st->hw_flops += f;
-        } else if (s->recompute == PP_RECOMPUTE_SELECTIVE) {
+        } else if (s->recompute == PP_RECOMPUTE_SELECTIVE && back) {
             st->recompute += bt.core_fwd_s;
             double qk = m->heads * (double)pp__head_dim(m);
             st->hw_flops += 4 * (double)s->micro_batch * s->seq / s->cp * s->seq * qk / s->tp;
@@ -134,7 +160,9 @@ static double zero3_exposed(const pp_strategy *s, const groups *g, const stage_t
 static void dp_comm(const pp_strategy *s, const groups *g, stage_t *st)
 {
     double gb = pp__grad_bytes(s) > 4 ? 4 : pp__grad_bytes(s), w = s->precision == PP_PREC_FP32 ? 4 : 2;
-    double dense = st->dense, ex = st->expert, m = s->grad_accum;
+    /* only trained weights have gradients; ZeRO-3 still gathers them all */
+    double all = st->dense + st->expert, fr = all > 0 ? st->trainable / all : 1;
+    double dense = st->dense * fr, ex = st->expert * fr, m = s->grad_accum;
     double ar = pp__allreduce_s(&g->dp, dense * gb) + pp__allreduce_s(&g->edp, ex * gb);
     double rs = pp__reducescatter_s(&g->dp, dense * gb) + pp__reducescatter_s(&g->edp, ex * gb);
     double ag = pp__allgather_s(&g->dp, dense * w) + pp__allgather_s(&g->edp, ex * w);
@@ -161,7 +189,8 @@ static void dp_comm(const pp_strategy *s, const groups *g, stage_t *st)
 static void optimizer_time(const pp_model *m, const pp_cluster *c, const pp_strategy *s, stage_t *st)
 {
     double nd = (double)s->dp * s->cp, ne = nd / s->ep;
-    double shard = s->zero >= 1 ? st->dense / nd + st->expert / ne : st->dense + st->expert;
+    double all = st->dense + st->expert, fr = all > 0 ? st->trainable / all : 1;
+    double shard = fr * (s->zero >= 1 ? st->dense / nd + st->expert / ne : all);
     /* bytes read + written per parameter by the update (fused kernels) */
     double k = pp__optimizer_bytes_per_param(m, s->optimizer, s->precision);
     double bytes = 2 * k + pp__grad_bytes(s) + pp__weight_bytes(s->precision);
@@ -195,10 +224,13 @@ static void stage_time(const pp_model *m, const pp_cluster *c, const pp_strategy
         double head = pp__head_time(m, c, s);
         st->compute += head;
         st->bwd += head * 2 / 3;
-        st->hw_flops += 3 * 2 * tok * m->hidden * (double)m->vocab / s->tp;
+        double hf = (pp__head_frozen(m, s) ? 2 : 3) * 2 * tok * m->hidden * (double)m->vocab / s->tp;
+        st->hw_flops += hf;
+        st->model_flops += hf;
     }
     if (s->pp > 1) st->p2p = 2 * pp__sendrecv_s(&g->pp, 2 * tok * m->hidden / rep);
     pp__stage_params(m, s, i, first, last, &st->dense, &st->expert);
+    pp__stage_trainable(m, s, i, first, last, &st->trainable, &st->quantized);
     st->zero3 = zero3_exposed(s, g, st);
     dp_comm(s, g, st);
     optimizer_time(m, c, s, st);
@@ -209,15 +241,18 @@ static double mb_time(const stage_t *st)
     return st->compute + st->recompute + st->tp + st->cp + st->ep + st->p2p + st->zero3;
 }
 
-static void throughput(const pp_model *m, const pp_cluster *c, const pp_strategy *s, const pp_time *t,
+static void throughput(const pp_cluster *c, const pp_strategy *s, const pp_time *t, double model_mb,
                        double hw_flops_mb_total, pp_throughput *o)
 {
     double tokens = (double)s->global_batch * s->seq, gpus = pp_cluster_gpus(c);
     o->tokens_per_s = tokens / t->step_s;
     o->samples_per_s = s->global_batch / t->step_s;
-    o->model_flops_per_step = 3 * pp_model_fwd_flops_per_token(m, s->seq) * tokens;
+    /* model FLOPs: forward + backward as executed without recomputation;
+     * for full training this is 3x the forward (6ND + attention) */
+    double replicas = (double)s->grad_accum * s->dp * s->cp * s->tp;
+    o->model_flops_per_step = model_mb * replicas;
     /* hardware FLOPs: every stage's executed work, all micro-batches, all replicas */
-    o->hardware_flops_per_step = hw_flops_mb_total * s->grad_accum * s->dp * s->cp * s->tp;
+    o->hardware_flops_per_step = hw_flops_mb_total * replicas;
     o->model_tflops_per_gpu = o->model_flops_per_step / t->step_s / gpus / 1e12;
     o->hardware_tflops_per_gpu = o->hardware_flops_per_step / t->step_s / gpus / 1e12;
     double peak = c->gpu.peak_flops[s->precision];
@@ -232,12 +267,13 @@ void pp_time_estimate(const pp_model *m, const pp_cluster *c, const pp_strategy 
     memset(t, 0, sizeof *t);
     stage_t worst, st;
     memset(&worst, 0, sizeof worst);
-    double worst_mb = -1, dp_exposed = 0, dp_total = 0, opt = 0, off = 0, hw = 0;
+    double worst_mb = -1, dp_exposed = 0, dp_total = 0, opt = 0, off = 0, hw = 0, model = 0;
     for (int i = 0, first = 0; i < s->pp; first += s->stage_layers[i], i++) {
         stage_time(m, c, s, &g, i, first, &st);
         double mb = mb_time(&st);
         t->stage_microbatch_s[i] = mb;
         hw += st.hw_flops;
+        model += st.model_flops;
         if (mb > worst_mb) {
             worst_mb = mb;
             worst = st;
@@ -263,7 +299,7 @@ void pp_time_estimate(const pp_model *m, const pp_cluster *c, const pp_strategy 
     t->offload_s = off;
     t->step_s = t->compute_s + t->recompute_s + t->tp_comm_s + t->cp_comm_s + t->ep_comm_s + t->pp_comm_s +
                 t->dp_comm_exposed_s + t->bubble_s + t->optimizer_s + t->offload_s;
-    throughput(m, c, s, t, hw, o);
+    throughput(c, s, t, model, hw, o);
 }
 
 void pp_plan_train(const pp_cluster *c, pp_plan *p, double tokens, double price, double tdp)

@@ -10,7 +10,8 @@ static const char *const precision_names[] = {"fp32", "tf32", "bf16", "fp16", "f
 static const char *const offload_names[] = {"none", "optimizer", "optimizer+params", "nvme"};
 static const char *const recompute_names[] = {"none", "selective", "full"};
 static const char *const schedule_names[] = {"1f1b", "interleaved", "gpipe"};
-static const char *const optimizer_names[] = {"adamw", "adam8bit", "adafactor", "sgd"};
+static const char *const optimizer_names[] = {"adamw", "adam8bit", "adafactor", "sgd", "lion", "adagrad", "rmsprop"};
+static const char *const mode_names[] = {"full", "lora", "qlora"};
 static const char *const attention_names[] = {"flash", "materialised"};
 static const char *const grad_names[] = {"16bit", "fp32", "16bit+fp32"};
 
@@ -21,6 +22,7 @@ _Static_assert(sizeof schedule_names / sizeof *schedule_names == PP_SCHED_COUNT,
 _Static_assert(sizeof optimizer_names / sizeof *optimizer_names == PP_OPT_COUNT, "names");
 _Static_assert(sizeof attention_names / sizeof *attention_names == PP_ATTN_COUNT, "names");
 _Static_assert(sizeof grad_names / sizeof *grad_names == PP_GRAD_COUNT, "names");
+_Static_assert(sizeof mode_names / sizeof *mode_names == PP_MODE_COUNT, "names");
 
 const char *const *pp_enum_names(int which, int *n)
 {
@@ -32,6 +34,7 @@ const char *const *pp_enum_names(int which, int *n)
         [PP_ENUM_OPTIMIZER] = {optimizer_names, PP_OPT_COUNT},
         [PP_ENUM_ATTENTION] = {attention_names, PP_ATTN_COUNT},
         [PP_ENUM_GRAD_ACCUM] = {grad_names, PP_GRAD_COUNT},
+        [PP_ENUM_MODE] = {mode_names, PP_MODE_COUNT},
     };
     if (which < 0 || which >= PP_ENUM_COUNT) {
         *n = 0;
@@ -90,6 +93,9 @@ void pp_strategy_default(pp_strategy *s)
     s->schedule = PP_SCHED_1F1B;
     s->virtual_stages = 1;
     s->overlap_dp = 1;
+    s->ft.lora_rank = 16;
+    s->ft.lora_alpha = 32;
+    s->ft.lora_targets = PP_LORA_Q | PP_LORA_V;
     memcpy(s->order, "tp-cp-dp-pp", 12);
     pp_buffers_default(&s->buf);
 }
@@ -196,7 +202,7 @@ static pp_status check_states(const pp_strategy *s, const pp_cluster *c, pp_erro
     if (c->gpu.peak_flops[s->precision] <= 0)
         return pp__fail(err, PP_ERR_INPUT, "--precision %s: %s does not support it", precision_names[s->precision],
                         c->gpu.name);
-    if (s->offload == PP_OFFLOAD_OPTIMIZER && s->zero < 1)
+    if (s->offload == PP_OFFLOAD_OPTIMIZER && s->zero < 1 && s->ft.mode != PP_MODE_QLORA)
         return pp__fail(err, PP_ERR_INPUT, "--offload optimizer needs --zero 1, 2 or 3 (ZeRO-Offload)");
     if ((s->offload == PP_OFFLOAD_OPT_PARAMS || s->offload == PP_OFFLOAD_NVME) && s->zero != 3)
         return pp__fail(err, PP_ERR_INPUT, "--offload %s needs --zero 3 (DeepSpeed offloads parameters only at stage 3)",
@@ -208,6 +214,27 @@ static pp_status check_states(const pp_strategy *s, const pp_cluster *c, pp_erro
     for (int i = 0; s->per_stage_recompute && i < s->pp; i++)
         if (s->stage_recompute[i] < 0)
             return pp__fail(err, PP_ERR_INPUT, "stage %d: recomputed blocks must be >= 0", i);
+    return PP_OK;
+}
+
+static pp_status check_finetune(const pp_strategy *s, const pp_model *m, pp_error *err)
+{
+    const pp_finetune *f = &s->ft;
+    if (f->mode >= PP_MODE_COUNT) return pp__fail(err, PP_ERR_INPUT, "--mode: expected full, lora or qlora");
+    if (f->mode != PP_MODE_FULL) {
+        if (f->lora_rank < 1 || f->lora_rank > 4096)
+            return pp__fail(err, PP_ERR_INPUT, "--lora-rank %d: expected an integer in [1, 4096]", f->lora_rank);
+        if (!(f->lora_dropout >= 0 && f->lora_dropout < 1))
+            return pp__fail(err, PP_ERR_INPUT, "--lora-dropout %g: expected a number in [0, 1)", f->lora_dropout);
+        if (!(f->lora_targets & (PP_LORA_ALL_LINEAR | PP_LORA_LM_HEAD)))
+            return pp__fail(err, PP_ERR_INPUT, "--lora-targets: expected at least one of q,k,v,o,gate,up,down,lm_head");
+        if ((f->lora_targets & PP_LORA_GATE) && !m->gated_mlp)
+            return pp__fail(err, PP_ERR_INPUT, "--lora-targets gate: %s has no gated MLP", m->name);
+    }
+    if (f->freeze_layers < 0 || f->freeze_layers > m->layers)
+        return pp__fail(err, PP_ERR_INPUT, "--freeze layers %d: expected 0..%d", f->freeze_layers, m->layers);
+    if (f->mode == PP_MODE_QLORA && s->precision != PP_PREC_BF16 && s->precision != PP_PREC_FP16)
+        return pp__fail(err, PP_ERR_INPUT, "--mode qlora computes in bf16 or fp16, not %s", precision_names[s->precision]);
     return PP_OK;
 }
 
@@ -239,5 +266,6 @@ pp_status pp_strategy_resolve(pp_strategy *s, const pp_model *m, const pp_cluste
     if ((st = check_batch(s, err))) return st;
     if ((st = check_schedule(s, m, err))) return st;
     if ((st = check_states(s, c, err))) return st;
+    if ((st = check_finetune(s, m, err))) return st;
     return check_split(s, m, err);
 }

@@ -208,7 +208,8 @@ typedef enum pp_schedule {
     PP_SCHED_1F1B, PP_SCHED_INTERLEAVED, PP_SCHED_GPIPE, PP_SCHED_COUNT
 } pp_schedule;
 typedef enum pp_optimizer {
-    PP_OPT_ADAMW, PP_OPT_ADAM8BIT, PP_OPT_ADAFACTOR, PP_OPT_SGD, PP_OPT_COUNT
+    PP_OPT_ADAMW, PP_OPT_ADAM8BIT, PP_OPT_ADAFACTOR, PP_OPT_SGD, PP_OPT_LION, PP_OPT_ADAGRAD,
+    PP_OPT_RMSPROP, PP_OPT_COUNT
 } pp_optimizer;
 /* Where gradients accumulate (mixed precision). */
 typedef enum pp_grad_accum {
@@ -219,6 +220,25 @@ typedef enum pp_grad_accum {
     PP_GRAD_COUNT
 } pp_grad_accum;
 typedef enum pp_attention { PP_ATTN_FLASH, PP_ATTN_MATERIALISED, PP_ATTN_COUNT } pp_attention;
+
+/* Training mode (fine-tuning). */
+typedef enum pp_train_mode { PP_MODE_FULL, PP_MODE_LORA, PP_MODE_QLORA, PP_MODE_COUNT } pp_train_mode;
+
+/* LoRA target modules (bit mask), by their Llama/PEFT names. */
+enum {
+    PP_LORA_Q = 1, PP_LORA_K = 2, PP_LORA_V = 4, PP_LORA_O = 8, PP_LORA_GATE = 16, PP_LORA_UP = 32,
+    PP_LORA_DOWN = 64, PP_LORA_LM_HEAD = 128, PP_LORA_ALL_LINEAR = 127
+};
+
+typedef struct pp_finetune {
+    pp_train_mode mode;
+    int lora_rank;            /* r */
+    double lora_alpha;        /* scaling alpha/r; no effect on cost */
+    double lora_dropout;      /* dropout on the adapter input (stores a copy) */
+    unsigned lora_targets;    /* PP_LORA_* mask */
+    int freeze_embeddings;    /* full mode: embedding (and a tied head) frozen */
+    int freeze_layers;        /* full mode: the first N blocks frozen */
+} pp_finetune;
 
 /* Framework buffers. Defaults (pp_buffers_default) are DeepSpeed's and
  * PyTorch's; each can be overridden. Bucket sizes are in elements, as
@@ -260,6 +280,7 @@ typedef struct pp_strategy {
     char order[16];              /* rank order, fastest first: "tp-cp-dp-pp" (Megatron) */
     int overlap_dp;              /* DP/ZeRO communication overlaps backward (default 1) */
     int overlap_tp;              /* TP communication overlapped with compute (default 0) */
+    pp_finetune ft;              /* full training by default */
 } pp_strategy;
 
 PP_API void pp_buffers_default(pp_buffers *b);
@@ -282,7 +303,7 @@ PP_API const char *pp_attention_name(pp_attention a);
 PP_API int pp_enum_parse(const char *const *names, int n, const char *s);
 PP_API const char *const *pp_enum_names(int which, int *n); /* which: see PP_ENUM_* */
 enum { PP_ENUM_PRECISION, PP_ENUM_OFFLOAD, PP_ENUM_RECOMPUTE, PP_ENUM_SCHEDULE, PP_ENUM_OPTIMIZER,
-       PP_ENUM_ATTENTION, PP_ENUM_GRAD_ACCUM, PP_ENUM_COUNT };
+       PP_ENUM_ATTENTION, PP_ENUM_GRAD_ACCUM, PP_ENUM_MODE, PP_ENUM_COUNT };
 
 /* ---------------------------------------------------------------- memory */
 
@@ -378,7 +399,12 @@ typedef struct pp_plan {
     pp_time time;
     pp_throughput throughput;
     pp_train train;          /* filled by pp_plan_train when tokens are given */
+    double params_total;     /* parameters of the model */
+    double params_trainable; /* of which trained (LoRA adapters, unfrozen weights) */
 } pp_plan;
+
+/* Parameters of the model, and how many the strategy trains. */
+PP_API void pp_trainable_params(const pp_model *m, const pp_strategy *s, double *total, double *trainable);
 
 /* Step time and throughput of a resolved strategy. Pure arithmetic. */
 PP_API void pp_time_estimate(const pp_model *m, const pp_cluster *c, const pp_strategy *s,
@@ -564,6 +590,112 @@ PP_API pp_status pp_megatron_write(const pp_model *m, const pp_cluster *c, const
  * renamed over path, so path is complete or untouched. Without force an
  * existing path is left alone and PP_ERR_IO says so. */
 PP_API pp_status pp_write_file(const char *path, const char *data, size_t len, int force, pp_error *err);
+
+/* ---------------------------------------------------------------- planner
+ * pp_plan_search enumerates every valid strategy for a model on a cluster
+ * and a global batch (docs/planner.md), prunes with memory and step-time
+ * lower bounds, splits pipeline stages with an integer program (GLPK), costs
+ * each survivor with pp_estimate and ranks with a total order, so the plans
+ * are the same for any thread count.
+ * Ownership: a pp_plan_list owns its plans; free it with pp_plan_list_free
+ * (a zeroed list is safe to free). Text results are freed with pp_free. */
+
+typedef enum pp_objective {
+    PP_OBJ_THROUGHPUT, /* shortest step (most tokens/s) */
+    PP_OBJ_COST,       /* least $ per token at the GPU price */
+    PP_OBJ_MEMORY,     /* least peak memory per GPU, then shortest step */
+    PP_OBJ_COUNT
+} pp_objective;
+
+#define PP_SET_MAX 32   /* values in one restriction */
+#define PP_TOP_MAX 1000 /* largest top_k */
+
+/* A restriction of one integer dimension: n = 0 means every valid value. */
+typedef struct pp_int_set {
+    int n;
+    int v[PP_SET_MAX];
+} pp_int_set;
+
+typedef struct pp_search_opts {
+    int global_batch;          /* sequences per step (required, >= 1) */
+    int seq;                   /* tokens per sequence; 0 = the model's */
+    int top_k;                 /* plans returned, 1..PP_TOP_MAX */
+    pp_objective objective;
+    int threads;               /* OpenMP threads; 0 = the runtime default */
+    int max_tp_per_node;       /* largest TP degree; 0 = the cluster's NVLink domain
+                                  (gpus_per_node unless the cluster says otherwise) */
+    pp_int_set dp, tp, pp, cp, ep, sp, zero, micro_batch, virtual_stages;
+    unsigned precisions;       /* bit (1u << pp_precision) each; 0 = the default set:
+                                  bf16 (fp16 where no bf16) and fp8 where the GPU has it */
+    unsigned offloads;         /* bit per pp_offload; 0 = all */
+    unsigned recomputes;       /* bit per pp_recompute; 0 = all */
+    unsigned schedules;        /* bit per pp_schedule; 0 = all */
+    int stage_partition;       /* 1 (default): ILP stage split; 0: default even split */
+    int stage_recompute;       /* 1 (default): with full recompute the ILP picks how
+                                  many blocks each stage recomputes */
+    double ilp_time_limit_s;   /* safety net per ILP solve, s (default 10); a hit
+                                  is counted in the stats, never silent */
+    double price_usd_per_gpu_hour; /* cost objective; 0 = the catalog price */
+    pp_strategy base;          /* what is not searched: optimizer, attention,
+                                  gradient dtype, buffers, rank order, overlap */
+} pp_search_opts;
+
+/* Defaults: top 3, throughput, everything searched, ILP on. global_batch
+ * must still be set. */
+PP_API void pp_search_opts_default(pp_search_opts *o);
+
+/* What the search did. Deterministic (no timings): the same for any thread
+ * count. */
+typedef struct pp_search_stats {
+    long long enumerated;     /* valid candidates (strategies before the stage split) */
+    long long pruned_memory;  /* dropped by the memory lower bound, never costed */
+    long long pruned_bound;   /* never costed: step-time lower bound above the K-th best */
+    long long costed;         /* evaluated with pp_estimate */
+    long long fitting;        /* costed and fit in memory */
+    int probes;               /* cost-model probes for bounds and ILP coefficients */
+    int ilp_considered;       /* pipeline candidates whose split could change the ranking */
+    int ilp_solved;           /* distinct ILPs solved by GLPK */
+    int ilp_cache_hits;       /* identical sub-problems answered from the cache */
+    int ilp_improved;         /* ILP split better than the default split */
+    int ilp_time_limit_hits;  /* solves stopped by the time limit (may be suboptimal) */
+    int ilp_fallbacks;        /* solved by the exact DP instead (coefficient check failed
+                                 or the layer pattern has too many runs) */
+} pp_search_stats;
+
+typedef struct pp_plan_list {
+    int n;                    /* plans found, best first */
+    pp_plan *plans;           /* n plans, owned */
+    pp_search_stats stats;
+    pp_objective objective;
+    double usable_bytes;      /* GPU memory a plan may use, bytes */
+    pp_plan *nearest;         /* n == 0 only: the costed candidate needing the least
+                                 memory (NULL when none could be costed); owned */
+} pp_plan_list;
+
+/* Searches the strategy space. PP_OK with list->n >= 1; PP_ERR_INFEASIBLE
+ * when nothing fits (list->nearest then says how close it came);
+ * PP_ERR_INPUT when the options are invalid or no strategy is valid, with
+ * the option named in err. The list is filled in every case and must be
+ * freed. */
+PP_API pp_status pp_plan_search(const pp_model *m, const pp_cluster *c, const pp_search_opts *o,
+                                pp_plan_list *list, pp_error *err);
+PP_API void pp_plan_list_free(pp_plan_list *list);
+
+/* The objective value of a plan (lower is better): seconds per step, $ per
+ * token, or peak bytes. */
+PP_API double pp_plan_objective(const pp_cluster *c, const pp_plan *p, pp_objective obj, double price);
+
+/* Why the best plan wins: what separates #1 from #2 and why common
+ * alternatives (pure data parallelism with ZeRO-3, TP across the node, no
+ * pipeline, and the unpinned best when dimensions were pinned) lose. Runs
+ * restricted searches. *text is a caller-freed (pp_free) multi-line string. */
+PP_API pp_status pp_plan_explain(const pp_model *m, const pp_cluster *c, const pp_search_opts *o,
+                                 const pp_plan_list *list, char **text, pp_error *err);
+/* When nothing fits: the least memory any candidate needed against what is
+ * usable, and which change would fit (more GPUs, offload, recompute, a
+ * smaller micro-batch, ZeRO), each checked by searching again. */
+PP_API pp_status pp_plan_why_infeasible(const pp_model *m, const pp_cluster *c, const pp_search_opts *o,
+                                        const pp_plan_list *list, char **text, pp_error *err);
 
 #ifdef __cplusplus
 }

@@ -231,6 +231,7 @@ static const count_row counts[] = {
     {"falcon-180b", 180e9, NAME, 0},         /* "180B" name; exact cross-check in its own test */
     {"deepseek-v3", 671e9, DEF, 0},          /* "671B" (main model, MTP module excluded) */
     {"qwen3-235b-a22b", 235e9, DEF, 0},      /* Qwen3 report "235B": computed 235.09B */
+    {"llama-65b", 65.2e9, DEF, 0},           /* LLaMA Table 2 "65.2B": computed 65.29B (+0.13%) */
 };
 
 static const count_row *row_for(const char *name)

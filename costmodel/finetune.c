@@ -1,0 +1,118 @@
+/*
+ * finetune.c — what fine-tuning changes (docs/finetune.md): which weights
+ * train, LoRA adapter sizes (Hu et al. 2021: r (d_in + d_out) per adapted
+ * matrix), QLoRA storage (Dettmers et al. 2023, arXiv 2305.14314, Sec. 3:
+ * NF4 4 bits + double-quantised block constants 8/64 + 32/(64*256) bits),
+ * and which blocks the backward pass must reach.
+ */
+#include "costmodel/costmodel.h"
+
+/* QLoRA bytes per quantised parameter: (4 + 8/64 + 32/(64*256)) / 8. */
+#define QLORA_BYTES_PER_PARAM ((4.0 + 8.0 / 64 + 32.0 / (64 * 256)) / 8)
+
+double pp__qlora_bytes_per_param(void) { return QLORA_BYTES_PER_PARAM; }
+
+int pp__base_frozen(const pp_strategy *s, int block)
+{
+    if (s->ft.mode != PP_MODE_FULL) return 1;
+    return block < s->ft.freeze_layers;
+}
+
+int pp__embedding_frozen(const pp_strategy *s)
+{
+    return s->ft.mode != PP_MODE_FULL || s->ft.freeze_embeddings;
+}
+
+int pp__head_frozen(const pp_model *m, const pp_strategy *s)
+{
+    if (s->ft.mode != PP_MODE_FULL) return 1;
+    return m->tied_embeddings && s->ft.freeze_embeddings;
+}
+
+/* The backward pass reaches a block when something at or before it trains. */
+int pp__block_needs_backward(const pp_strategy *s, int block)
+{
+    if (s->ft.mode != PP_MODE_FULL) return 1; /* adapters in every block */
+    if (!pp__embedding_frozen(s)) return 1;
+    return block >= s->ft.freeze_layers;
+}
+
+/* Widths (d_in, d_out) of a block's linear maps, unsplit. */
+static void dims(const pp_model *m, int which, double *din, double *dout)
+{
+    double h = m->hidden, hd = pp__head_dim(m), a = m->heads, kv = m->kv_heads;
+    if (m->mla.kv_lora_rank > 0) {
+        hd = m->mla.qk_nope_head_dim + m->mla.qk_rope_head_dim;
+        kv = a;
+    }
+    switch (which) {
+    case PP_LORA_Q: *din = h, *dout = a * hd; break;
+    case PP_LORA_K:
+    case PP_LORA_V: *din = h, *dout = kv * hd; break;
+    case PP_LORA_O: *din = a * hd, *dout = h; break;
+    case PP_LORA_GATE:
+    case PP_LORA_UP: *din = h, *dout = m->ffn; break;
+    default: *din = m->ffn, *dout = h; break; /* down */
+    }
+}
+
+/* Adapter parameters of one block (MoE: one adapter per expert MLP). */
+double pp__lora_block_params(const pp_model *m, const pp_strategy *s, int kind, double *act_per_token)
+{
+    const pp_finetune *f = &s->ft;
+    double n = 0, act = 0;
+    *act_per_token = 0;
+    if (f->mode == PP_MODE_FULL) return 0;
+    for (int bit = PP_LORA_Q; bit <= PP_LORA_DOWN; bit <<= 1) {
+        if (!(f->lora_targets & (unsigned)bit)) continue;
+        if (bit == PP_LORA_GATE && !m->gated_mlp) continue;
+        double din, dout, copies = 1;
+        dims(m, bit, &din, &dout);
+        if (bit >= PP_LORA_GATE && kind == PP_BLOCK_MOE) {
+            double f_in = bit == PP_LORA_DOWN ? m->expert_ffn : m->hidden;
+            double f_out = bit == PP_LORA_DOWN ? m->hidden : m->expert_ffn;
+            din = f_in, dout = f_out, copies = m->experts + m->shared_experts;
+        }
+        n += copies * f->lora_rank * (din + dout);
+        /* stored per token: the r-wide intermediate (16-bit), and with
+         * dropout PEFT's dropped copy of the input plus its mask */
+        act += 2.0 * f->lora_rank + (f->lora_dropout > 0 ? 3.0 * din : 0);
+    }
+    *act_per_token = act;
+    return n;
+}
+
+double pp__lora_head_params(const pp_model *m, const pp_strategy *s)
+{
+    if (s->ft.mode == PP_MODE_FULL || !(s->ft.lora_targets & PP_LORA_LM_HEAD)) return 0;
+    return (double)s->ft.lora_rank * ((double)m->hidden + m->vocab);
+}
+
+/* Linear weights of a block that QLoRA stores in NF4 (norms stay 16-bit). */
+double pp__quantizable_block_params(const pp_model *m, int kind)
+{
+    double lin = pp__attn_params(m);
+    if (kind == PP_BLOCK_MOE)
+        lin += (double)(m->experts + m->shared_experts) * pp__mlp_params(m, m->expert_ffn);
+    else
+        lin += pp__mlp_params(m, m->ffn);
+    return lin;
+}
+
+void pp_trainable_params(const pp_model *m, const pp_strategy *s, double *total, double *trainable)
+{
+    pp_param_counts pc;
+    pp_model_param_counts(m, &pc);
+    *total = pc.total;
+    double t = 0, act;
+    if (s->ft.mode == PP_MODE_FULL) {
+        t = pc.total;
+        if (s->ft.freeze_embeddings) t -= pc.embedding + (m->tied_embeddings ? 0 : 0);
+        for (int i = 0; i < s->ft.freeze_layers && i < m->layers; i++)
+            t -= m->block_kind[i] == PP_BLOCK_MOE ? pc.per_moe_block : pc.per_dense_block;
+    } else {
+        for (int i = 0; i < m->layers; i++) t += pp__lora_block_params(m, s, m->block_kind[i], &act);
+        t += pp__lora_head_params(m, s);
+    }
+    *trainable = t;
+}

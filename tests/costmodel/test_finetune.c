@@ -1,0 +1,156 @@
+/*
+ * test_finetune.c — fine-tuning against independent truth: LoRA trainable
+ * counts (PEFT's print_trainable_parameters output, and hand counts written
+ * out here), QLoRA's storage arithmetic and its 65B-on-48GB claim
+ * (Dettmers et al. 2023), optimizer bytes per parameter from each optimizer's
+ * paper, frozen-weight backward cost, and the peak-moment rule.
+ */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <string.h>
+
+#include "costmodel/costmodel.h"
+
+static pp_model load(const char *name)
+{
+    pp_model m;
+    pp_error err = {""};
+    cr_assert_eq(pp_model_load(name, &m, &err), PP_OK, "%s", err.msg);
+    return m;
+}
+
+static double lora_count(const char *model, int r, unsigned targets)
+{
+    pp_model m = load(model);
+    pp_strategy s;
+    pp_strategy_default(&s);
+    s.ft.mode = PP_MODE_LORA;
+    s.ft.lora_rank = r;
+    s.ft.lora_targets = targets;
+    double total, trainable;
+    pp_trainable_params(&m, &s, &total, &trainable);
+    return trainable;
+}
+
+/* Each adapted d_in x d_out matrix adds r (d_in + d_out). */
+Test(finetune, lora_counts_llama2_7b)
+{
+    /* q,v: 32 layers x 2 x r (4096 + 4096). PEFT prints 4,194,304 for r=8. */
+    cr_expect_eq(lora_count("llama2-7b", 8, PP_LORA_Q | PP_LORA_V), 4194304);
+    cr_expect_eq(lora_count("llama2-7b", 16, PP_LORA_Q | PP_LORA_V), 8388608);
+    /* all linear, r=8: 32 x 8 x [4 x 8192 + 3 x (4096 + 11008)] = 19,988,480 */
+    cr_expect_eq(lora_count("llama2-7b", 8, PP_LORA_ALL_LINEAR), 19988480);
+}
+
+Test(finetune, lora_counts_llama3_8b)
+{
+    /* q: r(4096+4096), v: r(4096+1024) (8 KV heads of 128): 32 x 8 x 13312 */
+    cr_expect_eq(lora_count("llama3-8b", 8, PP_LORA_Q | PP_LORA_V), 3407872);
+    cr_expect_eq(lora_count("llama3-8b", 16, PP_LORA_Q | PP_LORA_V), 6815744);
+    /* all linear, r=16: 32 x 16 x [2 x 8192 + 2 x 5120 + 3 x 18432] = 41,943,040 */
+    cr_expect_eq(lora_count("llama3-8b", 16, PP_LORA_ALL_LINEAR), 41943040);
+}
+
+/* QLoRA Sec. 3: NF4 4 bits; double quantisation cuts the constants from
+ * 32/64 = 0.5 to 8/64 + 32/(64*256) = 0.127 bits per parameter. */
+Test(finetune, qlora_storage_per_parameter)
+{
+    double bits = 4 + 8.0 / 64 + 32.0 / (64 * 256);
+    cr_expect(fabs(pp__qlora_bytes_per_param() * 8 - bits) < 1e-12);
+    cr_expect(fabs(pp__qlora_bytes_per_param() - 0.516) < 0.001, "about half a byte per parameter");
+}
+
+/* "QLoRA reduces the average memory requirements of finetuning a 65B
+ * parameter model from >780GB of GPU memory to <48GB" — one 48 GB GPU, LoRA
+ * r=64 on all linear layers, gradient checkpointing, batch 1 (QLoRA Sec. 4-5). */
+Test(finetune, qlora_65b_fits_one_48gb_gpu)
+{
+    pp_model m = load("llama-65b");
+    pp_cluster c;
+    pp_error err = {""};
+    cr_assert_eq(pp_cluster_load("workstation-1x-4090", &c, &err), PP_OK, "%s", err.msg);
+    cr_assert_eq(pp_gpu_load("rtx-a6000", &c.gpu, &err), PP_OK, "%s", err.msg);
+    pp_strategy s;
+    pp_strategy_default(&s);
+    s.ft.mode = PP_MODE_QLORA;
+    s.ft.lora_rank = 64;
+    s.ft.lora_dropout = 0.05;
+    s.ft.lora_targets = PP_LORA_ALL_LINEAR;
+    s.recompute = PP_RECOMPUTE_FULL;
+    s.seq = 512;
+    s.global_batch = 1;
+    pp_plan p;
+    cr_assert_eq(pp_estimate(&m, &c, &s, &p, &err), PP_OK, "%s", err.msg);
+    cr_expect(p.memory.fits, "peak %.1f GiB of %.1f", p.memory.peak_bytes / PP_GIB, p.memory.gpu_bytes / PP_GIB);
+    /* and full fine-tuning of the same model does not (>780 GB) */
+    s.ft.mode = PP_MODE_FULL;
+    cr_assert_eq(pp_estimate(&m, &c, &s, &p, &err), PP_OK, "%s", err.msg);
+    cr_expect_gt(p.memory.peak_bytes, 780e9);
+}
+
+/* Optimizer state bytes per trainable parameter, with the fp32 master copy
+ * of mixed precision (4 bytes) where there is one. */
+Test(finetune, optimizer_bytes_per_parameter)
+{
+    pp_model m = load("llama3-8b");
+    struct { pp_optimizer o; double mixed, fp32; const char *why; } t[] = {
+        {PP_OPT_ADAMW, 12, 8, "Adam: m, v fp32 (Kingma & Ba; ZeRO's K = 12)"},
+        {PP_OPT_ADAM8BIT, 4 + 2 + 8.0 / 2048, 2 + 8.0 / 2048, "bitsandbytes: int8 m, v + fp32 absmax per 2048"},
+        {PP_OPT_SGD, 8, 4, "momentum buffer"},
+        {PP_OPT_LION, 8, 4, "Lion: one momentum (Chen et al. 2023)"},
+        {PP_OPT_ADAGRAD, 8, 4, "Adagrad: sum of squared gradients"},
+        {PP_OPT_RMSPROP, 8, 4, "RMSprop: running square average"},
+    };
+    for (size_t i = 0; i < sizeof t / sizeof *t; i++) {
+        cr_expect(fabs(pp__optimizer_bytes_per_param(&m, t[i].o, PP_PREC_BF16) - t[i].mixed) < 1e-9, "%s", t[i].why);
+        cr_expect(fabs(pp__optimizer_bytes_per_param(&m, t[i].o, PP_PREC_FP32) - t[i].fp32) < 1e-9, "%s", t[i].why);
+    }
+    /* Adafactor: factored second moment, rows + cols per matrix: well under a byte */
+    double af = pp__optimizer_bytes_per_param(&m, PP_OPT_ADAFACTOR, PP_PREC_FP32);
+    cr_expect_lt(af, 0.01);
+}
+
+/* A frozen layer's backward computes input gradients only: about one
+ * forward instead of two, so LoRA's model FLOPs per token are ~4N, not 6N. */
+Test(finetune, frozen_backward_costs_one_forward)
+{
+    pp_model m = load("llama3-8b");
+    pp_cluster c;
+    pp_error err = {""};
+    cr_assert_eq(pp_cluster_load("dgx-h100", &c, &err), PP_OK, "%s", err.msg);
+    cr_assert_eq(pp_cluster_resize(&c, 0, 1, &err), PP_OK, "%s", err.msg);
+    pp_strategy s;
+    pp_strategy_default(&s);
+    s.seq = 2048;
+    s.global_batch = 1;
+    pp_plan full, lora;
+    cr_assert_eq(pp_estimate(&m, &c, &s, &full, &err), PP_OK, "%s", err.msg);
+    s.ft.mode = PP_MODE_LORA;
+    cr_assert_eq(pp_estimate(&m, &c, &s, &lora, &err), PP_OK, "%s", err.msg);
+    double ratio = lora.throughput.model_flops_per_step / full.throughput.model_flops_per_step;
+    cr_expect(ratio > 0.62 && ratio < 0.72, "LoRA/full model FLOPs %.3f, expected about 2/3", ratio);
+    cr_expect_lt(lora.time.step_s, full.time.step_s);
+    cr_expect_lt(lora.memory.peak_bytes, full.memory.peak_bytes);
+}
+
+/* The peak is a moment: one sequence of a 1.3B model on one GPU peaks in the
+ * optimizer step (states + fp32 gradient copy); 32 sequences peak in the
+ * forward/backward pass. */
+Test(finetune, peak_moment_small_vs_large_batch)
+{
+    pp_model m = load("gpt3-1.3b");
+    pp_cluster c;
+    pp_error err = {""};
+    cr_assert_eq(pp_cluster_load("dgx-a100-80g", &c, &err), PP_OK, "%s", err.msg);
+    cr_assert_eq(pp_cluster_resize(&c, 0, 1, &err), PP_OK, "%s", err.msg);
+    pp_strategy s;
+    pp_strategy_default(&s);
+    s.seq = 512;
+    s.global_batch = 1;
+    pp_plan p;
+    cr_assert_eq(pp_estimate(&m, &c, &s, &p, &err), PP_OK, "%s", err.msg);
+    cr_expect_eq(p.memory.stages[0].peak_phase, PP_PHASE_OPTIMIZER);
+    s.micro_batch = s.global_batch = 32;
+    cr_assert_eq(pp_estimate(&m, &c, &s, &p, &err), PP_OK, "%s", err.msg);
+    cr_expect_eq(p.memory.stages[0].peak_phase, PP_PHASE_FWD_BWD);
+}
