@@ -19,4 +19,13 @@ void pp__model_defaults(pp_model *m);
  * `every`-th block is MoE (every = 1: all of them). */
 void pp__model_set_moe_layers(pp_model *m, int first_dense, int every);
 
+/* The plan object of the JSON output (docs/schema.md); caller deletes. */
+cJSON *pp__plan_json(const pp_model *m, const pp_cluster *c, const pp_plan *p);
+
+/* Reads one scenario object (docs/sweep.md) at JSON path `path`. */
+pp_status pp__scenario_read(const cJSON *o, const char *where, const char *path, pp_scenario *sc, pp_error *err);
+/* The result object of one scenario: {"index", "scenario", "plan"|"error"};
+ * caller deletes. status receives the scenario's pp_status. */
+cJSON *pp__scenario_result(int index, const cJSON *scenario, const char *where, pp_status *status);
+
 #endif

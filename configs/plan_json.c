@@ -136,7 +136,7 @@ static void add_time(cJSON *o, const pp_plan *p)
     }
 }
 
-char *pp_plan_to_json(const pp_model *m, const pp_cluster *c, const pp_plan *p)
+cJSON *pp__plan_json(const pp_model *m, const pp_cluster *c, const pp_plan *p)
 {
     cJSON *o = cJSON_CreateObject();
     if (!o) return NULL;
@@ -150,6 +150,13 @@ char *pp_plan_to_json(const pp_model *m, const pp_cluster *c, const pp_plan *p)
     add_params(o, p);
     add_memory(o, &p->memory);
     add_time(o, p);
+    return o;
+}
+
+char *pp_plan_to_json(const pp_model *m, const pp_cluster *c, const pp_plan *p)
+{
+    cJSON *o = pp__plan_json(m, c, p);
+    if (!o) return NULL;
     char *s = cJSON_Print(o);
     cJSON_Delete(o);
     return s;
