@@ -1,6 +1,7 @@
 /* cmd_estimate.c — `parplan estimate`: memory (and time) of one strategy. */
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli.h"
 
@@ -39,6 +40,19 @@ static const cli_opt opts[] = {
     {"price-per-gpu-hour", 1, "override the catalog price, $"},
     {"tdp-w", 1, "override the GPU board power, W"},
     {"format", 1, "table (default) or json"},
+    {"deepspeed", 1, "read dp, ZeRO, batch, precision... from this ds_config.json"},
+    {"emit-deepspeed", 1, "write ds_config.json for DeepSpeed v0.14.5 to FILE"},
+    {"emit-megatron", 1, "write Megatron-LM arguments (Megatron-DeepSpeed with --emit-deepspeed)"},
+    {"force", 0, "replace existing output files"},
+    {"nvme-path", 1, "NVMe mount for --offload nvme in ds_config.json"},
+    {"lr", 1, "emitted peak learning rate (default 3e-4)"},
+    {"min-lr", 1, "emitted warmup start and final learning rate (default 0)"},
+    {"warmup-steps", 1, "emitted linear warmup, optimizer steps (default 2000)"},
+    {"train-steps", 1, "emitted optimizer steps of the run (default 100000)"},
+    {"weight-decay", 1, "emitted weight decay (default 0.1)"},
+    {"adam-betas", 1, "emitted Adam betas B1,B2 (default 0.9,0.95)"},
+    {"adam-eps", 1, "emitted Adam epsilon (default 1e-8)"},
+    {"grad-clip", 1, "emitted max gradient norm, 0 = off (default 1.0)"},
     {NULL, 0, NULL}};
 
 static int parse_enum(const cli_args *a, const char *name, int which, int *out)
@@ -183,6 +197,125 @@ static void print_time(const pp_plan *p)
                p->train.days, p->train.gpu_hours, p->train.cost_usd, p->train.energy_kwh);
 }
 
+/* ---- configs out: --deepspeed (read back), --emit-deepspeed, --emit-megatron.
+ * Errors print one line and nothing on stdout (docs/errors.md), so notes
+ * wait until the command succeeds and files are written before the table. */
+
+static void print_notes(const pp_notes *n, const char *kind)
+{
+    for (int i = 0; i < n->n; i++) fprintf(stderr, "parplan: %s: %s\n", kind, n->line[i]);
+    if (n->dropped) fprintf(stderr, "parplan: %s: (%d more)\n", kind, n->dropped);
+}
+
+static int parse_hparams(const cli_args *a, pp_hparams *h)
+{
+    int rc;
+    double steps = h->total_steps, warm = h->warmup_steps;
+    if ((rc = cli_num(a, "lr", 1e-12, 10, h->lr, &h->lr)) || (rc = cli_num(a, "min-lr", 0, 10, h->min_lr, &h->min_lr)) ||
+        (rc = cli_num(a, "warmup-steps", 0, 2e9, warm, &warm)) || (rc = cli_num(a, "train-steps", 1, 2e9, steps, &steps)) ||
+        (rc = cli_num(a, "weight-decay", 0, 10, h->weight_decay, &h->weight_decay)) ||
+        (rc = cli_num(a, "adam-eps", 1e-30, 1, h->eps, &h->eps)) ||
+        (rc = cli_num(a, "grad-clip", 0, 1e6, h->gradient_clipping, &h->gradient_clipping)))
+        return rc;
+    h->warmup_steps = (int)warm;
+    h->total_steps = (int)steps;
+    const char *b = cli_get(a, "adam-betas");
+    char tail;
+    if (b && sscanf(b, "%lf,%lf%c", &h->beta1, &h->beta2, &tail) != 2) {
+        fprintf(stderr, "parplan: --adam-betas: expected B1,B2 such as 0.9,0.95, got '%s'\n", b);
+        return 2;
+    }
+    return 0;
+}
+
+/* --deepspeed FILE: the file decides what DeepSpeed decides. */
+static int read_deepspeed(const cli_args *a, const pp_model *m, const pp_cluster *c, pp_strategy *s,
+                          pp_deepspeed_opts *dso, pp_notes *warn)
+{
+    static const char *const from_file[] = {"dp", "zero", "micro-batch", "global-batch", "offload", "reduce-bucket",
+                                            "allgather-bucket", "no-dp-overlap", NULL};
+    for (int i = 0; from_file[i]; i++)
+        if (cli_has(a, from_file[i])) {
+            fprintf(stderr, "parplan: --%s: with --deepspeed it comes from the DeepSpeed config; give one of them\n",
+                    from_file[i]);
+            return 2;
+        }
+    const char *prec = cli_get(a, "precision");
+    if (prec && strcmp(prec, "fp8") != 0) {
+        fprintf(stderr, "parplan: --precision: with --deepspeed the precision comes from the config; only fp8 (which "
+                        "a DeepSpeed config cannot say) may be given, got '%s'\n", prec);
+        return 2;
+    }
+    pp_error err = {""};
+    pp_status st = pp_deepspeed_read(cli_get(a, "deepspeed"), m, c, s, dso, warn, &err);
+    return st == PP_OK ? 0 : cli_fail(st, &err);
+}
+
+static void note_unused_optimizer(pp_notes *n, const char *file)
+{
+    if (n->n < PP_NOTES_MAX)
+        snprintf(n->line[n->n++], PP_NOTE_LEN, "%s: Megatron-DeepSpeed passes its own optimizer and scheduler to "
+                 "DeepSpeed; the file's optimizer/scheduler blocks are not used (the --lr ... flags are)", file);
+}
+
+typedef struct emit_req {
+    const char *ds_path, *mg_path;
+    int force;
+    pp_deepspeed_opts ds;
+    pp_megatron_opts mg;
+    pp_notes notes;
+} emit_req;
+
+/* Options of the emitters, then the strategy adapted to what the framework
+ * runs and checked against what its files can say. */
+static int prepare_emit(const cli_args *a, const pp_model *m, const pp_cluster *c, pp_strategy *s, emit_req *e)
+{
+    int rc;
+    e->ds_path = cli_get(a, "emit-deepspeed");
+    e->mg_path = cli_get(a, "emit-megatron");
+    e->force = cli_has(a, "force");
+    if ((rc = parse_hparams(a, &e->ds.hp))) return rc;
+    const char *nv = cli_get(a, "nvme-path");
+    if (nv) snprintf(e->ds.nvme_path, sizeof e->ds.nvme_path, "%s", nv);
+    pp_megatron_opts_default(&e->mg);
+    e->mg.hp = e->ds.hp;
+    const char *ds_in = cli_get(a, "deepspeed");
+    if (e->mg_path && (e->ds_path || ds_in)) { /* Megatron-DeepSpeed, with the written or the given JSON */
+        e->mg.flavor = PP_MEGATRON_DEEPSPEED;
+        snprintf(e->mg.deepspeed_config, sizeof e->mg.deepspeed_config, "%s", e->ds_path ? e->ds_path : ds_in);
+        if (!e->ds_path && (!e->ds.client_optimizer || !e->ds.client_scheduler))
+            note_unused_optimizer(&e->notes, ds_in);
+        e->ds.client_optimizer = 1; /* Megatron-DeepSpeed passes its own optimizer and schedule */
+        e->ds.client_scheduler = 1;
+    }
+    if (!e->ds_path && !e->mg_path) return 0;
+    pp_error err = {""};
+    pp_status st = pp_hparams_check(&e->ds.hp, "--lr, --min-lr, --warmup-steps, --train-steps, --adam-*", &err);
+    if (st == PP_OK)
+        st = e->mg_path ? pp_megatron_adapt(m, c, s, e->mg.flavor, &e->notes, &err)
+                        : pp_deepspeed_adapt(m, c, s, &e->notes, &err);
+    if (st == PP_OK && e->ds_path) st = pp_deepspeed_check(m, c, s, &e->ds, &err);
+    if (st == PP_OK && e->mg_path) st = pp_megatron_check(m, c, s, &e->mg, &err);
+    if (st == PP_OK && !e->force) {
+        const char *paths[2] = {e->ds_path, e->mg_path};
+        for (int i = 0; i < 2; i++)
+            if (paths[i] && access(paths[i], F_OK) == 0) {
+                fprintf(stderr, "parplan: %s: already exists; not overwritten (use --force to replace it)\n", paths[i]);
+                return 2;
+            }
+    }
+    return st == PP_OK ? 0 : cli_fail(st, &err);
+}
+
+static int write_emit(const pp_model *m, const pp_cluster *c, const pp_plan *p, emit_req *e)
+{
+    pp_error err = {""};
+    pp_status st = PP_OK;
+    if (e->ds_path) st = pp_deepspeed_write(m, c, p, &e->ds, e->ds_path, e->force, &e->notes, &err);
+    if (st == PP_OK && e->mg_path) st = pp_megatron_write(m, c, p, &e->mg, e->mg_path, e->force, &e->notes, &err);
+    return st == PP_OK ? 0 : cli_fail(st, &err);
+}
+
 static int run(const cli_args *a)
 {
     const char *fmt;
@@ -193,21 +326,31 @@ static int run(const cli_args *a)
     if ((rc = cli_format(a, "table|json", &fmt)) || (rc = cli_load_model(a, &m)) || (rc = cli_load_cluster(a, &c)) ||
         (rc = cli_strategy(a, &m, &c, &s)))
         return rc;
+    emit_req *e = calloc(1, sizeof *e);
+    pp_notes *warn = calloc(1, sizeof *warn);
     pp_plan *p = malloc(sizeof *p);
-    if (!p) return 3;
+    if (!e || !warn || !p) {
+        free(e);
+        free(warn);
+        free(p);
+        return 3;
+    }
+    pp_deepspeed_opts_default(&e->ds);
+    if ((cli_has(a, "deepspeed") && (rc = read_deepspeed(a, &m, &c, &s, &e->ds, warn))) ||
+        (rc = prepare_emit(a, &m, &c, &s, e)))
+        goto done;
     pp_error err = {""};
     pp_status st = pp_estimate(&m, &c, &s, p, &err);
     if (st != PP_OK) {
-        free(p);
-        return cli_fail(st, &err);
+        rc = cli_fail(st, &err);
+        goto done;
     }
     double tokens, price, tdp;
     if ((rc = cli_num(a, "train-tokens", 1, 1e16, 0, &tokens)) || (rc = cli_num(a, "price-per-gpu-hour", 0, 1e4, 0, &price)) ||
-        (rc = cli_num(a, "tdp-w", 1, 1e5, 0, &tdp))) {
-        free(p);
-        return rc;
-    }
+        (rc = cli_num(a, "tdp-w", 1, 1e5, 0, &tdp)))
+        goto done;
     if (tokens > 0) pp_plan_train(&c, p, tokens, price, tdp);
+    if ((e->ds_path || e->mg_path) && (rc = write_emit(&m, &c, p, e))) goto done;
     if (!strcmp(fmt, "json")) {
         char *j = pp_plan_to_json(&m, &c, p);
         if (j) printf("%s\n", j);
@@ -217,6 +360,13 @@ static int run(const cli_args *a)
         print_memory(&m, &c, p);
         print_time(p);
     }
+    print_notes(warn, "warning");
+    print_notes(&e->notes, "note");
+    if (e->ds_path) fprintf(stderr, "parplan: wrote %s\n", e->ds_path);
+    if (e->mg_path) fprintf(stderr, "parplan: wrote %s\n", e->mg_path);
+done:
+    free(e);
+    free(warn);
     free(p);
     return rc;
 }
@@ -226,8 +376,12 @@ const cli_cmd cli_cmd_estimate = {"estimate", "memory per stage (and step time) 
     "                   --zero Z --recompute none|selective|full --precision fp32|fp16|bf16|fp8\n"
     "                   --micro-batch B --global-batch G [--seq S] [--schedule 1f1b|interleaved|gpipe]\n"
     "                   [--virtual-stages V] [--offload none|optimizer|optimizer+params|nvme]\n"
-    "                   [--stage-layers L1,L2,...] [--format table|json]",
+    "                   [--stage-layers L1,L2,...] [--format table|json]\n"
+    "                   [--deepspeed ds_config.json] [--emit-deepspeed FILE] [--emit-megatron FILE] [--force]",
     "  parplan estimate --model gpt3-175b --cluster dgx-a100-80g --nodes 128 --tp 8 --pp 16 \\\n"
     "                   --recompute selective --sp --micro-batch 1 --global-batch 1536\n"
-    "  parplan estimate --model llama3-8b --cluster dgx-h100 --zero 3 --micro-batch 2 --format json",
+    "  parplan estimate --model llama3-8b --cluster dgx-h100 --zero 3 --micro-batch 2 --format json\n"
+    "  parplan estimate --model llama3-70b --cluster dgx-h100 --nodes 8 --tp 8 --zero 1 --global-batch 512 \\\n"
+    "                   --emit-deepspeed ds_config.json --emit-megatron megatron_args.sh\n"
+    "  parplan estimate --model llama3-8b --cluster dgx-h100 --deepspeed ds_config.json   # will my config OOM?",
     opts, run};

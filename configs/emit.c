@@ -1,0 +1,146 @@
+/*
+ * emit.c — helpers shared by the launcher-file writers: notes, a text
+ * buffer, number formatting, and the training hyper-parameters' defaults
+ * and range checks (docs/deepspeed.md, "Hyper-parameters").
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "configs/emit.h"
+
+void pp__note(pp_notes *notes, const char *fmt, ...)
+{
+    if (!notes) return;
+    if (notes->n < 0 || notes->n >= PP_NOTES_MAX) {
+        notes->dropped++;
+        return;
+    }
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(notes->line[notes->n], PP_NOTE_LEN, fmt, ap);
+    va_end(ap);
+    notes->n++;
+}
+
+void pp__sb_vprintf(pp__sbuf *b, const char *fmt, va_list ap)
+{
+    if (b->oom) return;
+    va_list cp;
+    va_copy(cp, ap);
+    int need = vsnprintf(NULL, 0, fmt, cp);
+    va_end(cp);
+    if (need < 0) {
+        b->oom = 1;
+        return;
+    }
+    if (b->n + (size_t)need + 1 > b->cap) {
+        size_t cap = b->cap ? b->cap : 1024;
+        while (b->n + (size_t)need + 1 > cap) cap *= 2;
+        char *p = realloc(b->p, cap);
+        if (!p) {
+            b->oom = 1;
+            return;
+        }
+        b->p = p;
+        b->cap = cap;
+    }
+    vsnprintf(b->p + b->n, (size_t)need + 1, fmt, ap);
+    b->n += (size_t)need;
+}
+
+void pp__sb_printf(pp__sbuf *b, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    pp__sb_vprintf(b, fmt, ap);
+    va_end(ap);
+}
+
+char *pp__sb_take(pp__sbuf *b)
+{
+    if (b->oom) {
+        free(b->p);
+        b->p = NULL;
+        return NULL;
+    }
+    if (!b->p) {
+        b->p = malloc(1);
+        if (b->p) b->p[0] = '\0';
+    }
+    char *p = b->p;
+    b->p = NULL;
+    b->n = b->cap = 0;
+    return p;
+}
+
+void pp__fmt_num(char *buf, size_t cap, double x)
+{
+    if (x == floor(x) && fabs(x) < 9007199254740992.0) {
+        snprintf(buf, cap, "%.0f", x);
+        return;
+    }
+    for (int prec = 1; prec <= 17; prec++) {
+        snprintf(buf, cap, "%.*g", prec, x);
+        if (strtod(buf, NULL) == x) return;
+    }
+}
+
+void pp_hparams_default(pp_hparams *h)
+{
+    h->lr = 3e-4;
+    h->min_lr = 0;
+    h->beta1 = 0.9;
+    h->beta2 = 0.95;
+    h->eps = 1e-8;
+    h->weight_decay = 0.1;
+    h->momentum = 0.9;
+    h->warmup_steps = 2000;
+    h->total_steps = 100000;
+    h->gradient_clipping = 1.0;
+    h->initial_scale_power = 16;
+    h->loss_scale_window = 1000;
+    h->hysteresis = 2;
+    h->min_loss_scale = 1;
+}
+
+pp_status pp_hparams_check(const pp_hparams *h, const char *where, pp_error *err)
+{
+    const char *w = where ? where : "hyper-parameters";
+    if (!(h->lr > 0 && h->lr <= 10)) return pp__fail(err, PP_ERR_INPUT, "%s: learning rate %g: expected (0, 10]", w, h->lr);
+    if (!(h->min_lr >= 0 && h->min_lr <= h->lr))
+        return pp__fail(err, PP_ERR_INPUT, "%s: minimum learning rate %g: expected [0, lr = %g]", w, h->min_lr, h->lr);
+    if (!(h->beta1 >= 0 && h->beta1 < 1 && h->beta2 >= 0 && h->beta2 < 1))
+        return pp__fail(err, PP_ERR_INPUT, "%s: Adam betas (%g, %g): expected each in [0, 1)", w, h->beta1, h->beta2);
+    if (!(h->eps > 0 && h->eps < 1)) return pp__fail(err, PP_ERR_INPUT, "%s: Adam epsilon %g: expected (0, 1)", w, h->eps);
+    if (!(h->weight_decay >= 0 && h->weight_decay <= 10))
+        return pp__fail(err, PP_ERR_INPUT, "%s: weight decay %g: expected [0, 10]", w, h->weight_decay);
+    if (!(h->momentum >= 0 && h->momentum < 1))
+        return pp__fail(err, PP_ERR_INPUT, "%s: SGD momentum %g: expected [0, 1)", w, h->momentum);
+    if (h->total_steps < 1) return pp__fail(err, PP_ERR_INPUT, "%s: total steps %d: expected at least 1", w, h->total_steps);
+    if (h->warmup_steps < 0 || h->warmup_steps > h->total_steps)
+        return pp__fail(err, PP_ERR_INPUT, "%s: warmup steps %d: expected 0 to total steps (%d)", w, h->warmup_steps,
+                        h->total_steps);
+    if (!(h->gradient_clipping >= 0 && h->gradient_clipping < 1e6))
+        return pp__fail(err, PP_ERR_INPUT, "%s: gradient clipping %g: expected >= 0 (0 = off)", w, h->gradient_clipping);
+    if (h->initial_scale_power < 0 || h->initial_scale_power > 63)
+        return pp__fail(err, PP_ERR_INPUT, "%s: fp16 initial_scale_power %d: expected 0-63", w, h->initial_scale_power);
+    if (h->loss_scale_window < 1 || h->hysteresis < 1)
+        return pp__fail(err, PP_ERR_INPUT, "%s: fp16 loss_scale_window and hysteresis: expected at least 1", w);
+    if (!(h->min_loss_scale > 0 && h->min_loss_scale <= ldexp(1.0, h->initial_scale_power)))
+        return pp__fail(err, PP_ERR_INPUT, "%s: fp16 min_loss_scale %g: expected (0, 2^initial_scale_power]", w,
+                        h->min_loss_scale);
+    return PP_OK;
+}
+
+int pp__ds_is_bf16(const pp_strategy *s) { return s->precision == PP_PREC_BF16 || s->precision == PP_PREC_FP8; }
+
+pp__ds_wrapper pp__ds_wrapper_of(const pp_strategy *s)
+{
+    /* engine.py _do_optimizer_sanity_check (v0.14.5) */
+    if (pp__ds_is_bf16(s) && s->grad_accum_dtype == PP_GRAD_16_FP32 && s->zero <= 1 && s->offload == PP_OFFLOAD_NONE)
+        return PP_DS_BF16;
+    if (s->zero >= 1) return PP_DS_ZERO;
+    return s->precision == PP_PREC_FP16 ? PP_DS_FP16 : PP_DS_PLAIN;
+}

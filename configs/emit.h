@@ -1,0 +1,51 @@
+/*
+ * emit.h — private helpers shared by the launcher-file writers and readers
+ * (deepspeed.c, deepspeed_read.c, megatron.c): notes, a growable text
+ * buffer, and the DeepSpeed facts the Megatron-DeepSpeed writer reuses.
+ */
+#ifndef PARPLAN_EMIT_H
+#define PARPLAN_EMIT_H
+
+#include <stdarg.h>
+
+#include "configs/configs.h"
+
+/* Appends one line to notes (NULL: dropped silently). */
+void pp__note(pp_notes *notes, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* A growable NUL-terminated string. oom is sticky; sb_take returns NULL then. */
+typedef struct pp__sbuf {
+    char *p;
+    size_t n, cap;
+    int oom;
+} pp__sbuf;
+
+void pp__sb_printf(pp__sbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void pp__sb_vprintf(pp__sbuf *b, const char *fmt, va_list ap);
+/* Hands the text to the caller (free with pp_free), or frees it and returns
+ * NULL after an allocation failure. */
+char *pp__sb_take(pp__sbuf *b);
+
+/* Shortest decimal that reads back as exactly x (for JSON and arguments). */
+void pp__fmt_num(char *buf, size_t cap, double x);
+
+/* DeepSpeed v0.14.5 runs ZeRO-0 and BF16_Optimizer gradient all-reduce in
+ * fixed buckets of this many elements (engine.py MEMORY_OPT_ALLREDUCE_SIZE). */
+#define PP_DS_FIXED_ALLREDUCE_BUCKET 5e8
+/* stage3_max_reuse_distance default (zero/config.py); not in pp_buffers. */
+#define PP_DS_MAX_REUSE_DISTANCE 1e9
+
+/* Which DeepSpeed optimizer wrapper a resolved, adapted strategy runs under. */
+typedef enum pp__ds_wrapper {
+    PP_DS_PLAIN,      /* fp32, no ZeRO: the bare optimizer */
+    PP_DS_FP16,       /* fp16, no ZeRO: FP16_Optimizer */
+    PP_DS_BF16,       /* bf16 with fp32 gradient accumulation: BF16_Optimizer */
+    PP_DS_ZERO        /* DeepSpeedZeroOptimizer (stages 1-2) or stage 3 */
+} pp__ds_wrapper;
+
+pp__ds_wrapper pp__ds_wrapper_of(const pp_strategy *s);
+/* 1 when the precision runs as bf16 in DeepSpeed (bf16, or fp8 through
+ * Transformer Engine with bf16 everywhere else). */
+int pp__ds_is_bf16(const pp_strategy *s);
+
+#endif

@@ -1,0 +1,512 @@
+/*
+ * megatron.c — command-line arguments for Megatron-LM (Megatron-Core
+ * argument names, core_r0.10 era) and for microsoft/Megatron-DeepSpeed,
+ * written as a bash file that defines MEGATRON_ARGS=( ... ). The rules
+ * (what each flavor can express, what it decides implicitly) are listed
+ * in docs/megatron.md; Megatron-DeepSpeed facts come from
+ * tests/reference/deepspeed_config.md §11.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "configs/emit.h"
+
+void pp_megatron_opts_default(pp_megatron_opts *o)
+{
+    memset(o, 0, sizeof *o);
+    o->flavor = PP_MEGATRON_LM;
+    pp_hparams_default(&o->hp);
+    snprintf(o->deepspeed_config, sizeof o->deepspeed_config, "ds_config.json");
+}
+
+static const char *flavor_name(pp_megatron_flavor f)
+{
+    return f == PP_MEGATRON_DEEPSPEED ? "Megatron-DeepSpeed" : "Megatron-LM";
+}
+
+/* ------------------------------------------------------------------ rules */
+
+/* Megatron-LM's implicit choices, applied to s; returns fields changed. */
+static int lm_soft_rules(pp_strategy *s, pp_notes *notes)
+{
+    int changed = 0;
+    if (s->precision == PP_PREC_FP32) {
+        s->grad_accum_dtype = PP_GRAD_16; /* unused at fp32 */
+    } else if ((s->precision == PP_PREC_BF16 || s->precision == PP_PREC_FP8) && s->grad_accum_dtype != PP_GRAD_FP32) {
+        pp__note(notes, "Megatron-LM accumulates and all-reduces bf16 gradients in an fp32 main_grad buffer "
+                        "(--bf16 forces --accumulate-allreduce-grads-in-fp32): gradients %s -> fp32",
+                 s->grad_accum_dtype == PP_GRAD_16 ? "16bit" : "16bit+fp32");
+        s->grad_accum_dtype = PP_GRAD_FP32;
+        changed++;
+    } else if (s->precision == PP_PREC_FP16 && s->grad_accum_dtype == PP_GRAD_16_FP32) {
+        pp__note(notes, "Megatron-LM keeps either fp16 gradients or an fp32 main_grad, not both: gradients "
+                        "16bit+fp32 -> fp32 (--accumulate-allreduce-grads-in-fp32)");
+        s->grad_accum_dtype = PP_GRAD_FP32;
+        changed++;
+    }
+    if (s->overlap_tp && !s->sp) {
+        pp__note(notes, "Megatron-LM overlaps tensor-parallel communication (--tp-comm-overlap) only with "
+                        "--sequence-parallel: estimating without the overlap");
+        s->overlap_tp = 0;
+        changed++;
+    }
+    return changed;
+}
+
+/* Model shapes (and training modes) the flavor's arguments cannot build. */
+static pp_status arch_rules(const pp_model *m, const pp_strategy *r, pp_megatron_flavor f, pp_error *err)
+{
+    const char *fw = flavor_name(f);
+    if (r->ft.mode != PP_MODE_FULL)
+        return pp__fail(err, PP_ERR_INPUT, "%s fine-tuning: %s has no LoRA arguments (use PEFT with the Hugging Face "
+                        "Trainer and --emit-deepspeed)", r->ft.mode == PP_MODE_QLORA ? "QLoRA" : "LoRA", fw);
+    if (r->ft.freeze_embeddings || r->ft.freeze_layers)
+        return pp__fail(err, PP_ERR_INPUT, "frozen embeddings or layers: %s has no argument to freeze parameters", fw);
+    if (m->position == PP_POS_ALIBI)
+        return pp__fail(err, PP_ERR_INPUT, "%s uses ALiBi positions: %s offers rotary or learned positions only",
+                        m->name, fw);
+    if (m->parallel_block)
+        return pp__fail(err, PP_ERR_INPUT, "%s has parallel attention and MLP blocks: %s has no argument for them", m->name, fw);
+    if (m->norms_per_block != 2)
+        return pp__fail(err, PP_ERR_INPUT, "%s has %d norms per block: %s builds two (pre-attention, pre-MLP)", m->name,
+                        m->norms_per_block, fw);
+    if (m->embed_norm)
+        return pp__fail(err, PP_ERR_INPUT, "%s has a norm after the embedding: %s has no argument for it", m->name, fw);
+    if (m->gated_mlp && m->activation != PP_ACT_SILU)
+        return pp__fail(err, PP_ERR_INPUT, "%s has a gated MLP with %s: %s's --swiglu gates with SiLU only", m->name,
+                        m->activation == PP_ACT_GELU ? "GELU" : "ReLU", fw);
+    if (m->lm_head_bias)
+        return pp__fail(err, PP_ERR_INPUT, "%s has an LM-head bias: %s's output layer has none", m->name, fw);
+    int all = m->qkv_bias && m->out_bias && m->mlp_bias, none = !m->qkv_bias && !m->out_bias && !m->mlp_bias;
+    int qkv_only = m->qkv_bias && !m->out_bias && !m->mlp_bias;
+    if (!all && !none && !(qkv_only && f == PP_MEGATRON_LM))
+        return pp__fail(err, PP_ERR_INPUT, "%s's biases (qkv %d, out %d, mlp %d): %s has all linear biases, none "
+                        "(--disable-bias-linear)%s", m->name, m->qkv_bias, m->out_bias, m->mlp_bias, fw,
+                        f == PP_MEGATRON_LM ? " or q/k/v only (--add-qkv-bias)" : "");
+    if (f == PP_MEGATRON_DEEPSPEED) {
+        if (m->mla.kv_lora_rank > 0)
+            return pp__fail(err, PP_ERR_INPUT, "%s uses multi-head latent attention: Megatron-DeepSpeed cannot build "
+                            "it (Megatron-LM can: --emit-megatron without --emit-deepspeed)", m->name);
+        if (m->experts > 0) {
+            if (m->shared_experts || m->expert_ffn != m->ffn || m->topk > 2)
+                return pp__fail(err, PP_ERR_INPUT, "%s's experts (top-%d, %d shared, expert FFN %d vs FFN %d): "
+                                "DeepSpeed-MoE in Megatron-DeepSpeed routes top-1 or top-2 to experts of --ffn-hidden-size, "
+                                "without shared experts", m->name, m->topk, m->shared_experts, m->expert_ffn, m->ffn);
+        }
+    }
+    return PP_OK;
+}
+
+/* Blocks per stage recomputed, if one value holds for every stage
+ * (-1 = all of them); -2 when the stages differ. */
+static int uniform_recompute(const pp_strategy *s)
+{
+    if (s->recompute != PP_RECOMPUTE_FULL) return 0;
+    int all = 1, k = -3;
+    for (int i = 0; i < s->pp; i++) {
+        int n = s->stage_layers[i], ki = pp__recomputed_blocks(s, i, n);
+        if (ki < n) all = 0;
+        int want = s->per_stage_recompute ? s->stage_recompute[i] : s->recompute_layers;
+        if (ki < n) {
+            if (k == -3) k = want;
+            else if (k != want) return -2;
+        }
+    }
+    return all ? -1 : k;
+}
+
+/* First/last stage sizes Megatron-LM can express; 0 when even. Returns -1
+ * when the split cannot be written. */
+static int uneven_split(const pp_strategy *s, int *first, int *last)
+{
+    int p = s->pp, even = 1;
+    *first = *last = 0;
+    for (int i = 1; i < p; i++) even &= s->stage_layers[i] == s->stage_layers[0];
+    if (even) return 0;
+    if (p == 2) {
+        *first = s->stage_layers[0];
+        *last = s->stage_layers[1];
+        return 1;
+    }
+    int mid = s->stage_layers[1];
+    for (int i = 1; i < p - 1; i++)
+        if (s->stage_layers[i] != mid) return -1;
+    if (s->stage_layers[0] != mid) *first = s->stage_layers[0];
+    if (s->stage_layers[p - 1] != mid) *last = s->stage_layers[p - 1];
+    return 1;
+}
+
+static void split_text(const pp_strategy *s, char *buf, size_t cap)
+{
+    size_t n = 0;
+    buf[0] = '\0';
+    for (int i = 0; i < s->pp && n + 12 < cap; i++)
+        n += (size_t)snprintf(buf + n, cap - n, "%s%d", i ? "," : "", s->stage_layers[i]);
+}
+
+/* What Megatron-LM's arguments cannot express. r is resolved. */
+static pp_status lm_hard_rules(const pp_model *m, const pp_strategy *r, pp_error *err)
+{
+    if (r->zero >= 2)
+        return pp__fail(err, PP_ERR_INPUT, "ZeRO-%d: Megatron-LM shards only optimizer states (--use-distributed-optimizer, "
+                        "ZeRO-1); use --zero 0 or 1, or DeepSpeed (--emit-deepspeed)", r->zero);
+    if (r->offload != PP_OFFLOAD_NONE)
+        return pp__fail(err, PP_ERR_INPUT, "offload %s: not expressed by these Megatron-LM arguments; use DeepSpeed "
+                        "(--emit-deepspeed with --emit-megatron writes Megatron-DeepSpeed arguments)",
+                        pp_offload_name(r->offload));
+    if (r->optimizer != PP_OPT_ADAMW && r->optimizer != PP_OPT_SGD)
+        return pp__fail(err, PP_ERR_INPUT, "optimizer %s: Megatron-LM's --optimizer offers adam and sgd",
+                        pp_optimizer_name(r->optimizer));
+    if (r->pp > 1 && r->schedule == PP_SCHED_GPIPE)
+        return pp__fail(err, PP_ERR_INPUT, "schedule gpipe: Megatron-LM runs 1F1B or the interleaved schedule");
+    if (strcmp(r->order, "tp-cp-dp-pp") != 0)
+        return pp__fail(err, PP_ERR_INPUT, "rank order %s: Megatron orders ranks tp-cp-(ep)-dp-pp; use --order "
+                        "tp-cp-dp-pp", r->order);
+    int k = uniform_recompute(r);
+    if (k == -2)
+        return pp__fail(err, PP_ERR_INPUT, "recompute differs between stages: Megatron's --recompute-num-layers is one "
+                        "value for every stage");
+    if (k > 0 && r->virtual_stages > 1 && k % r->virtual_stages)
+        return pp__fail(err, PP_ERR_INPUT, "recomputing %d blocks per stage with %d virtual stages: Megatron counts "
+                        "--recompute-num-layers per model chunk, so it must divide by %d", k, r->virtual_stages,
+                        r->virtual_stages);
+    int first, last, un = uneven_split(r, &first, &last);
+    char split[256];
+    split_text(r, split, sizeof split);
+    if (un < 0)
+        return pp__fail(err, PP_ERR_INPUT, "stage split %s cannot be expressed: Megatron-LM sets only the first and last "
+                        "stages (--decoder-first/last-pipeline-num-layers) and splits the rest evenly", split);
+    if (un > 0 && r->schedule == PP_SCHED_INTERLEAVED)
+        return pp__fail(err, PP_ERR_INPUT, "stage split %s with the interleaved schedule: Megatron-LM's "
+                        "--num-layers-per-virtual-pipeline-stage needs an even split", split);
+    return arch_rules(m, r, PP_MEGATRON_LM, err);
+}
+
+static pp_status ds_hard_rules(const pp_model *m, const pp_strategy *r, pp_error *err)
+{
+    if (strcmp(r->order, "tp-cp-dp-pp") != 0)
+        return pp__fail(err, PP_ERR_INPUT, "rank order %s: Megatron-DeepSpeed orders ranks tp-(sp)-dp-pp; use --order "
+                        "tp-cp-dp-pp", r->order);
+    if (r->recompute == PP_RECOMPUTE_FULL && uniform_recompute(r) == -2)
+        return pp__fail(err, PP_ERR_INPUT, "recompute differs between stages: Megatron's --recompute-num-layers is one "
+                        "value for every stage");
+    if (r->optimizer != PP_OPT_ADAMW && r->optimizer != PP_OPT_SGD)
+        return pp__fail(err, PP_ERR_INPUT, "optimizer %s: Megatron-DeepSpeed builds adam or sgd (--optimizer)",
+                        pp_optimizer_name(r->optimizer));
+    if (r->schedule == PP_SCHED_INTERLEAVED)
+        return pp__fail(err, PP_ERR_INPUT, "schedule interleaved: Megatron-DeepSpeed's pipeline is DeepSpeed's 1F1B "
+                        "PipelineEngine");
+    return arch_rules(m, r, PP_MEGATRON_DEEPSPEED, err);
+}
+
+pp_status pp_megatron_adapt(const pp_model *m, const pp_cluster *c, pp_strategy *s, pp_megatron_flavor flavor,
+                            pp_notes *notes, pp_error *err)
+{
+    if (flavor == PP_MEGATRON_DEEPSPEED) {
+        pp_status st = pp_deepspeed_adapt(m, c, s, notes, err);
+        if (st != PP_OK) return st;
+        pp_strategy r = *s;
+        if ((st = pp_strategy_resolve(&r, m, c, err)) != PP_OK) return st;
+        return ds_hard_rules(m, &r, err);
+    }
+    lm_soft_rules(s, notes);
+    pp_strategy r = *s;
+    pp_status st = pp_strategy_resolve(&r, m, c, err);
+    if (st != PP_OK) return st;
+    return lm_hard_rules(m, &r, err);
+}
+
+pp_status pp_megatron_check(const pp_model *m, const pp_cluster *c, const pp_strategy *s, const pp_megatron_opts *o,
+                            pp_error *err)
+{
+    pp_megatron_flavor f = o ? o->flavor : PP_MEGATRON_LM;
+    if (f < 0 || f >= PP_MEGATRON_FLAVOR_COUNT) return pp__fail(err, PP_ERR_INPUT, "Megatron flavor: expected lm or deepspeed");
+    if (o) {
+        pp_status hs = pp_hparams_check(&o->hp, "Megatron hyper-parameters", err);
+        if (hs != PP_OK) return hs;
+    }
+    pp_strategy r = *s;
+    pp_status st = pp_strategy_resolve(&r, m, c, err);
+    if (st != PP_OK) return st;
+    if (f == PP_MEGATRON_DEEPSPEED) {
+        if ((st = pp_deepspeed_check(m, c, &r, NULL, err)) != PP_OK) return st;
+        return ds_hard_rules(m, &r, err);
+    }
+    if ((st = lm_hard_rules(m, &r, err)) != PP_OK) return st;
+    pp_notes why = {0};
+    if (lm_soft_rules(&r, &why) == 0) return PP_OK;
+    return pp__fail(err, PP_ERR_INPUT, "Megatron-LM's arguments cannot express this plan exactly: %s "
+                    "(pp_megatron_adapt gives the plan Megatron-LM runs; `parplan estimate --emit-megatron` applies it)",
+                    why.n ? why.line[0] : "gradient or overlap settings Megatron-LM does not have");
+}
+
+/* ------------------------------------------------------------------ writer */
+
+static void flag(pp__sbuf *b, const char *name) { pp__sb_printf(b, "  %s\n", name); }
+
+static void flag_int(pp__sbuf *b, const char *name, long v) { pp__sb_printf(b, "  %s %ld\n", name, v); }
+
+static void flag_num(pp__sbuf *b, const char *name, double v)
+{
+    char num[40];
+    pp__fmt_num(num, sizeof num, v);
+    pp__sb_printf(b, "  %s %s\n", name, num);
+}
+
+/* "([0]*3+[1]*58)": Megatron-Core's --moe-layer-freq pattern. */
+static void moe_pattern(const pp_model *m, char *buf, size_t cap)
+{
+    size_t n = (size_t)snprintf(buf, cap, "(");
+    for (int i = 0; i < m->layers && n + 16 < cap;) {
+        int kind = m->block_kind[i] == PP_BLOCK_MOE, j = i;
+        while (j < m->layers && (m->block_kind[j] == PP_BLOCK_MOE) == kind) j++;
+        n += (size_t)snprintf(buf + n, cap - n, "%s[%d]*%d", i ? "+" : "", kind, j - i);
+        i = j;
+    }
+    snprintf(buf + n, cap - n, ")");
+}
+
+/* 1 when every block is an MoE block (the flags' default layout). */
+static int moe_every(const pp_model *m)
+{
+    for (int i = 0; i < m->layers; i++)
+        if (m->block_kind[i] != PP_BLOCK_MOE) return 0;
+    return 1;
+}
+
+static void model_flags(pp__sbuf *b, const pp_model *m, const pp_strategy *s, pp_megatron_flavor f, pp_notes *notes)
+{
+    int lm = f == PP_MEGATRON_LM, hd = pp__head_dim(m);
+    pp__sb_printf(b, "  # model: %s\n", m->name);
+    flag_int(b, "--num-layers", m->layers);
+    flag_int(b, "--hidden-size", m->hidden);
+    flag_int(b, "--ffn-hidden-size", m->ffn);
+    flag_int(b, "--num-attention-heads", m->heads);
+    if (m->kv_heads != m->heads) {
+        if (lm) {
+            flag(b, "--group-query-attention");
+            flag_int(b, "--num-query-groups", m->kv_heads);
+        } else {
+            flag_int(b, "--num-key-value-heads", m->kv_heads);
+        }
+    }
+    if (m->mla.kv_lora_rank == 0 && hd * m->heads != m->hidden) flag_int(b, "--kv-channels", hd);
+    flag_int(b, "--seq-length", s->seq);
+    int maxpos = m->max_positions > s->seq ? m->max_positions : s->seq;
+    flag_int(b, "--max-position-embeddings", maxpos);
+    if (m->position == PP_POS_ROPE) {
+        if (lm) pp__sb_printf(b, "  --position-embedding-type rope\n");
+        else flag(b, "--use-rotary-position-embeddings");
+    } else if (lm) {
+        pp__sb_printf(b, "  --position-embedding-type learned_absolute\n");
+    }
+    if (m->norm == PP_NORM_RMSNORM) pp__sb_printf(b, "  --normalization %s\n", lm ? "RMSNorm" : "rmsnorm");
+    if (m->gated_mlp) flag(b, "--swiglu");
+    if (!m->tied_embeddings) flag(b, "--untie-embeddings-and-output-weights");
+    if (!m->qkv_bias && !m->out_bias && !m->mlp_bias) {
+        flag(b, "--disable-bias-linear");
+    } else if (m->qkv_bias && !m->out_bias && !m->mlp_bias) {
+        flag(b, "--disable-bias-linear");
+        flag(b, "--add-qkv-bias");
+    }
+    flag_num(b, "--attention-dropout", m->dropout);
+    flag_num(b, "--hidden-dropout", m->dropout);
+    if (!m->gated_mlp && m->activation == PP_ACT_RELU)
+        pp__note(notes, "%s uses ReLU: Megatron has no plain-ReLU flag (its default is GELU); the shapes, memory and "
+                        "time are the same, set activation_func in your model provider", m->name);
+    if (lm && m->mla.kv_lora_rank > 0) {
+        flag(b, "--multi-latent-attention");
+        if (m->mla.q_lora_rank > 0) flag_int(b, "--q-lora-rank", m->mla.q_lora_rank);
+        flag_int(b, "--kv-lora-rank", m->mla.kv_lora_rank);
+        flag_int(b, "--qk-head-dim", m->mla.qk_nope_head_dim);
+        flag_int(b, "--qk-pos-emb-head-dim", m->mla.qk_rope_head_dim);
+        flag_int(b, "--v-head-dim", m->mla.v_head_dim);
+    }
+    if (m->experts > 0) {
+        if (lm) {
+            flag_int(b, "--num-experts", m->experts);
+            flag_int(b, "--moe-router-topk", m->topk);
+            flag_int(b, "--moe-ffn-hidden-size", m->expert_ffn);
+            if (m->shared_experts) flag_int(b, "--moe-shared-expert-intermediate-size", (long)m->shared_experts * m->expert_ffn);
+            if (!moe_every(m)) {
+                char pat[512];
+                moe_pattern(m, pat, sizeof pat);
+                pp__sb_printf(b, "  --moe-layer-freq '%s'\n", pat);
+            }
+            if (m->capacity_factor > 0) flag_num(b, "--moe-expert-capacity-factor", m->capacity_factor);
+            if (s->ep > 1) pp__sb_printf(b, "  --moe-token-dispatcher-type alltoall\n");
+        } else {
+            flag_int(b, "--num-experts", m->experts);
+            flag_int(b, "--topk", m->topk);
+            if (m->capacity_factor > 0) flag_num(b, "--moe-train-capacity-factor", m->capacity_factor);
+            else flag(b, "--disable-moe-token-dropping");
+            if (!moe_every(m))
+                pp__note(notes, "%s mixes dense and MoE blocks: set Megatron-DeepSpeed's --expert-interval to match "
+                                "(parplan cannot confirm how your version counts it)", m->name);
+        }
+    }
+    long pad = 128L * s->tp;
+    if (m->vocab % pad)
+        pp__note(notes, "vocabulary: Megatron takes it from the tokenizer and pads it to a multiple of "
+                        "--make-vocab-size-divisible-by (128) x tp = %ld, giving %ld rows where parplan counted %d",
+                 pad, (m->vocab + pad - 1) / pad * pad, m->vocab);
+}
+
+static void parallel_flags(pp__sbuf *b, const pp_model *m, const pp_strategy *s, pp_megatron_flavor f)
+{
+    int lm = f == PP_MEGATRON_LM;
+    pp__sb_printf(b, "  # parallelism: %d GPUs = dp %d x tp %d x pp %d x cp %d\n", s->dp * s->tp * s->pp * s->cp, s->dp,
+                  s->tp, s->pp, s->cp);
+    flag_int(b, "--tensor-model-parallel-size", s->tp);
+    flag_int(b, "--pipeline-model-parallel-size", s->pp);
+    if (!lm && s->pp == 1) flag(b, "--no-pipeline-parallel");
+    if (s->schedule == PP_SCHED_INTERLEAVED)
+        flag_int(b, "--num-layers-per-virtual-pipeline-stage", m->layers / (s->pp * s->virtual_stages));
+    int first, last;
+    if (lm && uneven_split(s, &first, &last) > 0) {
+        if (first) flag_int(b, "--decoder-first-pipeline-num-layers", first);
+        if (last) flag_int(b, "--decoder-last-pipeline-num-layers", last);
+    }
+    if (s->sp) flag(b, "--sequence-parallel");
+    if (s->cp > 1) flag_int(b, lm ? "--context-parallel-size" : "--ds-sequence-parallel-size", s->cp);
+    if (s->ep > 1) flag_int(b, lm ? "--expert-model-parallel-size" : "--moe-expert-parallel-size", s->ep);
+    if (lm && s->zero == 1) flag(b, "--use-distributed-optimizer");
+    if (lm && s->overlap_dp && s->dp * s->cp > 1) {
+        flag(b, "--overlap-grad-reduce");
+        if (s->zero == 1) flag(b, "--overlap-param-gather");
+    }
+    if (lm && s->overlap_tp) flag(b, "--tp-comm-overlap");
+    pp__sb_printf(b, "  # batch: %d sequences per step = micro-batch %d x %d micro-batches x dp %d\n", s->global_batch,
+                  s->micro_batch, s->grad_accum, s->dp);
+    flag_int(b, "--micro-batch-size", s->micro_batch);
+    flag_int(b, "--global-batch-size", s->global_batch);
+}
+
+static void memory_flags(pp__sbuf *b, const pp_strategy *s, const pp_megatron_opts *o, pp_notes *notes)
+{
+    int lm = o->flavor == PP_MEGATRON_LM;
+    const pp_hparams *hp = &o->hp;
+    pp__sb_printf(b, "  # precision and memory\n");
+    if (s->precision == PP_PREC_BF16 || s->precision == PP_PREC_FP8) flag(b, "--bf16");
+    if (s->precision == PP_PREC_FP8) {
+        if (lm) pp__sb_printf(b, "  --fp8-format hybrid\n");
+        else pp__note(notes, "fp8: Megatron-DeepSpeed runs --bf16; the fp8 GEMMs come from Transformer Engine layers "
+                             "in the model code");
+    }
+    if (s->precision == PP_PREC_FP16) {
+        flag(b, "--fp16");
+        flag_num(b, "--initial-loss-scale", ldexp(1.0, hp->initial_scale_power));
+        flag_num(b, "--min-loss-scale", hp->min_loss_scale);
+        flag_int(b, "--loss-scale-window", hp->loss_scale_window);
+        flag_int(b, "--hysteresis", hp->hysteresis);
+        if (lm && s->grad_accum_dtype == PP_GRAD_FP32) flag(b, "--accumulate-allreduce-grads-in-fp32");
+    }
+    if (s->recompute == PP_RECOMPUTE_SELECTIVE) {
+        pp__sb_printf(b, "  --recompute-granularity selective\n");
+    } else if (s->recompute == PP_RECOMPUTE_FULL) {
+        int k = uniform_recompute(s);
+        pp__sb_printf(b, "  --recompute-granularity full\n");
+        if (k < 0) {
+            pp__sb_printf(b, "  --recompute-method uniform\n");
+            flag_int(b, "--recompute-num-layers", 1);
+        } else {
+            pp__sb_printf(b, "  --recompute-method block\n");
+            flag_int(b, "--recompute-num-layers", k / (s->virtual_stages > 1 ? s->virtual_stages : 1));
+        }
+        if (!lm) flag(b, "--deepspeed-activation-checkpointing");
+    }
+    if (!lm && s->attention == PP_ATTN_FLASH) flag(b, "--use-flash-attn-v2");
+    if (lm && s->attention == PP_ATTN_MATERIALISED)
+        pp__note(notes, "attention materialised: Megatron-LM picks flash or fused attention by default; "
+                        "add --attention-backend unfused to materialise the scores as estimated");
+    if (!lm && s->offload != PP_OFFLOAD_NONE) flag(b, "--cpu-optimizer");
+}
+
+static void optimizer_flags(pp__sbuf *b, const pp_strategy *s, const pp_megatron_opts *o)
+{
+    const pp_hparams *hp = &o->hp;
+    pp__sb_printf(b, "  # optimizer and schedule\n");
+    if (s->optimizer == PP_OPT_SGD) {
+        pp__sb_printf(b, "  --optimizer sgd\n");
+        flag_num(b, "--sgd-momentum", hp->momentum);
+    } else {
+        pp__sb_printf(b, "  --optimizer adam\n");
+        flag_num(b, "--adam-beta1", hp->beta1);
+        flag_num(b, "--adam-beta2", hp->beta2);
+        flag_num(b, "--adam-eps", hp->eps);
+    }
+    flag_num(b, "--weight-decay", hp->weight_decay);
+    flag_num(b, "--clip-grad", hp->gradient_clipping);
+    flag_num(b, "--lr", hp->lr);
+    flag_num(b, "--min-lr", hp->min_lr);
+    if (o->flavor == PP_MEGATRON_LM && hp->min_lr > 0) flag_num(b, "--lr-warmup-init", hp->min_lr);
+    pp__sb_printf(b, "  --lr-decay-style linear\n");
+    flag_int(b, "--lr-warmup-iters", hp->warmup_steps);
+    flag_int(b, "--train-iters", hp->total_steps);
+}
+
+static void deepspeed_flags(pp__sbuf *b, const pp_strategy *s, const pp_megatron_opts *o)
+{
+    if (o->flavor != PP_MEGATRON_DEEPSPEED) return;
+    pp__sb_printf(b, "  # DeepSpeed (the JSON decides the ZeRO stage; keep the flag equal)\n");
+    flag(b, "--deepspeed");
+    pp__sb_printf(b, "  --deepspeed_config '%s'\n", o->deepspeed_config);
+    flag_int(b, "--zero-stage", pp__ds_wrapper_of(s) == PP_DS_ZERO ? s->zero : 0);
+}
+
+pp_status pp_megatron_args(const pp_model *m, const pp_cluster *c, const pp_plan *p, const pp_megatron_opts *o,
+                           char **out, pp_notes *notes, pp_error *err)
+{
+    *out = NULL;
+    pp_megatron_opts def;
+    if (!o) {
+        pp_megatron_opts_default(&def);
+        o = &def;
+    }
+    if (strchr(o->deepspeed_config, '\'') || strchr(o->deepspeed_config, '\n'))
+        return pp__fail(err, PP_ERR_INPUT, "--deepspeed_config path '%s': quotes and newlines are not allowed",
+                        o->deepspeed_config);
+    pp_status st = pp_megatron_check(m, c, &p->strategy, o, err);
+    if (st != PP_OK) return st;
+    pp_strategy s = p->strategy;
+    if ((st = pp_strategy_resolve(&s, m, c, err)) != PP_OK) return st;
+    pp_notes local = {0};
+    pp__sbuf b = {0};
+    pp__sb_printf(&b, "# %s arguments for %s on %d x %s (%s), written by parplan %s.\n", flavor_name(o->flavor),
+                  m->name, pp_cluster_gpus(c), c->gpu.name, c->name, pp_version());
+    pp__sb_printf(&b, "# Predicted: peak %.1f GiB per GPU (%s), %.0f tokens/s, MFU %.1f%%.\n",
+                  p->memory.peak_bytes / 1073741824.0, p->memory.fits ? "fits" : "DOES NOT FIT",
+                  p->throughput.tokens_per_s, 100 * p->throughput.mfu);
+    pp__sb_printf(&b, "# Use: source this file, then\n#   torchrun ... pretrain_gpt.py \"${MEGATRON_ARGS[@]}\" "
+                      "--data-path ... --tokenizer-type ... --save ... --load ...\n");
+    pp__sb_printf(&b, "MEGATRON_ARGS=(\n");
+    parallel_flags(&b, m, &s, o->flavor);
+    model_flags(&b, m, &s, o->flavor, &local);
+    memory_flags(&b, &s, o, &local);
+    optimizer_flags(&b, &s, o);
+    deepspeed_flags(&b, &s, o);
+    pp__sb_printf(&b, ")\n");
+    if (!p->memory.fits)
+        pp__note(&local, "the plan's predicted peak %.1f GiB per GPU does not fit the %.1f GiB usable: expect it to run "
+                         "out of memory", p->memory.peak_bytes / 1073741824.0, p->memory.gpu_bytes / 1073741824.0);
+    *out = pp__sb_take(&b);
+    if (!*out) return pp__fail(err, PP_ERR_NOMEM, "out of memory writing Megatron arguments");
+    for (int i = 0; i < local.n; i++) pp__note(notes, "%s", local.line[i]);
+    return PP_OK;
+}
+
+pp_status pp_megatron_write(const pp_model *m, const pp_cluster *c, const pp_plan *p, const pp_megatron_opts *o,
+                            const char *path, int force, pp_notes *notes, pp_error *err)
+{
+    char *text = NULL;
+    pp_notes local = {0};
+    pp_status st = pp_megatron_args(m, c, p, o, &text, &local, err);
+    if (st != PP_OK) return st;
+    st = pp_write_file(path, text, strlen(text), force, err);
+    pp_free(text);
+    if (st == PP_OK)
+        for (int i = 0; i < local.n; i++) pp__note(notes, "%s", local.line[i]);
+    return st;
+}

@@ -1,0 +1,644 @@
+/*
+ * test_megatron.c — Megatron-LM and Megatron-DeepSpeed arguments
+ * (configs/megatron.c):
+ *   (a) the flags of a few plans, read back through bash itself;
+ *   (b) uneven stage splits in the form Megatron-LM accepts, or a refusal;
+ *   (c) recompute, precision, ZeRO-1, MoE and MLA flags;
+ *   (d) what each flavor refuses, with the reason;
+ *   (e) a property sweep: every strategy is refused with a known reason or
+ *       gives arguments from which Megatron's own rules rebuild the plan
+ *       (degrees, batch, stage split, recomputed blocks).
+ */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "parplan.h"
+
+static pp_model model(const char *name)
+{
+    pp_model m;
+    pp_error err = {""};
+    cr_assert_eq(pp_model_load(name, &m, &err), PP_OK, "%s: %s", name, err.msg);
+    return m;
+}
+
+static pp_cluster cluster(const char *name, int nodes)
+{
+    pp_cluster c;
+    pp_error err = {""};
+    cr_assert_eq(pp_cluster_load(name, &c, &err), PP_OK, "%s", err.msg);
+    cr_assert_eq(pp_cluster_resize(&c, nodes, 0, &err), PP_OK, "%s", err.msg);
+    return c;
+}
+
+static pp_strategy base(const pp_model *m, const pp_cluster *c, int tp, int pp, int cp)
+{
+    pp_strategy s;
+    pp_strategy_default(&s);
+    s.tp = tp;
+    s.pp = pp;
+    s.cp = cp;
+    s.dp = pp_cluster_gpus(c) / (tp * pp * cp);
+    s.seq = m->seq > 4096 ? 4096 : m->seq;
+    s.global_batch = s.dp * 8;
+    return s;
+}
+
+/* Adapts, estimates and returns the arguments file (NULL + err on refusal). */
+static char *args_for(const pp_model *m, const pp_cluster *c, pp_strategy *s, pp_megatron_flavor f, pp_notes *n,
+                      pp_error *err)
+{
+    pp_megatron_opts o;
+    pp_megatron_opts_default(&o);
+    o.flavor = f;
+    if (pp_megatron_adapt(m, c, s, f, n, err) != PP_OK) return NULL;
+    pp_plan *p = malloc(sizeof *p);
+    cr_assert(p);
+    char *text = NULL;
+    if (pp_estimate(m, c, s, p, err) == PP_OK) {
+        *s = p->strategy;
+        if (pp_megatron_args(m, c, p, &o, &text, n, err) != PP_OK) text = NULL;
+    }
+    free(p);
+    return text;
+}
+
+static char *must_args(const pp_model *m, const pp_cluster *c, pp_strategy *s, pp_megatron_flavor f)
+{
+    pp_notes n = {0};
+    pp_error err = {""};
+    char *t = args_for(m, c, s, f, &n, &err);
+    cr_assert(t, "refused: %s", err.msg);
+    return t;
+}
+
+/* The argument vector as bash builds it from the file. */
+typedef struct argv_t {
+    int n;
+    char *v[512];
+    char *buf;
+} argv_t;
+
+static argv_t bash_args(const char *text)
+{
+    char path[] = "/tmp/parplan-mg-XXXXXX";
+    int fd = mkstemp(path);
+    cr_assert(fd >= 0);
+    cr_assert_eq(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+    close(fd);
+    char cmd[512];
+    snprintf(cmd, sizeof cmd, "bash -c 'set -e; source %s; printf \"%%s\\n\" \"${MEGATRON_ARGS[@]}\"'", path);
+    FILE *f = popen(cmd, "r");
+    cr_assert(f);
+    argv_t a = {0};
+    size_t cap = 1 << 16, len = 0;
+    a.buf = malloc(cap);
+    size_t got;
+    while ((got = fread(a.buf + len, 1, cap - len - 1, f)) > 0) len += got;
+    a.buf[len] = '\0';
+    cr_assert_eq(pclose(f), 0, "bash could not source the file:\n%s", text);
+    unlink(path);
+    for (char *p = strtok(a.buf, "\n"); p && a.n < 512; p = strtok(NULL, "\n")) a.v[a.n++] = p;
+    return a;
+}
+
+/* The value after flag, or NULL; "" for a bare flag. */
+static const char *val(const argv_t *a, const char *flag)
+{
+    for (int i = 0; i < a->n; i++)
+        if (!strcmp(a->v[i], flag)) return i + 1 < a->n && strncmp(a->v[i + 1], "--", 2) ? a->v[i + 1] : "";
+    return NULL;
+}
+
+static void expect(const argv_t *a, const char *flag, const char *want)
+{
+    const char *v = val(a, flag);
+    cr_assert(v, "missing %s", flag);
+    cr_assert_str_eq(v, want, "%s: got '%s', want '%s'", flag, v, want);
+}
+
+/* ------------------------------------------------------------- (a) plans */
+
+TestSuite(megatron_args);
+
+Test(megatron_args, llama3_70b_megatron_lm)
+{
+    pp_model m = model("llama3-70b");
+    pp_cluster c = cluster("dgx-h100", 8);
+    pp_strategy s = base(&m, &c, 8, 4, 1);
+    s.sp = 1;
+    s.zero = 1;
+    s.recompute = PP_RECOMPUTE_SELECTIVE;
+    s.micro_batch = 1;
+    s.global_batch = 256;
+    char *t = must_args(&m, &c, &s, PP_MEGATRON_LM);
+    argv_t a = bash_args(t);
+    expect(&a, "--tensor-model-parallel-size", "8");
+    expect(&a, "--pipeline-model-parallel-size", "4");
+    expect(&a, "--sequence-parallel", "");
+    expect(&a, "--micro-batch-size", "1");
+    expect(&a, "--global-batch-size", "256");
+    expect(&a, "--use-distributed-optimizer", "");
+    expect(&a, "--overlap-grad-reduce", "");
+    expect(&a, "--recompute-granularity", "selective");
+    expect(&a, "--bf16", "");
+    expect(&a, "--num-layers", "80");
+    expect(&a, "--hidden-size", "8192");
+    expect(&a, "--ffn-hidden-size", "28672");
+    expect(&a, "--num-attention-heads", "64");
+    expect(&a, "--group-query-attention", "");
+    expect(&a, "--num-query-groups", "8");
+    expect(&a, "--seq-length", "4096");
+    expect(&a, "--position-embedding-type", "rope");
+    expect(&a, "--normalization", "RMSNorm");
+    expect(&a, "--swiglu", "");
+    expect(&a, "--untie-embeddings-and-output-weights", "");
+    expect(&a, "--disable-bias-linear", "");
+    expect(&a, "--lr", "0.0003");
+    expect(&a, "--train-iters", "100000");
+    cr_assert(!val(&a, "--decoder-first-pipeline-num-layers"), "an even split needs no first/last flags");
+    cr_assert(!val(&a, "--deepspeed"));
+    cr_assert_eq(s.grad_accum_dtype, PP_GRAD_FP32, "Megatron-LM's bf16 gradients are fp32 main_grad");
+    free(a.buf);
+    pp_free(t);
+}
+
+Test(megatron_args, megatron_deepspeed_flavor)
+{
+    pp_model m = model("llama3-8b");
+    pp_cluster c = cluster("dgx-h100", 2);
+    pp_strategy s = base(&m, &c, 2, 1, 2); /* bf16, ZeRO-0 -> DeepSpeed BF16_Optimizer */
+    char *t = must_args(&m, &c, &s, PP_MEGATRON_DEEPSPEED);
+    argv_t a = bash_args(t);
+    expect(&a, "--deepspeed", "");
+    expect(&a, "--deepspeed_config", "ds_config.json");
+    expect(&a, "--zero-stage", "0");
+    expect(&a, "--no-pipeline-parallel", "");
+    expect(&a, "--ds-sequence-parallel-size", "2");
+    expect(&a, "--num-key-value-heads", "8");
+    expect(&a, "--use-rotary-position-embeddings", "");
+    expect(&a, "--normalization", "rmsnorm");
+    expect(&a, "--use-flash-attn-v2", "");
+    cr_assert(!val(&a, "--context-parallel-size") && !val(&a, "--use-distributed-optimizer"));
+    free(a.buf);
+    pp_free(t);
+    /* ZeRO-3 with offload: the JSON decides, the flag agrees; CPU Adam */
+    s = base(&m, &c, 1, 1, 1);
+    s.zero = 3;
+    s.offload = PP_OFFLOAD_OPTIMIZER;
+    t = must_args(&m, &c, &s, PP_MEGATRON_DEEPSPEED);
+    a = bash_args(t);
+    expect(&a, "--zero-stage", "3");
+    expect(&a, "--cpu-optimizer", "");
+    free(a.buf);
+    pp_free(t);
+}
+
+/* --------------------------------------------------------- (b) splits */
+
+TestSuite(megatron_split);
+
+static char *split_args(const char *layers, pp_notes *n, pp_error *err)
+{
+    pp_model m = model("llama3-8b"); /* 32 blocks */
+    pp_cluster c = cluster("dgx-h100", 1);
+    pp_strategy s = base(&m, &c, 2, 4, 1);
+    int k = 0;
+    for (const char *p = layers; *p;) {
+        s.stage_layers[k++] = (int)strtol(p, (char **)&p, 10);
+        if (*p == ',') p++;
+    }
+    return args_for(&m, &c, &s, PP_MEGATRON_LM, n, err);
+}
+
+Test(megatron_split, first_and_last_only)
+{
+    struct { const char *split, *first, *last; } ok[] = {
+        {"8,8,8,8", NULL, NULL}, {"6,9,9,8", "6", "8"}, {"7,9,9,7", "7", "7"}, {"8,8,8,8", NULL, NULL},
+        {"10,8,8,6", "10", "6"}, {"8,9,9,6", "8", "6"},
+    };
+    for (size_t i = 0; i < sizeof ok / sizeof *ok; i++) {
+        pp_notes n = {0};
+        pp_error err = {""};
+        char *t = split_args(ok[i].split, &n, &err);
+        cr_assert(t, "%s: %s", ok[i].split, err.msg);
+        argv_t a = bash_args(t);
+        const char *f = val(&a, "--decoder-first-pipeline-num-layers"), *l = val(&a, "--decoder-last-pipeline-num-layers");
+        cr_assert((!f && !ok[i].first) || (f && ok[i].first && !strcmp(f, ok[i].first)), "%s: first %s", ok[i].split, f);
+        cr_assert((!l && !ok[i].last) || (l && ok[i].last && !strcmp(l, ok[i].last)), "%s: last %s", ok[i].split, l);
+        free(a.buf);
+        pp_free(t);
+    }
+    pp_notes n = {0};
+    pp_error err = {""};
+    cr_assert_null(split_args("9,7,8,8", &n, &err));
+    cr_assert(strstr(err.msg, "9,7,8,8 cannot be expressed") && strstr(err.msg, "--decoder-first"), "%s", err.msg);
+}
+
+Test(megatron_split, default_uneven_split)
+{
+    pp_model m = model("llama3-8b");
+    pp_cluster c = cluster("dgx-h100", 3); /* 24 GPUs */
+    pp_strategy s = base(&m, &c, 8, 3, 1);
+    char *t = must_args(&m, &c, &s, PP_MEGATRON_LM);
+    argv_t a = bash_args(t);
+    /* parplan's default gives the remainder to the middle: 10,12,10 */
+    expect(&a, "--decoder-first-pipeline-num-layers", "10");
+    expect(&a, "--decoder-last-pipeline-num-layers", "10");
+    free(a.buf);
+    pp_free(t);
+}
+
+/* ---------------------------------------------------- (c) memory flags */
+
+TestSuite(megatron_flags);
+
+Test(megatron_flags, recompute_methods)
+{
+    pp_model m = model("llama3-8b");
+    pp_cluster c = cluster("dgx-h100", 1);
+    pp_strategy s = base(&m, &c, 2, 4, 1);
+    s.recompute = PP_RECOMPUTE_FULL;
+    char *t = must_args(&m, &c, &s, PP_MEGATRON_LM);
+    argv_t a = bash_args(t);
+    expect(&a, "--recompute-granularity", "full");
+    expect(&a, "--recompute-method", "uniform");
+    expect(&a, "--recompute-num-layers", "1");
+    free(a.buf);
+    pp_free(t);
+    s = base(&m, &c, 2, 4, 1);
+    s.recompute = PP_RECOMPUTE_FULL;
+    s.recompute_layers = 3;
+    t = must_args(&m, &c, &s, PP_MEGATRON_LM);
+    a = bash_args(t);
+    expect(&a, "--recompute-method", "block");
+    expect(&a, "--recompute-num-layers", "3");
+    free(a.buf);
+    pp_free(t);
+    /* interleaved: Megatron counts per model chunk */
+    s = base(&m, &c, 2, 4, 1);
+    s.schedule = PP_SCHED_INTERLEAVED;
+    s.virtual_stages = 2;
+    s.recompute = PP_RECOMPUTE_FULL;
+    s.recompute_layers = 4;
+    t = must_args(&m, &c, &s, PP_MEGATRON_LM);
+    a = bash_args(t);
+    expect(&a, "--num-layers-per-virtual-pipeline-stage", "4");
+    expect(&a, "--recompute-num-layers", "2");
+    free(a.buf);
+    pp_free(t);
+    s.recompute_layers = 3;
+    pp_notes n = {0};
+    pp_error err = {""};
+    cr_assert_null(args_for(&m, &c, &s, PP_MEGATRON_LM, &n, &err));
+    cr_assert(strstr(err.msg, "per model chunk"), "%s", err.msg);
+    s = base(&m, &c, 2, 4, 1);
+    s.recompute = PP_RECOMPUTE_FULL;
+    s.per_stage_recompute = 1;
+    s.stage_recompute[0] = 4;
+    s.stage_recompute[1] = 2;
+    s.stage_recompute[2] = 2;
+    s.stage_recompute[3] = 0;
+    cr_assert_null(args_for(&m, &c, &s, PP_MEGATRON_LM, &n, &err));
+    cr_assert(strstr(err.msg, "differs between stages"), "%s", err.msg);
+}
+
+Test(megatron_flags, precision)
+{
+    pp_model m = model("llama3-8b");
+    pp_cluster c = cluster("dgx-h100", 1);
+    pp_strategy s = base(&m, &c, 1, 1, 1);
+    s.precision = PP_PREC_FP8;
+    char *t = must_args(&m, &c, &s, PP_MEGATRON_LM);
+    argv_t a = bash_args(t);
+    expect(&a, "--bf16", "");
+    expect(&a, "--fp8-format", "hybrid");
+    free(a.buf);
+    pp_free(t);
+    s = base(&m, &c, 1, 1, 1);
+    s.precision = PP_PREC_FP16;
+    s.grad_accum_dtype = PP_GRAD_FP32;
+    t = must_args(&m, &c, &s, PP_MEGATRON_LM);
+    a = bash_args(t);
+    expect(&a, "--fp16", "");
+    expect(&a, "--initial-loss-scale", "65536");
+    expect(&a, "--accumulate-allreduce-grads-in-fp32", "");
+    free(a.buf);
+    pp_free(t);
+    /* check refuses what Megatron would change; adapt says why */
+    s = base(&m, &c, 1, 1, 1);
+    pp_error err = {""};
+    cr_assert_eq(pp_megatron_check(&m, &c, &s, NULL, &err), PP_ERR_INPUT);
+    cr_assert(strstr(err.msg, "main_grad"), "%s", err.msg);
+    pp_notes n = {0};
+    cr_assert_eq(pp_megatron_adapt(&m, &c, &s, PP_MEGATRON_LM, &n, &err), PP_OK);
+    cr_assert(n.n == 1 && strstr(n.line[0], "fp32 main_grad"), "%s", n.n ? n.line[0] : "no note");
+    cr_assert_eq(pp_megatron_check(&m, &c, &s, NULL, &err), PP_OK, "%s", err.msg);
+}
+
+Test(megatron_flags, moe_and_mla)
+{
+    pp_model m = model("mixtral-8x7b");
+    pp_cluster c = cluster("dgx-h100", 2);
+    pp_strategy s = base(&m, &c, 2, 1, 1);
+    s.ep = 8;
+    char *t = must_args(&m, &c, &s, PP_MEGATRON_LM);
+    argv_t a = bash_args(t);
+    expect(&a, "--num-experts", "8");
+    expect(&a, "--moe-router-topk", "2");
+    expect(&a, "--moe-ffn-hidden-size", "14336");
+    expect(&a, "--expert-model-parallel-size", "8");
+    expect(&a, "--moe-token-dispatcher-type", "alltoall");
+    cr_assert(!val(&a, "--moe-layer-freq"), "every block is MoE: the default");
+    free(a.buf);
+    pp_free(t);
+    m = model("deepseek-v3");
+    c = cluster("dgx-h100", 64);
+    s = base(&m, &c, 8, 1, 1);
+    s.ep = 64;
+    s.zero = 1;
+    s.seq = 4096;
+    s.global_batch = s.dp * 2;
+    t = must_args(&m, &c, &s, PP_MEGATRON_LM);
+    a = bash_args(t);
+    expect(&a, "--multi-latent-attention", "");
+    expect(&a, "--q-lora-rank", "1536");
+    expect(&a, "--kv-lora-rank", "512");
+    expect(&a, "--qk-head-dim", "128");
+    expect(&a, "--qk-pos-emb-head-dim", "64");
+    expect(&a, "--v-head-dim", "128");
+    expect(&a, "--moe-layer-freq", "([0]*3+[1]*58)");
+    expect(&a, "--moe-shared-expert-intermediate-size", "2048");
+    expect(&a, "--num-experts", "256");
+    expect(&a, "--moe-router-topk", "8");
+    free(a.buf);
+    pp_free(t);
+    pp_notes n = {0};
+    pp_error err = {""};
+    s = base(&m, &c, 8, 1, 1);
+    cr_assert_null(args_for(&m, &c, &s, PP_MEGATRON_DEEPSPEED, &n, &err));
+    cr_assert(strstr(err.msg, "multi-head latent attention"), "%s", err.msg);
+}
+
+/* ----------------------------------------------------------- (d) refusals */
+
+TestSuite(megatron_refuse);
+
+static void lm_refuses(const char *model_name, pp_strategy *s, const pp_model *m, const pp_cluster *c,
+                       pp_megatron_flavor f, const char *needle)
+{
+    pp_notes n = {0};
+    pp_error err = {""};
+    char *t = args_for(m, c, s, f, &n, &err);
+    cr_assert_null(t, "%s: expected a refusal with '%s'", model_name, needle);
+    cr_assert(strstr(err.msg, needle), "%s: '%s' lacks '%s'", model_name, err.msg, needle);
+}
+
+Test(megatron_refuse, what_megatron_cannot_express)
+{
+    pp_model m = model("llama3-8b");
+    pp_cluster c = cluster("dgx-h100", 1);
+    pp_strategy s = base(&m, &c, 1, 1, 1);
+    s.zero = 3;
+    lm_refuses("zero3", &s, &m, &c, PP_MEGATRON_LM, "--use-distributed-optimizer");
+    s = base(&m, &c, 1, 1, 1);
+    s.zero = 1;
+    s.offload = PP_OFFLOAD_OPTIMIZER;
+    lm_refuses("offload", &s, &m, &c, PP_MEGATRON_LM, "offload");
+    s = base(&m, &c, 1, 1, 1);
+    s.optimizer = PP_OPT_ADAM8BIT;
+    lm_refuses("adam8bit", &s, &m, &c, PP_MEGATRON_LM, "adam and sgd");
+    s = base(&m, &c, 1, 2, 1);
+    s.schedule = PP_SCHED_GPIPE;
+    lm_refuses("gpipe", &s, &m, &c, PP_MEGATRON_LM, "gpipe");
+    s = base(&m, &c, 1, 1, 1);
+    s.ft.mode = PP_MODE_LORA;
+    s.ft.lora_rank = 16;
+    s.ft.lora_targets = PP_LORA_Q | PP_LORA_V;
+    lm_refuses("lora", &s, &m, &c, PP_MEGATRON_LM, "LoRA");
+    s = base(&m, &c, 1, 2, 1);
+    s.zero = 2;
+    lm_refuses("ds pipeline", &s, &m, &c, PP_MEGATRON_DEEPSPEED, "incompatible with pipeline parallelism");
+    pp_model bloom = model("bloom-176b");
+    pp_cluster big = cluster("dgx-a100-80g", 48);
+    s = base(&bloom, &big, 4, 12, 1);
+    lm_refuses("bloom", &s, &bloom, &big, PP_MEGATRON_LM, "ALiBi");
+    pp_model falcon = model("falcon-40b");
+    s = base(&falcon, &c, 8, 1, 1);
+    lm_refuses("falcon", &s, &falcon, &c, PP_MEGATRON_LM, "parallel attention");
+}
+
+/* ------------------------------------------------------- (e) properties */
+
+/* Tokens of the MEGATRON_ARGS array without running bash (comments and
+ * single quotes, as the writer produces them). */
+static int tokens(char *text, char **v, int cap)
+{
+    char *p = strstr(text, "MEGATRON_ARGS=(");
+    cr_assert(p);
+    int n = 0;
+    for (char *line = strchr(p, '\n') + 1; *line && *line != ')';) {
+        char *eol = strchr(line, '\n');
+        cr_assert(eol, "unterminated MEGATRON_ARGS");
+        *eol = '\0';
+        char *q = line;
+        while (*q == ' ') q++;
+        while (*q && *q != '#') {
+            cr_assert(n < cap);
+            if (*q == '\'') {
+                v[n++] = ++q;
+                q = strchr(q, '\'');
+                cr_assert(q, "unbalanced quote");
+                *q++ = '\0';
+            } else {
+                v[n++] = q;
+                while (*q && *q != ' ') q++;
+                if (*q) *q++ = '\0';
+            }
+            while (*q == ' ') q++;
+        }
+        line = eol + 1;
+    }
+    return n;
+}
+
+static long ival(char **v, int n, const char *flag, long def)
+{
+    for (int i = 0; i + 1 < n; i++)
+        if (!strcmp(v[i], flag)) return strtol(v[i + 1], NULL, 10);
+    return def;
+}
+
+static int has(char **v, int n, const char *flag)
+{
+    for (int i = 0; i < n; i++)
+        if (!strcmp(v[i], flag)) return 1;
+    return 0;
+}
+
+static const char *const mg_reasons[] = {"use-distributed-optimizer", "offload", "adam and sgd", "gpipe",
+                                         "cannot be expressed", "per model chunk", "interleaved",
+                                         "incompatible with pipeline parallelism", "TrainSchedule",
+                                         "checkpoints every layer", "Ulysses", "kv_heads", "bitsandbytes",
+                                         "differs between stages", NULL};
+
+/* Megatron's own rules rebuild the plan from the arguments. */
+static void rebuild(const pp_model *m, const pp_cluster *c, const pp_strategy *s, char *text, const char *ctx)
+{
+    char *v[512];
+    int n = tokens(text, v, 512);
+    long tp = ival(v, n, "--tensor-model-parallel-size", 0), pp = ival(v, n, "--pipeline-model-parallel-size", 0);
+    long cp = ival(v, n, "--context-parallel-size", ival(v, n, "--ds-sequence-parallel-size", 1));
+    long gpus = pp_cluster_gpus(c), dp = gpus / (tp * pp * cp);
+    cr_assert_eq(tp, s->tp, "%s", ctx);
+    cr_assert_eq(pp, s->pp, "%s", ctx);
+    cr_assert_eq(cp, s->cp, "%s", ctx);
+    cr_assert_eq(dp, s->dp, "%s", ctx);
+    long mb = ival(v, n, "--micro-batch-size", 0), gb = ival(v, n, "--global-batch-size", 0);
+    cr_assert(gb % (mb * dp) == 0 && gb / (mb * dp) == s->grad_accum, "%s: batch", ctx);
+    cr_assert_eq(ival(v, n, "--num-layers", 0), m->layers, "%s", ctx);
+    /* Megatron-LM's split: first/last given, the rest even */
+    int lm = !has(v, n, "--deepspeed");
+    if (lm && pp > 1) {
+        long first = ival(v, n, "--decoder-first-pipeline-num-layers", -1);
+        long last = ival(v, n, "--decoder-last-pipeline-num-layers", -1);
+        long rest = m->layers - (first > 0 ? first : 0) - (last > 0 ? last : 0);
+        long mids = pp - (first > 0) - (last > 0);
+        cr_assert(mids == 0 ? rest == 0 : rest % mids == 0, "%s: Megatron cannot split the rest evenly", ctx);
+        for (int i = 0; i < pp; i++) {
+            long want = i == 0 && first > 0 ? first : i == pp - 1 && last > 0 ? last : rest / mids;
+            cr_assert_eq(want, s->stage_layers[i], "%s: stage %d", ctx, i);
+        }
+    }
+    if (s->recompute == PP_RECOMPUTE_FULL) {
+        long k = ival(v, n, "--recompute-num-layers", 0);
+        long v_stages = s->virtual_stages > 1 ? s->virtual_stages : 1;
+        int uniform = 0;
+        for (int i = 0; i < n; i++) uniform |= !strcmp(v[i], "uniform");
+        for (int i = 0; i < s->pp; i++) {
+            long nl = s->stage_layers[i];
+            long want = s->per_stage_recompute ? s->stage_recompute[i] : s->recompute_layers;
+            if (want < 0 || want > nl) want = nl;
+            long got = uniform ? nl : (k * v_stages > nl ? nl : k * v_stages);
+            cr_assert_eq(got, want, "%s: recomputed blocks on stage %d", ctx, i);
+        }
+    }
+    cr_assert_eq(has(v, n, "--use-distributed-optimizer"), lm && s->zero == 1, "%s", ctx);
+    cr_assert_eq(has(v, n, "--sequence-parallel"), s->sp, "%s", ctx);
+}
+
+TestSuite(megatron_property, .timeout = 600);
+
+Test(megatron_property, every_plan_emits_or_refuses)
+{
+    static const char *const models[] = {"llama3-8b", "mixtral-8x7b", "gpt3-1.3b", NULL};
+    static const char *const clusters[] = {"dgx-h100", "dgx-h100", "dgx-a100-80g"};
+    int emitted[2] = {0, 0}, refused = 0, invalid = 0;
+    unsigned seed = 777;
+    for (int mi = 0; models[mi]; mi++) {
+        pp_model m = model(models[mi]);
+        pp_cluster c = cluster(clusters[mi], 2);
+        for (int f = 0; f < PP_MEGATRON_FLAVOR_COUNT; f++)
+            for (int tp = 1; tp <= 8; tp *= 2)
+                for (int pp = 1; pp <= 4; pp++)
+                    for (int z = 0; z <= 3; z++)
+                        for (int rec = 0; rec < 4; rec++)
+                            for (int rep = 0; rep < 3; rep++) {
+                                if (tp * pp > 16) continue;
+                                seed = seed * 1103515245u + 12345u;
+                                unsigned r = seed >> 8;
+                                int cp = (r & 3) == 0 ? 2 : 1;
+                                if (tp * pp * cp > 16) cp = 1;
+                                pp_strategy s = base(&m, &c, tp, pp, cp);
+                                s.zero = z;
+                                s.recompute = rec == 3 ? PP_RECOMPUTE_FULL : rec;
+                                if (rec == 3) s.recompute_layers = 1 + (r >> 2) % 3;
+                                s.sp = tp > 1 && ((r >> 4) & 1);
+                                s.precision = ((r >> 5) & 3) == 0 ? PP_PREC_FP16 : PP_PREC_BF16;
+                                s.micro_batch = 1 + ((r >> 7) & 1);
+                                s.global_batch = s.dp * s.micro_batch * 4;
+                                if (m.experts) s.ep = 2;
+                                if (pp > 1 && ((r >> 8) & 3) == 0) {
+                                    s.schedule = PP_SCHED_INTERLEAVED;
+                                    s.virtual_stages = 2;
+                                }
+                                if (((r >> 10) & 3) == 0) s.offload = PP_OFFLOAD_OPTIMIZER;
+                                pp_plan *p = malloc(sizeof *p);
+                                pp_error err = {""};
+                                if (pp_estimate(&m, &c, &s, p, &err) != PP_OK) {
+                                    invalid++;
+                                    free(p);
+                                    continue;
+                                }
+                                char ctx[200];
+                                snprintf(ctx, sizeof ctx, "%s %s tp%d pp%d cp%d z%d rec %d/%d sch %d", models[mi],
+                                         f ? "ds" : "lm", tp, pp, cp, z, rec, s.recompute_layers, s.schedule);
+                                pp_notes n = {0};
+                                char *t = args_for(&m, &c, &s, (pp_megatron_flavor)f, &n, &err);
+                                if (!t) {
+                                    int k = 0;
+                                    while (mg_reasons[k] && !strstr(err.msg, mg_reasons[k])) k++;
+                                    cr_assert(mg_reasons[k], "%s: unexpected refusal '%s'", ctx, err.msg);
+                                    refused++;
+                                } else {
+                                    rebuild(&m, &c, &s, t, ctx);
+                                    emitted[f]++;
+                                    pp_free(t);
+                                }
+                                free(p);
+                            }
+    }
+    cr_log_info("megatron sweep: %d emitted (LM), %d emitted (DeepSpeed), %d refused, %d invalid", emitted[0],
+                emitted[1], refused, invalid);
+    cr_assert_gt(emitted[0], 200);
+    cr_assert_gt(emitted[1], 100);
+    cr_assert_gt(refused, 50);
+}
+
+/* Every plan the search returns: arguments Megatron rebuilds it from, or a
+ * refusal with a known reason. */
+Test(megatron_property, every_searched_plan_emits_or_refuses, .timeout = 1200)
+{
+    static const struct { const char *model, *cluster; int nodes, batch; } sc[] = {
+        {"llama3-8b", "dgx-h100", 2, 256}, {"llama3-70b", "dgx-h100", 8, 512}, {"mixtral-8x7b", "dgx-h100", 4, 256}};
+    int emitted = 0, refused = 0;
+    for (size_t k = 0; k < sizeof sc / sizeof *sc; k++) {
+        pp_model m = model(sc[k].model);
+        pp_cluster c = cluster(sc[k].cluster, sc[k].nodes);
+        pp_search_opts so;
+        pp_search_opts_default(&so);
+        so.global_batch = sc[k].batch;
+        so.seq = m.seq > 4096 ? 4096 : 0;
+        so.top_k = 25;
+        so.threads = 1;
+        pp_plan_list list = {0};
+        pp_error err = {""};
+        pp_status st = pp_plan_search(&m, &c, &so, &list, &err);
+        cr_assert(st == PP_OK || st == PP_ERR_INFEASIBLE, "%s", err.msg);
+        for (int i = 0; i < list.n; i++)
+            for (int f = 0; f < PP_MEGATRON_FLAVOR_COUNT; f++) {
+                pp_strategy s = list.plans[i].strategy;
+                pp_notes n = {0};
+                char *t = args_for(&m, &c, &s, (pp_megatron_flavor)f, &n, &err);
+                char ctx[128];
+                snprintf(ctx, sizeof ctx, "%s plan %d flavor %d", sc[k].model, i + 1, f);
+                if (!t) {
+                    int r = 0;
+                    while (mg_reasons[r] && !strstr(err.msg, mg_reasons[r])) r++;
+                    cr_assert(mg_reasons[r], "%s: unexpected refusal '%s'", ctx, err.msg);
+                    refused++;
+                    continue;
+                }
+                rebuild(&m, &c, &s, t, ctx);
+                pp_free(t);
+                emitted++;
+            }
+        pp_plan_list_free(&list);
+    }
+    cr_log_info("megatron over searched plans: %d emitted, %d refused", emitted, refused);
+    cr_assert_gt(emitted, 10);
+}
