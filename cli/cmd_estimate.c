@@ -20,7 +20,7 @@ static const cli_opt opts[] = {
     {"recompute", 1, "none|selective|full (default none)"},
     {"recompute-layers", 1, "with full: blocks per stage to recompute (default all)"},
     {"precision", 1, "fp32|fp16|bf16|fp8 (default bf16)"},
-    {"optimizer", 1, "adamw|adam8bit|adafactor|sgd (default adamw)"},
+    {"optimizer", 1, "adamw|adam8bit|adafactor|sgd|lion|adagrad|rmsprop (default adamw)"},
     {"attention", 1, "flash|materialised (default flash)"},
     {"micro-batch", 1, "sequences per GPU per micro-step (default 1)"},
     {"global-batch", 1, "sequences per step (default micro-batch*dp)"},
@@ -34,6 +34,9 @@ static const cli_opt opts[] = {
     {"cuda-context-gib", 1, "CUDA context and kernels per GPU, GiB (default 1.0)"},
     {"fragmentation", 1, "allocator overhead on activations, fraction (default 0.10)"},
     {"order", 1, "rank order, fastest first (default tp-cp-dp-pp)"},
+    CLI_FINETUNE_OPTS,
+    {"measured-step-s", 1, "calibrate: your measured step time for this strategy, s"},
+    {"measured-tflops", 1, "calibrate: your measured model TFLOP/s per GPU for this strategy"},
     {"no-dp-overlap", 0, "DP/ZeRO communication does not overlap backward"},
     {"tp-overlap", 0, "TP communication overlapped with GEMMs (TE userbuffers)"},
     {"train-tokens", 1, "report days, GPU-hours, cost and energy for T tokens"},
@@ -128,7 +131,7 @@ int cli_strategy(const cli_args *a, const pp_model *m, const pp_cluster *c, pp_s
         (rc = cli_int(a, "seq", 1, 1 << 24, m->seq, &s->seq)) ||
         (rc = cli_int(a, "recompute-layers", 0, PP_MAX_LAYERS, -1, &s->recompute_layers)))
         return rc;
-    if ((rc = parse_enums(a, s)) || (rc = parse_buffers(a, &s->buf))) return rc;
+    if ((rc = parse_enums(a, s)) || (rc = parse_buffers(a, &s->buf)) || (rc = cli_finetune(a, &s->ft))) return rc;
     s->sp = cli_has(a, "sp");
     s->overlap_dp = !cli_has(a, "no-dp-overlap");
     s->overlap_tp = cli_has(a, "tp-overlap");
@@ -159,6 +162,12 @@ static void print_memory(const pp_model *m, const pp_cluster *c, const pp_plan *
            m->name, pp_cluster_gpus(c), c->gpu.name, s->dp, s->tp, s->pp, s->cp, s->ep, s->sp ? " +sp" : "",
            s->zero, pp_enum_names(PP_ENUM_PRECISION, &(int){0})[s->precision], pp_recompute_name(s->recompute),
            s->micro_batch, s->grad_accum, s->seq);
+    if (s->ft.mode != PP_MODE_FULL || p->params_trainable < p->params_total) {
+        int n;
+        printf("training: %s, %.4g M of %.4g B parameters trainable (%.3f%%)\n",
+               pp_enum_names(PP_ENUM_MODE, &n)[s->ft.mode], p->params_trainable / 1e6, p->params_total / 1e9,
+               100 * p->params_trainable / p->params_total);
+    }
     printf("\nmemory per GPU (GiB)\n stage  layers      params   grads  optim  activ  buffers   total  peak moment\n");
     for (int i = 0; i < mem->nstages; i++) {
         const pp_stage_mem *st = &mem->stages[i];
@@ -316,6 +325,31 @@ static int write_emit(const pp_model *m, const pp_cluster *c, const pp_plan *p, 
     return st == PP_OK ? 0 : cli_fail(st, &err);
 }
 
+/* --measured-step-s / --measured-tflops: fit this GPU's efficiencies to the
+ * user's run (pp_calibrate), say what was fitted, and estimate with it. */
+static int calibrate(const cli_args *a, const pp_model *m, pp_cluster *c, const pp_plan *p)
+{
+    double step, tflops;
+    int rc;
+    if ((rc = cli_num(a, "measured-step-s", 1e-6, 1e7, 0, &step)) ||
+        (rc = cli_num(a, "measured-tflops", 1e-3, 1e5, 0, &tflops)))
+        return rc;
+    if (step > 0 && tflops > 0) {
+        fprintf(stderr, "parplan: give --measured-step-s or --measured-tflops, not both\n");
+        return 2;
+    }
+    if (tflops > 0) step = p->throughput.model_flops_per_step / (tflops * 1e12 * pp_cluster_gpus(c));
+    if (step <= 0) return 0;
+    pp_error err = {""};
+    double mm = c->gpu.matmul_eff, at = c->gpu.attn_eff;
+    pp_status st = pp_calibrate(m, c, &p->strategy, step, &err);
+    if (st != PP_OK) return cli_fail(st, &err);
+    fprintf(stderr, "parplan: calibrated %s to a %.4g s step: matmul efficiency %.3f (was %.3f), attention %.3f (was %.3f)\n"
+                    "parplan: reuse it with \"efficiency\": {\"matmul\": %.3f, \"attention\": %.3f} in a GPU or cluster file\n",
+            c->gpu.name, step, c->gpu.matmul_eff, mm, c->gpu.attn_eff, at, c->gpu.matmul_eff, c->gpu.attn_eff);
+    return 0;
+}
+
 static int run(const cli_args *a)
 {
     const char *fmt;
@@ -341,6 +375,9 @@ static int run(const cli_args *a)
         goto done;
     pp_error err = {""};
     pp_status st = pp_estimate(&m, &c, &s, p, &err);
+    if (st == PP_OK && (rc = calibrate(a, &m, &c, p))) goto done;
+    if (st == PP_OK && (cli_has(a, "measured-step-s") || cli_has(a, "measured-tflops")))
+        st = pp_estimate(&m, &c, &s, p, &err);
     if (st != PP_OK) {
         rc = cli_fail(st, &err);
         goto done;
