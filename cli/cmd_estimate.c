@@ -321,6 +321,9 @@ static int write_emit(const pp_model *m, const pp_cluster *c, const pp_plan *p, 
     pp_error err = {""};
     pp_status st = PP_OK;
     if (e->ds_path) st = pp_deepspeed_write(m, c, p, &e->ds, e->ds_path, e->force, &e->notes, &err);
+    /* fine-tuning plans also get the HF Trainer config and the PEFT adapter config */
+    if (st == PP_OK && e->ds_path && p->strategy.ft.mode != PP_MODE_FULL)
+        st = pp_hf_write(m, c, p, &e->ds, e->ds_path, e->force, &e->notes, &err);
     if (st == PP_OK && e->mg_path) st = pp_megatron_write(m, c, p, &e->mg, e->mg_path, e->force, &e->notes, &err);
     return st == PP_OK ? 0 : cli_fail(st, &err);
 }
@@ -399,7 +402,8 @@ static int run(const cli_args *a)
     }
     print_notes(warn, "warning");
     print_notes(&e->notes, "note");
-    if (e->ds_path) fprintf(stderr, "parplan: wrote %s\n", e->ds_path);
+    if (e->ds_path) fprintf(stderr, "parplan: wrote %s%s\n", e->ds_path,
+                            p->strategy.ft.mode != PP_MODE_FULL ? " (and ds_config_trainer.json, adapter_config.json beside it)" : "");
     if (e->mg_path) fprintf(stderr, "parplan: wrote %s\n", e->mg_path);
 done:
     free(e);

@@ -21,6 +21,8 @@ void pp__note(pp_notes *notes, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(notes->line[notes->n], PP_NOTE_LEN, fmt, ap);
     va_end(ap);
+    for (int i = 0; i < notes->n; i++) /* the same note twice says nothing new */
+        if (!strcmp(notes->line[i], notes->line[notes->n])) return;
     notes->n++;
 }
 
