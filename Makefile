@@ -5,7 +5,7 @@ BUILD      ?= build
 BUILD_SAN  ?= build-asan
 JOBS       ?= $(shell nproc 2>/dev/null || echo 2)
 DEB_PKGS   := cmake make gcc pkg-config libglpk-dev libcjson-dev libcriterion-dev python3
-FUZZ_PKGS  := clang
+FUZZ_PKGS  := clang libclang-rt-14-dev
 RUN_ARGS   ?= plan --model llama3-8b --cluster dgx-h100 --global-batch 512 --seq 8192 --top 3
 
 .PHONY: all deps build run test test-plain test-asan bench fuzz install clean validate
@@ -44,7 +44,7 @@ fuzz: deps
 	@./scripts/install-deps.sh $(FUZZ_PKGS)
 	cmake -S tests/fuzz -B build-fuzz -DCMAKE_C_COMPILER=clang >/dev/null
 	cmake --build build-fuzz -j $(JOBS)
-	@echo "fuzzers built in build-fuzz/; run e.g. build-fuzz/fuzz_model_json tests/fuzz/corpus/model -max_total_time=60"
+	@echo "fuzzers built in build-fuzz/; run them with tests/fuzz/run.sh (see tests/fuzz/README.md)"
 
 # Regenerates docs/validation.md: predictions vs published runs, and the fit.
 validate: build

@@ -13,21 +13,54 @@ static const cli_opt *find_opt(const cli_cmd *cmd, const char *name, size_t len)
     return NULL;
 }
 
-static int edit1(const char *a, const char *b)
+/* Levenshtein distance, capped at 64 characters (longer names never match). */
+static int edit_distance(const char *a, const char *b)
 {
-    /* crude nearness: shared prefix of 3 or one contains the other */
-    return strncmp(a, b, 3) == 0 || strstr(a, b) || strstr(b, a);
+    size_t la = strlen(a), lb = strlen(b);
+    if (la > 64 || lb > 64) return 1 << 20;
+    int prev[65], cur[65];
+    for (size_t j = 0; j <= lb; j++) prev[j] = (int)j;
+    for (size_t i = 1; i <= la; i++) {
+        cur[0] = (int)i;
+        for (size_t j = 1; j <= lb; j++) {
+            int v = prev[j - 1] + (a[i - 1] != b[j - 1]);
+            if (prev[j] + 1 < v) v = prev[j] + 1;
+            if (cur[j - 1] + 1 < v) v = cur[j - 1] + 1;
+            cur[j] = v;
+        }
+        memcpy(prev, cur, sizeof(int) * (lb + 1));
+    }
+    return prev[lb];
+}
+
+/* The option nearest to name: the smallest edit distance if within a third
+ * of the name's length (at least 1), else one the name is a prefix of or
+ * that is a prefix of the name (--micro -> --micro-batch, --zero-stage ->
+ * --zero). NULL when nothing is close. */
+static const cli_opt *nearest_opt(const cli_cmd *cmd, const char *name, size_t len)
+{
+    char buf[80];
+    if (len == 0 || len >= sizeof buf) return NULL;
+    memcpy(buf, name, len);
+    buf[len] = '\0';
+    const cli_opt *best = NULL, *prefix = NULL;
+    int bd = 1 << 20, limit = (int)len / 3 > 1 ? (int)len / 3 : 1;
+    for (const cli_opt *o = cmd->opts; o && o->name; o++) {
+        int d = edit_distance(buf, o->name);
+        if (d < bd) bd = d, best = o;
+        size_t ol = strlen(o->name);
+        if (!prefix && len >= 2 && (strncmp(o->name, buf, len < ol ? len : ol) == 0)) prefix = o;
+    }
+    return bd <= limit ? best : prefix;
 }
 
 static int unknown_opt(const cli_cmd *cmd, const char *arg)
 {
-    fprintf(stderr, "parplan %s: unknown option '%s'", cmd->name, arg);
-    const char *name = arg + 2;
-    for (const cli_opt *o = cmd->opts; o && o->name; o++)
-        if (edit1(name, o->name)) {
-            fprintf(stderr, " (did you mean --%s?)", o->name);
-            break;
-        }
+    const char *eq = strchr(arg, '=');
+    size_t len = eq ? (size_t)(eq - arg - 2) : strlen(arg + 2);
+    const cli_opt *near = nearest_opt(cmd, arg + 2, len);
+    fprintf(stderr, "parplan %s: unknown option '%.*s'", cmd->name, (int)(len + 2 < 200 ? len + 2 : 200), arg);
+    if (near) fprintf(stderr, " (did you mean --%s?)", near->name);
     fprintf(stderr, "; see `parplan %s --help`\n", cmd->name);
     return 2;
 }
@@ -147,9 +180,15 @@ int cli_format(const cli_args *a, const char *allowed, const char **out)
     return 2;
 }
 
+/* Prints err as one line: control characters (a newline or a terminal
+ * escape quoted from a file or an argument) become '?'. */
 int cli_fail(pp_status st, const pp_error *err)
 {
-    fprintf(stderr, "parplan: %s\n", err->msg[0] ? err->msg : pp_status_str(st));
+    char line[PP_ERR_LEN];
+    snprintf(line, sizeof line, "%s", err->msg[0] ? err->msg : pp_status_str(st));
+    for (char *p = line; *p; p++)
+        if ((unsigned char)*p < 0x20 || *p == 0x7f) *p = '?';
+    fprintf(stderr, "parplan: %s\n", line);
     return pp_status_exit_code(st);
 }
 

@@ -360,6 +360,10 @@ static int run(const cli_args *a)
     pp_cluster c;
     pp_strategy s;
     int rc;
+    if (a->npos) {
+        fprintf(stderr, "parplan estimate: unexpected argument '%s'; options start with -- (see `parplan estimate --help`)\n", a->pos[0]);
+        return 2;
+    }
     if ((rc = cli_format(a, "table|json", &fmt)) || (rc = cli_load_model(a, &m)) || (rc = cli_load_cluster(a, &c)) ||
         (rc = cli_strategy(a, &m, &c, &s)))
         return rc;

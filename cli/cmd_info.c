@@ -8,10 +8,15 @@ static const cli_opt fmt_opts[] = {{"format", 1, "table (default) or json"}, {NU
 
 static double gib(double b) { return b / 1073741824.0; }
 
-static int list_presets(pp_preset_kind kind, const cli_args *a, int (*line)(const char *name))
+static int list_presets(const char *cmd, pp_preset_kind kind, const cli_args *a, int (*line)(const char *name))
 {
     const char *fmt;
     if (cli_format(a, "table|json", &fmt)) return 2;
+    if (a->npos) {
+        fprintf(stderr, "parplan %s: unexpected argument '%.200s': expected no arguments; usage: parplan %s [--format json]\n",
+                cmd, a->pos[0], cmd);
+        return 2;
+    }
     int n = pp_preset_count(kind), json = !strcmp(fmt, "json");
     if (json) printf("[");
     for (int i = 0; i < n; i++) {
@@ -54,9 +59,9 @@ static int cluster_line(const char *name)
     return 0;
 }
 
-static int run_models(const cli_args *a) { return list_presets(PP_PRESET_MODEL, a, model_line); }
-static int run_gpus(const cli_args *a) { return list_presets(PP_PRESET_GPU, a, gpu_line); }
-static int run_clusters(const cli_args *a) { return list_presets(PP_PRESET_CLUSTER, a, cluster_line); }
+static int run_models(const cli_args *a) { return list_presets("models", PP_PRESET_MODEL, a, model_line); }
+static int run_gpus(const cli_args *a) { return list_presets("gpus", PP_PRESET_GPU, a, gpu_line); }
+static int run_clusters(const cli_args *a) { return list_presets("clusters", PP_PRESET_CLUSTER, a, cluster_line); }
 
 static int print_json(char *s)
 {
@@ -138,6 +143,10 @@ static int run_cluster(const cli_args *a)
     if (cli_format(a, "table|json", &fmt)) return 2;
     if (a->npos != 2 || strcmp(a->pos[0], "show") != 0) {
         fprintf(stderr, "parplan cluster: usage: parplan cluster show NAME|FILE [--nodes N|--gpus N] [--format json]\n");
+        return 2;
+    }
+    if (a->n >= CLI_MAX_ARGS) { /* no room to add --cluster below */
+        fprintf(stderr, "parplan cluster: too many options: expected at most %d\n", CLI_MAX_ARGS - 1);
         return 2;
     }
     cli_args b = *a;

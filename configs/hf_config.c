@@ -167,8 +167,9 @@ static void qwen2_moe_layers(jr_ctx *c, const cJSON *r, pp_model *m, int step)
         return;
     }
     for (const cJSON *it = only->child; it; it = it->next) {
-        if (!cJSON_IsNumber(it) || it->valuedouble != (int)it->valuedouble || it->valuedouble < 0
-            || it->valuedouble >= m->layers) {
+        /* range first: casting 1e30 to int is undefined behaviour */
+        if (!cJSON_IsNumber(it) || !(it->valuedouble >= 0 && it->valuedouble < m->layers)
+            || it->valuedouble != (int)it->valuedouble) {
             jr_fail(c, "$", "mlp_only_layers", "expected block indices in [0, %d)", m->layers);
             return;
         }

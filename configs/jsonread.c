@@ -5,8 +5,26 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "configs/jsonread.h"
+
+void jr_sanitize(char *msg)
+{
+    for (; *msg; msg++)
+        if ((unsigned char)*msg < 0x20 || *msg == 0x7f) *msg = '?';
+}
+
+/* What a JSON value is, for "expected X, got Y" messages. */
+static const char *type_name(const cJSON *v)
+{
+    if (cJSON_IsString(v)) return "a string";
+    if (cJSON_IsNumber(v)) return "a number";
+    if (cJSON_IsBool(v)) return "a boolean";
+    if (cJSON_IsArray(v)) return "an array";
+    if (cJSON_IsObject(v)) return "an object";
+    return "null";
+}
 
 static void line_col(const char *text, size_t off, int *line, int *col)
 {
@@ -79,8 +97,10 @@ cJSON *jr_parse(const char *text, size_t len, const char *where, pp_error *err)
         line_col(copy, off, &line, &col);
         pp__fail(err, PP_ERR_INPUT, "%s:%d:%d: malformed or truncated JSON: expected a complete JSON object",
                  where, line, col);
+        if (err) jr_sanitize(err->msg);
     } else if (!cJSON_IsObject(root)) {
-        pp__fail(err, PP_ERR_INPUT, "%s: $: expected a JSON object at the top level", where);
+        pp__fail(err, PP_ERR_INPUT, "%s: $: expected a JSON object at the top level, got %s", where,
+                 type_name(root));
         cJSON_Delete(root);
         root = NULL;
     }
@@ -93,7 +113,12 @@ pp_status jr_read_file(const char *path, char **out, size_t *len, pp_error *err)
     *out = NULL;
     *len = 0;
     FILE *f = fopen(path, "rb");
-    if (!f) return pp__fail(err, PP_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
+    if (!f) return pp__fail(err, PP_ERR_IO, "%s: cannot open: %s: expected a readable JSON file", path, strerror(errno));
+    struct stat sb;
+    if (fstat(fileno(f), &sb) == 0 && S_ISDIR(sb.st_mode)) {
+        fclose(f);
+        return pp__fail(err, PP_ERR_IO, "%s: is a directory: expected a JSON file", path);
+    }
     size_t cap = 1 << 16, n = 0;
     char *buf = malloc(cap + 1);
     while (buf) {
@@ -108,12 +133,12 @@ pp_status jr_read_file(const char *path, char **out, size_t *len, pp_error *err)
             cap *= 2;
         }
     }
-    int rd_err = ferror(f);
+    int rd_err = ferror(f), rd_errno = errno;
     fclose(f);
     if (!buf) return pp__fail(err, PP_ERR_NOMEM, "%s: out of memory", path);
     if (rd_err) {
         free(buf);
-        return pp__fail(err, PP_ERR_IO, "%s: read error", path);
+        return pp__fail(err, PP_ERR_IO, "%s: read error: %s", path, strerror(rd_errno));
     }
     if (n > JR_MAX_BYTES) {
         free(buf);
@@ -135,6 +160,7 @@ int jr_fail(jr_ctx *c, const char *path, const char *key, const char *fmt, ...)
     va_end(ap);
     pp__fail(c->err, PP_ERR_INPUT, "%s: %s%s%s: %s", c->where, path && *path ? path : "$",
              key ? "." : "", key ? key : "", what);
+    if (c->err) jr_sanitize(c->err->msg); /* keys and values may hold newlines or escapes */
     c->st = PP_ERR_INPUT;
     return 0;
 }
@@ -204,7 +230,7 @@ int jr_num(jr_ctx *c, const cJSON *o, const char *path, const char *key, int req
 {
     const cJSON *v = get(c, o, path, key, req);
     if (!v) return 0;
-    if (!cJSON_IsNumber(v)) return jr_fail(c, path, key, "expected a number in [%g, %g]", lo, hi);
+    if (!cJSON_IsNumber(v)) return jr_fail(c, path, key, "expected a number in [%g, %g], got %s", lo, hi, type_name(v));
     double d = v->valuedouble;
     if (!isfinite(d) || d < lo || d > hi)
         return jr_fail(c, path, key, "expected a number in [%g, %g], got %g", lo, hi, d);
@@ -217,7 +243,8 @@ int jr_int(jr_ctx *c, const cJSON *o, const char *path, const char *key, int req
 {
     const cJSON *v = get(c, o, path, key, req);
     if (!v) return 0;
-    if (!cJSON_IsNumber(v)) return jr_fail(c, path, key, "expected an integer in [%ld, %ld]", lo, hi);
+    if (!cJSON_IsNumber(v))
+        return jr_fail(c, path, key, "expected an integer in [%ld, %ld], got %s", lo, hi, type_name(v));
     double d = v->valuedouble;
     if (!isfinite(d) || d < (double)lo || d > (double)hi)
         return jr_fail(c, path, key, "expected an integer in [%ld, %ld], got %g", lo, hi, d);
@@ -230,7 +257,7 @@ int jr_bool(jr_ctx *c, const cJSON *o, const char *path, const char *key, int re
 {
     const cJSON *v = get(c, o, path, key, req);
     if (!v) return 0;
-    if (!cJSON_IsBool(v)) return jr_fail(c, path, key, "expected true or false");
+    if (!cJSON_IsBool(v)) return jr_fail(c, path, key, "expected true or false, got %s", type_name(v));
     *out = cJSON_IsTrue(v) ? 1 : 0;
     return 1;
 }
@@ -240,7 +267,7 @@ int jr_str(jr_ctx *c, const cJSON *o, const char *path, const char *key, int req
 {
     const cJSON *v = get(c, o, path, key, req);
     if (!v) return 0;
-    if (!cJSON_IsString(v)) return jr_fail(c, path, key, "expected a string");
+    if (!cJSON_IsString(v)) return jr_fail(c, path, key, "expected a string, got %s", type_name(v));
     if (strlen(v->valuestring) >= cap)
         return jr_fail(c, path, key, "expected a string shorter than %zu characters", cap);
     memcpy(buf, v->valuestring, strlen(v->valuestring) + 1);
@@ -257,7 +284,7 @@ int jr_enum(jr_ctx *c, const cJSON *o, const char *path, const char *key, int re
         strncat(list, names[i], sizeof list - strlen(list) - 1);
         if (i + 1 < n) strncat(list, "|", sizeof list - strlen(list) - 1);
     }
-    if (!cJSON_IsString(v)) return jr_fail(c, path, key, "expected one of %s", list);
+    if (!cJSON_IsString(v)) return jr_fail(c, path, key, "expected one of %s, got %s", list, type_name(v));
     for (int i = 0; i < n; i++)
         if (strcmp(v->valuestring, names[i]) == 0) {
             *out = i;
@@ -273,7 +300,7 @@ const cJSON *jr_obj(jr_ctx *c, const cJSON *o, const char *path, const char *key
     const cJSON *v = get(c, o, path, key, req);
     if (!v) return NULL;
     if (!cJSON_IsObject(v)) {
-        jr_fail(c, path, key, "expected a JSON object");
+        jr_fail(c, path, key, "expected a JSON object, got %s", type_name(v));
         return NULL;
     }
     return v;

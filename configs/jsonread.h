@@ -27,6 +27,9 @@ cJSON *jr_parse(const char *text, size_t len, const char *where, pp_error *err);
 /* Reads a whole file into a NUL-terminated buffer the caller frees. */
 pp_status jr_read_file(const char *path, char **out, size_t *len, pp_error *err);
 
+/* Replaces control characters (newlines, escapes) in msg with '?', so a
+ * message quoting a key or value from the file stays one printable line. */
+void jr_sanitize(char *msg);
 int jr_fail(jr_ctx *c, const char *path, const char *key, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 /* Rejects keys of obj not in known (NULL-terminated), suggesting the nearest. */

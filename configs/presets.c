@@ -50,9 +50,15 @@ void pp__preset_suggest(int kind, const char *name, char *buf, size_t cap)
     const char *names[MAX_NAMES];
     int n = names_of(kind, names, MAX_NAMES);
     buf[0] = '\0';
-    /* up to three nearest: take the nearest, remove it, repeat */
+    /* up to three: names that extend what was typed ("dgx-a100" ->
+     * "dgx-a100-40g"), then the nearest by edit distance; each is removed
+     * from the candidates once listed */
+    size_t len = strlen(name);
     for (int k = 0; k < 3 && n > 0; k++) {
-        const char *near = jr_nearest(name, names, n);
+        const char *near = NULL;
+        for (int j = 0; j < n && !near && len >= 2; j++)
+            if (strncmp(names[j], name, len) == 0) near = names[j];
+        if (!near) near = jr_nearest(name, names, n);
         if (!near) break;
         if (*buf) strncat(buf, ", ", cap - strlen(buf) - 1);
         strncat(buf, near, cap - strlen(buf) - 1);

@@ -191,28 +191,45 @@ pp_status pp_sweep_run(const char *spec, size_t len, const char *where, const pp
         expansion_free(&x);
         return pp__fail(err, PP_ERR_INPUT, "--shard K/N: expected 1 <= K <= N, got %d/%d", o->shard_k, o->shard_n);
     }
-    int todo = 0, done = 0, bad = 0;
+    int todo = 0, done = 0, bad = 0, next = 0;
     for (int i = 0; i < x.n; i++) todo += !skipped(o, i);
+    /* results wait in a slot until every earlier one is out: any thread that
+     * completes the next index releases the ready prefix, so output streams
+     * in spec order while all threads stay busy */
+    char **lines = calloc((size_t)x.n + 1, sizeof *lines);
+    pp_status *sts = calloc((size_t)x.n + 1, sizeof *sts);
+    unsigned char *ready = calloc((size_t)x.n + 1, 1);
+    if (!lines || !sts || !ready) {
+        free(lines), free(sts), free(ready), expansion_free(&x);
+        return pp__fail(err, PP_ERR_NOMEM, "out of memory for %d scenarios", x.n);
+    }
 #ifdef _OPENMP
     int threads = o->jobs > 0 ? o->jobs : omp_get_max_threads();
-#pragma omp parallel for ordered schedule(dynamic, 1) num_threads(threads) reduction(+ : bad)
+#pragma omp parallel for schedule(dynamic, 1) num_threads(threads)
 #endif
     for (int i = 0; i < x.n; i++) {
-        char *line = NULL;
         pp_status s = PP_OK;
-        if (!skipped(o, i)) line = run_one(&x, i, where, o->format, &s);
+        char *line = skipped(o, i) ? NULL : run_one(&x, i, where, o->format, &s);
 #ifdef _OPENMP
-#pragma omp ordered
+#pragma omp critical(pp_sweep_emit)
 #endif
         {
-            if (line) {
-                bad += s != PP_OK;
-                if (o->emit) o->emit(i, line, s, o->user);
+            lines[i] = line;
+            sts[i] = s;
+            ready[i] = 1;
+            for (; next < x.n && ready[next]; next++) {
+                if (!lines[next]) continue;
+                bad += sts[next] != PP_OK;
+                if (o->emit) o->emit(next, lines[next], sts[next], o->user);
                 if (o->progress) o->progress(++done, todo, o->user);
+                cJSON_free(lines[next]);
+                lines[next] = NULL;
             }
         }
-        cJSON_free(line);
     }
+    free(lines);
+    free(sts);
+    free(ready);
     *failed = bad;
     expansion_free(&x);
     return PP_OK;

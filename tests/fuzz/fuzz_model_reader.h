@@ -1,0 +1,48 @@
+/*
+ * fuzz_model_reader.h — the body of fuzz_model_json and fuzz_hf_config:
+ * both go through pp_model_parse (native JSON or HF config.json, chosen by
+ * the keys). They differ in seed corpus and file name only.
+ */
+#ifndef PARPLAN_FUZZ_MODEL_READER_H
+#define PARPLAN_FUZZ_MODEL_READER_H
+
+#include <math.h>
+
+#include "fuzz_common.h"
+
+static void fuzz_model_checks(const pp_model *m, const char *where)
+{
+    pp_param_counts pc;
+    pp_error err = {""};
+    FUZZ_CHECK(pp_model_validate(m, where, &err) == PP_OK, "parsed model fails validation: %s", err.msg);
+    pp_model_param_counts(m, &pc);
+    FUZZ_CHECK(isfinite(pc.total) && pc.total > 0 && pc.active > 0 && pc.active <= pc.total,
+               "param counts total %g active %g", pc.total, pc.active);
+    double f = pp_model_fwd_flops_per_token(m, m->seq);
+    FUZZ_CHECK(isfinite(f) && f > 0, "fwd flops %g", f);
+}
+
+static int fuzz_model_one(const uint8_t *data, size_t size, const char *where)
+{
+    char *text = fuzz_copy(data, size);
+    pp_model *m = malloc(2 * sizeof *m);
+    FUZZ_CHECK(m != NULL, "malloc");
+    pp_error err = {""};
+    pp_status st = pp_model_parse(text, size, where, &m[0], &err);
+    fuzz_check_status(st, &err, where);
+    if (st == PP_OK) {
+        fuzz_model_checks(&m[0], where);
+        char *a = fuzz_json_ok(pp_model_to_json(&m[0]), "model");
+        pp_error err2 = {""};
+        FUZZ_CHECK(pp_model_parse(text, size, where, &m[1], &err2) == PP_OK, "second parse failed: %s", err2.msg);
+        char *b = fuzz_json_ok(pp_model_to_json(&m[1]), "model");
+        FUZZ_CHECK(strcmp(a, b) == 0, "two parses of one input differ");
+        pp_free(a);
+        pp_free(b);
+    }
+    free(m);
+    free(text);
+    return 0;
+}
+
+#endif
