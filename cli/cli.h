@@ -55,7 +55,19 @@ int cli_load_cluster(const cli_args *a, pp_cluster *c);
 /* Strategy options shared by estimate and plan; returns exit code. */
 int cli_strategy(const cli_args *a, const pp_model *m, const pp_cluster *c, pp_strategy *s);
 
+/* --mode, --lora-*, --freeze into f (cli/finetune_opts.c); returns exit code. */
+int cli_finetune(const cli_args *a, pp_finetune *f);
+#define CLI_FINETUNE_OPTS                                                                                   \
+    {"mode", 1, "full (default), lora or qlora"}, {"lora-rank", 1, "LoRA rank r (default 16)"},               \
+        {"lora-alpha", 1, "LoRA alpha (default 32; no effect on cost)"},                                    \
+        {"lora-dropout", 1, "dropout on adapter inputs (default 0; stores a copy)"},                       \
+        {"lora-targets", 1, "q,k,v,o,gate,up,down,lm_head or all-linear (default q,v)"},                  \
+        {"freeze", 1, "full mode: embeddings and/or layers:N (the first N blocks)"}
+
 extern const cli_cmd cli_cmd_estimate;
+extern const cli_cmd cli_cmd_compare;
+extern const cli_cmd cli_cmd_plan;
+extern const cli_cmd cli_cmd_sweep;
 extern const cli_cmd cli_cmd_models, cli_cmd_model, cli_cmd_gpus, cli_cmd_clusters,
     cli_cmd_cluster;
 

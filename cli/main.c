@@ -5,7 +5,7 @@
 #include "cli.h"
 
 static const cli_cmd *const commands[] = {
-    &cli_cmd_estimate, &cli_cmd_models, &cli_cmd_model, &cli_cmd_gpus, &cli_cmd_clusters, &cli_cmd_cluster, NULL};
+    &cli_cmd_estimate, &cli_cmd_plan, &cli_cmd_compare, &cli_cmd_sweep, &cli_cmd_models, &cli_cmd_model, &cli_cmd_gpus, &cli_cmd_clusters, &cli_cmd_cluster, NULL};
 
 static void usage(FILE *f)
 {
@@ -14,7 +14,7 @@ static void usage(FILE *f)
             pp_version());
     for (int i = 0; commands[i]; i++) fprintf(f, "  %-10s %s\n", commands[i]->name, commands[i]->summary);
     fprintf(f, "\nExit codes: 0 ok, 1 nothing fits, 2 bad input or usage, 3 internal error.\n"
-               "Example: parplan model show llama3-70b\n");
+               "Examples:\n  parplan model show llama3-70b\n  parplan plan --model llama3-70b --cluster dgx-h100 --nodes 8 --global-batch 512\n");
 }
 
 int main(int argc, char **argv)
@@ -44,6 +44,10 @@ int main(int argc, char **argv)
         int rc = cli_parse(c, argc - 2, argv + 2, &a);
         return rc ? rc : c->run(&a);
     }
-    fprintf(stderr, "parplan: unknown command '%s'; see `parplan --help`\n", name);
+    const char *near = NULL;
+    for (int i = 0; commands[i] && !near; i++)
+        if (!strncmp(commands[i]->name, name, 3) || strstr(commands[i]->name, name)) near = commands[i]->name;
+    if (near) fprintf(stderr, "parplan: unknown command '%s' (did you mean '%s'?); see `parplan --help`\n", name, near);
+    else fprintf(stderr, "parplan: unknown command '%s'; see `parplan --help`\n", name);
     return 2;
 }

@@ -518,8 +518,9 @@ PP_API pp_status pp_hparams_check(const pp_hparams *h, const char *where, pp_err
 /* DeepSpeed v0.14.5 ds_config.json. */
 typedef struct pp_deepspeed_opts {
     pp_hparams hp;
-    int client_optimizer;       /* 1: no optimizer/scheduler blocks, the training script
-                                   passes its own (Megatron-DeepSpeed does); default 0 */
+    int client_optimizer;       /* 1: no optimizer block, the training script passes its
+                                   own (Megatron-DeepSpeed does); default 0 */
+    int client_scheduler;       /* 1: no scheduler block, likewise; default 0 */
     int pin_memory;             /* offload buffers in pinned host memory; default 1 */
     int gather_16bit_on_save;   /* ZeRO-3: stage3_gather_16bit_weights_on_model_save; default 1 */
     char nvme_path[PP_TEXT_LEN];/* local NVMe mount for --offload nvme (required then) */
@@ -532,11 +533,14 @@ PP_API void pp_deepspeed_opts_default(pp_deepspeed_opts *o);
 PP_API pp_status pp_deepspeed_adapt(const pp_model *m, const pp_cluster *c, pp_strategy *s, pp_notes *notes,
                                     pp_error *err);
 /* PP_OK when ds_config.json can express s exactly; else PP_ERR_INPUT with
- * the reason. No I/O; cheap enough to filter candidate strategies. */
+ * the reason. No I/O; cheap enough to filter candidate strategies. o may be
+ * NULL: the rules that depend on it (NVMe path, hyper-parameters) are skipped. */
 PP_API pp_status pp_deepspeed_check(const pp_model *m, const pp_cluster *c, const pp_strategy *s,
                                     const pp_deepspeed_opts *o, pp_error *err);
 /* The ds_config.json text for plan p (its resolved strategy); *out is
- * caller-freed with pp_free. Notes say what the file cannot carry. */
+ * caller-freed with pp_free. Refuses (PP_ERR_INPUT, nothing written) what
+ * pp_deepspeed_check refuses. Notes say what the file leaves to the launcher
+ * and the model code. o NULL = pp_deepspeed_opts_default. */
 PP_API pp_status pp_deepspeed_to_string(const pp_model *m, const pp_cluster *c, const pp_plan *p,
                                         const pp_deepspeed_opts *o, char **out, pp_notes *notes,
                                         pp_error *err);
@@ -654,6 +658,7 @@ typedef struct pp_search_stats {
     long long fitting;        /* costed and fit in memory */
     int probes;               /* cost-model probes for bounds and ILP coefficients */
     int ilp_considered;       /* pipeline candidates whose split could change the ranking */
+    int ilp_bounded;          /* of those, dropped: even an ideal split could not */
     int ilp_solved;           /* distinct ILPs solved by GLPK */
     int ilp_cache_hits;       /* identical sub-problems answered from the cache */
     int ilp_improved;         /* ILP split better than the default split */
@@ -696,6 +701,233 @@ PP_API pp_status pp_plan_explain(const pp_model *m, const pp_cluster *c, const p
  * smaller micro-batch, ZeRO), each checked by searching again. */
 PP_API pp_status pp_plan_why_infeasible(const pp_model *m, const pp_cluster *c, const pp_search_opts *o,
                                         const pp_plan_list *list, char **text, pp_error *err);
+
+/* ---------------------------------------------------------------- Hugging Face
+ * For the HF Trainer + PEFT stack (docs/finetune.md). */
+
+/* PEFT adapter_config.json (LoraConfig: r, lora_alpha, lora_dropout,
+ * target_modules, bias, task_type) for a LoRA/QLoRA plan. Caller frees. */
+PP_API pp_status pp_peft_config_to_string(const pp_model *m, const pp_plan *p, char **out, pp_error *err);
+/* The plan's ds_config.json with the keys the HF Trainer fills set to "auto". */
+PP_API pp_status pp_hf_trainer_deepspeed_to_string(const pp_model *m, const pp_cluster *c, const pp_plan *p,
+                                                   const pp_deepspeed_opts *o, char **out, pp_notes *notes,
+                                                   pp_error *err);
+/* Writes ds_config_trainer.json (and adapter_config.json for LoRA/QLoRA)
+ * next to ds_path, atomically; refuses to overwrite without force. */
+PP_API pp_status pp_hf_write(const pp_model *m, const pp_cluster *c, const pp_plan *p, const pp_deepspeed_opts *o,
+                             const char *ds_path, int force, pp_notes *notes, pp_error *err);
+
+/* ---------------------------------------------------------------- scenarios
+ * A scenario is one question in JSON (docs/sweep.md): a model, a cluster
+ * with its size, a global batch, and any strategy dimension pinned or
+ * restricted ("tp": 8, "zero": [1, 2], "precision": "bf16", "mode": "lora").
+ * It is the line format of `parplan sweep` and the request of the JSON
+ * library entry, so a script in any language can drive parplan with text. */
+
+typedef struct pp_scenario {
+    char model[PP_TEXT_LEN];     /* preset name or path */
+    char cluster[PP_TEXT_LEN];   /* preset name or path */
+    int nodes, gpus;             /* 0 = the preset's */
+    pp_search_opts opts;         /* global batch, seq, restrictions, base strategy */
+    double train_tokens;         /* 0 = no train{} block */
+} pp_scenario;
+
+PP_API pp_status pp_scenario_parse(const char *json, size_t len, const char *where, pp_scenario *out,
+                                   pp_error *err);
+/* Loads the scenario's model and sized cluster. */
+PP_API pp_status pp_scenario_load(const pp_scenario *sc, pp_model *m, pp_cluster *c, pp_error *err);
+/* The whole request in one call: scenario JSON in, result JSON out
+ * ({"schema_version", "scenario", "plans": [...]} or {"error": {...}}). Never
+ * NULL unless out of memory; *status gets the outcome (PP_ERR_INFEASIBLE when
+ * nothing fits). Caller frees with pp_free. Thread-safe. */
+PP_API char *pp_plan_request(const char *json, pp_status *status);
+
+/* ---------------------------------------------------------------- sweeps
+ * A sweep spec ({"grid": {...}, "scenarios": [...]}, docs/sweep.md) expands
+ * to scenarios: the grid first, in the order its keys are written with the
+ * last varying fastest, then the listed scenarios. Each result is one JSON
+ * line or CSV row carrying its index in that order. */
+
+typedef enum pp_sweep_format { PP_SWEEP_JSONL, PP_SWEEP_CSV, PP_SWEEP_FORMAT_COUNT } pp_sweep_format;
+
+typedef struct pp_sweep_opts {
+    int jobs;                   /* scenarios in parallel; 0 = OpenMP default */
+    int shard_k, shard_n;       /* run indices i with i % n == k - 1; 0/0 = all */
+    pp_sweep_format format;
+    const int *skip;            /* sorted indices to skip (resume); may be NULL */
+    int nskip;
+    /* Called once per result, in index order, from one thread at a time:
+     * the line (no newline) and the scenario's status. */
+    void (*emit)(int index, const char *line, pp_status st, void *user);
+    /* Called after each finished scenario (any order): done of total. */
+    void (*progress)(int done, int total, void *user);
+    void *user;
+} pp_sweep_opts;
+
+/* Number of scenarios a spec expands to (before sharding), or a status. */
+PP_API pp_status pp_sweep_count(const char *spec, size_t len, const char *where, int *count, pp_error *err);
+/* Runs a sweep. PP_OK when the spec was valid (scenario failures are in
+ * their lines); *failed counts scenarios that did not give a plan. */
+PP_API pp_status pp_sweep_run(const char *spec, size_t len, const char *where, const pp_sweep_opts *o,
+                              int *failed, pp_error *err);
+/* The fixed CSV header of PP_SWEEP_CSV (docs/sweep.md). Static storage. */
+PP_API const char *pp_sweep_csv_header(void);
+
+/* ---------------------------------------------------------------- compare
+ * What-if analysis (docs/compare.md): one model on several cluster types and
+ * GPU counts. Every option (a cluster at one GPU count) gets its best plan
+ * from pp_plan_search (top 1), the time to train T tokens, the cost (rental
+ * $/GPU-hour from the catalog with its date, an override, or a purchase
+ * price amortised over a stated period), the energy (GPU board power x
+ * GPU-hours) and tokens/s per $/hour. The options are then ranked: Pareto
+ * front of (days, cost), the cheapest meeting a deadline and a budget, the
+ * fastest within the budget, and with a deadline, the smallest GPU count of
+ * each cluster type that meets it (a bounded search over whole nodes).
+ * Ownership: a pp_compare_result owns its arrays; free it with
+ * pp_compare_free (a zeroed result is safe to free). Text results are freed
+ * with pp_free. */
+
+#define PP_COMPARE_MAX_CLUSTERS 16 /* cluster types in one comparison */
+#define PP_COMPARE_MAX_COUNTS 32   /* GPU counts per cluster type */
+#define PP_COMPARE_MAX_PROBES 64   /* evaluations kept per deadline search */
+
+typedef enum pp_price_kind {
+    PP_PRICE_NONE,     /* no price known: cost, tokens/s per $ are NaN */
+    PP_PRICE_CATALOG,  /* on-demand rental from topologies/gpus.json, dated */
+    PP_PRICE_OVERRIDE, /* rental price given by the user */
+    PP_PRICE_PURCHASE, /* purchase price / amortisation period (+ electricity) */
+    PP_PRICE_KIND_COUNT
+} pp_price_kind;
+
+PP_API const char *pp_price_kind_name(pp_price_kind k); /* "none", "catalog", ... */
+
+/* One cluster type to compare. */
+typedef struct pp_compare_cluster {
+    pp_cluster cluster;             /* loaded; resized to each GPU count */
+    int ncounts;                    /* 0: evaluate at the cluster's own size */
+    int gpus[PP_COMPARE_MAX_COUNTS];/* GPU counts (whole nodes, or one partial node) */
+    double price_usd_per_gpu_hour;  /* > 0: rental price overriding the catalog */
+    double purchase_usd_per_gpu;    /* > 0: cost is this amortised (takes precedence) */
+} pp_compare_cluster;
+
+struct pp_compare_option;
+
+typedef struct pp_compare_opts {
+    pp_search_opts search;   /* global_batch (required), seq, objective (throughput or
+                                cost), threads, restrictions; top_k is forced to 1 */
+    double train_tokens;     /* tokens to train on, > 0 (required) */
+    double deadline_days;    /* > 0: a deadline; 0 = none */
+    double budget_usd;       /* > 0: a budget; 0 = none */
+    double amortize_years;   /* period a purchase price is spread over, years (required
+                                when a cluster has purchase_usd_per_gpu) */
+    double usd_per_kwh;      /* purchase only: electricity at GPU board power added to the
+                                cost; 0 = not counted (rental prices include power) */
+    int deadline_search;     /* 1 (default): with a deadline, find each type's smallest
+                                GPU count meeting it */
+    int max_nodes;           /* that search's largest count, nodes (default 4096) */
+    int max_probes;          /* that search's evaluations per cluster type (default 24) */
+    /* Called after every evaluation (may be NULL): done evaluations so far
+     * and the option just evaluated. For a progress line; must not fail. */
+    void (*progress)(void *user, int done, const struct pp_compare_option *opt);
+    void *progress_user;
+} pp_compare_opts;
+
+/* Defaults: deadline search on, 4096 nodes, 24 probes; search options from
+ * pp_search_opts_default with top_k 1. train_tokens and
+ * search.global_batch must still be set. */
+PP_API void pp_compare_opts_default(pp_compare_opts *o);
+
+/* One option: a cluster type at one GPU count, and its best plan. */
+typedef struct pp_compare_option {
+    int cluster;             /* index into the clusters given */
+    int gpus, nodes;
+    int from_search;         /* 1: added by the deadline search (not asked for) */
+    pp_status status;        /* PP_OK; PP_ERR_INFEASIBLE nothing fits; PP_ERR_INPUT no
+                                valid strategy (e.g. the global batch is too small) */
+    char error[PP_ERR_LEN];  /* the reason when status != PP_OK */
+    pp_price_kind price_kind;
+    double usd_per_gpu_hour; /* rate the cost uses (purchase: amortised + electricity); NaN if none */
+    char price_date[16];     /* catalog: the price's source date; else "" */
+    double days;             /* time to train, days (NaN without a plan) */
+    double gpu_hours;
+    double cost_usd;         /* gpu_hours x usd_per_gpu_hour (NaN without a plan or price) */
+    double energy_kwh;       /* GPU board power (TDP) x GPU-hours, kWh */
+    double tokens_per_s;
+    double tokens_per_s_per_usd_hour; /* tokens/s / (GPUs x $/GPU-hour) */
+    double tokens_per_usd;   /* = 3600 x the above */
+    int meets_deadline;      /* 1 when a deadline is given and days <= it */
+    int within_budget;       /* 1 when a budget is given and cost <= it */
+    int pareto;              /* on the Pareto front of (days, cost) */
+    pp_plan plan;            /* the best plan (status PP_OK), train{} filled */
+} pp_compare_option;
+
+/* Per cluster type: the smallest GPU count meeting the deadline. */
+typedef struct pp_compare_min {
+    int found;               /* 1: gpus meets the deadline and gpus - one node does not
+                                (or is one node) */
+    int gpus, nodes;
+    int option;              /* index into options, -1 when not found */
+    int probes;              /* evaluations spent (cache hits on asked counts are free) */
+    int probe_gpus[PP_COMPARE_MAX_PROBES]; /* every count evaluated, in order */
+    double probe_days[PP_COMPARE_MAX_PROBES]; /* NaN: no plan at that count */
+    char note[PP_TEXT_LEN];  /* why not found, or that the bound was hit; "" */
+} pp_compare_min;
+
+typedef struct pp_compare_result {
+    char model[PP_NAME_LEN];
+    pp_compare_opts opts;    /* as used (progress callback cleared) */
+    int nclusters;
+    pp_compare_cluster *clusters; /* copies of the input, owned */
+    int n;                   /* options: clusters in the order given, GPUs ascending */
+    pp_compare_option *options;   /* owned */
+    int nfront;
+    int *front;              /* option indices on the Pareto front, by days ascending; owned */
+    int feasible;            /* options with a plan */
+    int cheapest;            /* cheapest meeting the deadline and the budget (those given),
+                                ties to the faster; -1 when none */
+    int fastest;             /* fastest within the budget (any when no budget); -1 */
+    pp_compare_min mins[PP_COMPARE_MAX_CLUSTERS]; /* with a deadline search */
+    int evaluations;         /* pp_plan_search calls made */
+} pp_compare_result;
+
+/* Runs the comparison. PP_OK when at least one option has a plan;
+ * PP_ERR_INFEASIBLE when none does (err summarises why; the result is
+ * filled and lists each option's reason); PP_ERR_INPUT for bad options (a
+ * GPU count the cluster cannot take, tokens <= 0 or not finite, ...). The
+ * result must be freed in every case. Deterministic for any thread count. */
+PP_API pp_status pp_compare_run(const pp_model *m, const pp_compare_cluster *clusters, int nclusters,
+                                const pp_compare_opts *o, pp_compare_result *out, pp_error *err);
+PP_API void pp_compare_free(pp_compare_result *r);
+
+/* What pp_compare_run fills after each search, for any plan (one from
+ * pp_estimate, say): the price of cluster type cc (purchase, override or
+ * catalog, with its date), then for o->train_tokens tokens at gpus GPUs
+ *   days = tokens / (global_batch x seq) x step_s / 86400
+ *   GPU-hours = days x 24 x gpus;  cost = GPU-hours x $/GPU-hour
+ *   energy = GPU-hours x TDP / 1000 (kWh);  tokens/s per $/h =
+ *   tokens_per_s / (gpus x $/GPU-hour);  tokens per $ = 3600 x that
+ * where a purchase costs purchase / (amortize_years x 8766 h) + TDP/1000 x
+ * usd_per_kwh per GPU-hour. out->status is PP_OK and out->plan a copy
+ * with train{} filled; deadline, budget and front flags are left 0.
+ * PP_ERR_INPUT when cc cannot take gpus GPUs. */
+PP_API pp_status pp_compare_option_eval(const pp_compare_opts *o, const pp_compare_cluster *cc, int gpus,
+                                        const pp_plan *plan, pp_compare_option *out, pp_error *err);
+
+/* Pareto front of n points minimising both x and y: on_front[i] = 1 when no
+ * other point is <= in both and < in one. Points with a NaN coordinate are
+ * never on it. Equal points are all on it. O(n log n); 0 on success, -1 out
+ * of memory. */
+PP_API int pp_pareto_front(const double *x, const double *y, int n, int *on_front);
+
+/* Renderings of a result, caller-freed with pp_free; NULL when out of
+ * memory. JSON: docs/compare.md. CSV: a header and one row per option with
+ * the fixed columns of docs/compare.md. SVG: cost against time to train,
+ * one marker per option, the Pareto front, deadline and budget lines. */
+PP_API char *pp_compare_to_json(const pp_model *m, const pp_compare_result *r);
+PP_API char *pp_compare_to_csv(const pp_compare_result *r);
+PP_API char *pp_compare_to_svg(const pp_compare_result *r);
+/* The SVG written atomically to path (pp_write_file; force to replace). */
+PP_API pp_status pp_compare_write_svg(const pp_compare_result *r, const char *path, int force, pp_error *err);
 
 #ifdef __cplusplus
 }

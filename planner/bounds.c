@@ -1,0 +1,230 @@
+/*
+ * bounds.c — lower bounds on a candidate's peak memory and step time, from
+ * probes of the public cost model cached by the few fields they depend on:
+ *   core   (tp, cp, ep, sp, precision, micro-batch, recompute): micro-batch
+ *          time T and activations A of the whole model on one stage;
+ *   states (tp, cp, dp, ep, ZeRO, offload, precision): model states S and
+ *          the CUDA context + NCCL buffers of the whole model on one stage;
+ *   flight (pp, schedule, v, micro-batches): micro-batches held per stage;
+ * and the optimizer step of the whole model on one stage, over p.
+ * They rely on one property of the cost model, tested in
+ * tests/planner/test_bounds.c: splitting blocks over stages never makes the
+ * sum of the stages' states, activations or micro-batch times smaller than
+ * the whole model's on one stage.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "costmodel/costmodel.h"
+#include "planner/planner.h"
+
+typedef struct key {
+    uint64_t a, b;
+} key;
+
+typedef struct slot {
+    key k;
+    int used;
+    double v[3];  /* core: T, A; states: S, context, optimizer s; flight: unused */
+    long off;     /* flight: offset of the p values in the pool */
+} slot;
+
+typedef struct table {
+    slot *s;
+    size_t cap, n;
+} table;
+
+struct pp__bounds {
+    table core, states, flight;
+    double *pool;
+    size_t npool, cappool;
+    int probes, failed;
+    pp_memory mem;
+    pp_time time;
+    pp_throughput thr;
+};
+
+pp__bounds *pp__bounds_new(void) { return calloc(1, sizeof(pp__bounds)); }
+
+void pp__bounds_free(pp__bounds *b)
+{
+    if (!b) return;
+    free(b->core.s);
+    free(b->states.s);
+    free(b->flight.s);
+    free(b->pool);
+    free(b);
+}
+
+int pp__bounds_probes(const pp__bounds *b) { return b->probes; }
+int pp__bounds_failed(const pp__bounds *b) { return b->failed; }
+
+uint64_t pp__hash(const void *p, size_t n, uint64_t h)
+{
+    const unsigned char *c = p;
+    if (!h) h = 1469598103934665603ULL;
+    for (size_t i = 0; i < n; i++) h = (h ^ c[i]) * 1099511628211ULL;
+    return h;
+}
+
+/* Finds k; on a miss inserts an unused slot and returns it (used = 0). */
+static slot *lookup(pp__bounds *b, table *t, key k)
+{
+    if (t->n * 2 >= t->cap) {
+        size_t cap = t->cap ? t->cap * 2 : 1024;
+        slot *s = calloc(cap, sizeof *s);
+        if (!s) {
+            b->failed = 1;
+            return NULL;
+        }
+        for (size_t i = 0; i < t->cap; i++) {
+            if (!t->s[i].used) continue;
+            size_t h = pp__hash(&t->s[i].k, sizeof(key), 0) & (cap - 1);
+            while (s[h].used) h = (h + 1) & (cap - 1);
+            s[h] = t->s[i];
+        }
+        free(t->s);
+        t->s = s;
+        t->cap = cap;
+    }
+    size_t h = pp__hash(&k, sizeof k, 0) & (t->cap - 1);
+    while (t->s[h].used) {
+        if (t->s[h].k.a == k.a && t->s[h].k.b == k.b) return &t->s[h];
+        h = (h + 1) & (t->cap - 1);
+    }
+    t->s[h].k = k;
+    return &t->s[h];
+}
+
+/* A one-stage strategy of the candidate, valid for pp_time_estimate. */
+static void one_stage(const pp__space *sp, const pp__cand *k, pp_strategy *s)
+{
+    pp__cand c = *k;
+    c.pp = 1;
+    c.schedule = PP_SCHED_1F1B;
+    c.v = 1;
+    pp__cand_strategy(sp, &c, s);
+    s->grad_accum = 1;
+    s->global_batch = s->micro_batch * s->dp;
+    s->stage_layers[0] = sp->m->layers;
+}
+
+static slot *core_probe(pp__bounds *b, const pp__space *sp, const pp__cand *k)
+{
+    key kk = {(uint64_t)k->tp | (uint64_t)k->cp << 16 | (uint64_t)k->ep << 40 | (uint64_t)k->sp << 56 |
+                  (uint64_t)k->precision << 57,
+              (uint64_t)k->mb | (uint64_t)k->recompute << 32};
+    slot *s = lookup(b, &b->core, kk);
+    if (!s || s->used) return s;
+    pp__cand c = *k;
+    c.dp = sp->gpus / (k->tp * k->cp);
+    c.zero = 0;
+    c.offload = PP_OFFLOAD_NONE;
+    pp_strategy st;
+    one_stage(sp, &c, &st);
+    pp_memory_estimate(sp->m, sp->c, &st, &b->mem);
+    s->v[1] = b->mem.stages[0].act_per_microbatch;
+    if (st.recompute == PP_RECOMPUTE_FULL) st.recompute_layers = 0; /* the ILP may recompute nothing */
+    pp_time_estimate(sp->m, sp->c, &st, &b->time, &b->thr);
+    s->v[0] = b->time.stage_microbatch_s[0];
+    s->used = 1;
+    b->core.n++;
+    b->probes += 2;
+    return s;
+}
+
+static slot *states_probe(pp__bounds *b, const pp__space *sp, const pp__cand *k)
+{
+    key kk = {(uint64_t)k->tp | (uint64_t)k->ep << 16 | (uint64_t)k->zero << 32 | (uint64_t)k->offload << 34 |
+                  (uint64_t)k->precision << 37,
+              (uint64_t)k->dp | (uint64_t)k->cp << 32};
+    slot *s = lookup(b, &b->states, kk);
+    if (!s || s->used) return s;
+    pp__cand c = *k;
+    c.mb = 1;
+    c.recompute = PP_RECOMPUTE_NONE;
+    pp_strategy st;
+    one_stage(sp, &c, &st);
+    st.global_batch = st.dp;
+    pp_memory_estimate(sp->m, sp->c, &st, &b->mem);
+    const pp_stage_mem *m0 = &b->mem.stages[0];
+    s->v[0] = m0->params_bytes + m0->grads_bytes + m0->optimizer_bytes;
+    s->v[1] = m0->context_bytes;
+    pp_time_estimate(sp->m, sp->c, &st, &b->time, &b->thr);
+    s->v[2] = b->time.optimizer_s; /* the update of every parameter this GPU keeps */
+    s->used = 1;
+    b->states.n++;
+    b->probes += 2;
+    return s;
+}
+
+/* Micro-batches held by each stage: pp_memory_estimate on empty stages. */
+static const double *flight_probe(pp__bounds *b, const pp__space *sp, const pp__cand *k, long m)
+{
+    key kk = {(uint64_t)k->pp | (uint64_t)k->schedule << 16 | (uint64_t)k->v << 24, (uint64_t)m};
+    slot *s = lookup(b, &b->flight, kk);
+    if (!s) return NULL;
+    if (s->used) return b->pool + s->off;
+    if (b->npool + (size_t)k->pp > b->cappool) {
+        size_t cap = b->cappool ? b->cappool * 2 : 4096;
+        while (cap < b->npool + (size_t)k->pp) cap *= 2;
+        double *p = realloc(b->pool, cap * sizeof *p);
+        if (!p) {
+            b->failed = 1;
+            return NULL;
+        }
+        b->pool = p;
+        b->cappool = cap;
+    }
+    pp_strategy st;
+    pp__cand_strategy(sp, k, &st);
+    st.grad_accum = (int)m;
+    pp_memory_estimate(sp->m, sp->c, &st, &b->mem); /* stage_layers all 0 */
+    s->off = (long)b->npool;
+    for (int i = 0; i < k->pp; i++) b->pool[b->npool++] = b->mem.stages[i].inflight;
+    s->used = 1;
+    b->flight.n++;
+    b->probes++;
+    return b->pool + s->off;
+}
+
+static int uniform_blocks(const pp_model *m)
+{
+    for (int i = 1; i < m->layers; i++)
+        if (m->block_kind[i] != m->block_kind[0]) return 0;
+    return 1;
+}
+
+/* min over fractional splits of max_i x_i (S + infl_i A), sum x_i = 1. */
+static double mem_bound(const pp_model *m, int p, const double *infl, double S, double A)
+{
+    double lo = HUGE_VAL, inv = 0;
+    for (int i = 0; i < p; i++) {
+        double w = S + infl[i] * A;
+        if (infl[i] < lo) lo = infl[i];
+        inv += w > 0 ? 1 / w : HUGE_VAL;
+    }
+    if (!uniform_blocks(m)) return (S + lo * A) / p;
+    return inv > 0 && isfinite(inv) ? 1 / inv : 0;
+}
+
+void pp__bounds_cand(pp__bounds *b, const pp__space *sp, pp__cand *k)
+{
+    k->lb = 0;
+    k->lb_mem = 0;
+    long m = sp->o.global_batch / ((long)k->mb * k->dp);
+    slot *core = core_probe(b, sp, k), *st = states_probe(b, sp, k);
+    const double *infl = flight_probe(b, sp, k, m);
+    if (!core || !st || !infl) return;
+    double T = core->v[0], A = core->v[1], S = st->v[0]; /* full: T without recompute */
+    k->lb_mem = st->v[1] + mem_bound(sp->m, k->pp, infl, S, A);
+    double veff = k->schedule == PP_SCHED_INTERLEAVED ? k->v : 1;
+    k->lb_opt = st->v[2] / k->pp; /* the slowest stage's update is at least the average */
+    double step = (m + (k->pp - 1) / veff) * T / k->pp + k->lb_opt;
+    switch (sp->o.objective) {
+    case PP_OBJ_COST: k->lb = step * sp->gpus * sp->price / 3600 / ((double)sp->o.global_batch * sp->seq); break;
+    case PP_OBJ_MEMORY: k->lb = k->lb_mem; break;
+    default: k->lb = step;
+    }
+}

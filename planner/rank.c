@@ -1,0 +1,54 @@
+/*
+ * rank.c — the ranking: objective values and a total order over plans, so
+ * that equal objectives are broken by the strategy itself and the output
+ * never depends on which thread finished first.
+ */
+#include <string.h>
+
+#include "planner/planner.h"
+
+double pp_plan_objective(const pp_cluster *c, const pp_plan *p, pp_objective obj, double price)
+{
+    const pp_strategy *s = &p->strategy;
+    switch (obj) {
+    case PP_OBJ_COST: /* $ per token: GPU-hours per step times price over tokens per step */
+        return p->time.step_s * pp_cluster_gpus(c) * price / 3600 / ((double)s->global_batch * s->seq);
+    case PP_OBJ_MEMORY: return p->memory.peak_bytes;
+    default: return p->time.step_s;
+    }
+}
+
+static int cmp_d(double a, double b) { return (a > b) - (a < b); }
+static int cmp_i(int a, int b) { return (a > b) - (a < b); }
+
+/* Simpler strategies first when everything else ties: fewer pipeline
+ * stages, less TP/CP/EP, no sequence parallelism, lower ZeRO, no offload,
+ * less recompute, then the remaining fields. */
+static int cmp_strategy(const pp_strategy *a, const pp_strategy *b)
+{
+    int f[][2] = {{a->pp, b->pp}, {a->tp, b->tp}, {a->cp, b->cp}, {a->ep, b->ep}, {a->dp, b->dp}, {a->sp, b->sp},
+                  {a->zero, b->zero}, {a->offload, b->offload}, {a->recompute, b->recompute},
+                  {a->precision, b->precision}, {-a->micro_batch, -b->micro_batch}, {a->schedule, b->schedule},
+                  {a->virtual_stages, b->virtual_stages}, {a->recompute_layers, b->recompute_layers},
+                  {a->per_stage_recompute, b->per_stage_recompute}};
+    for (size_t i = 0; i < sizeof f / sizeof *f; i++)
+        if (f[i][0] != f[i][1]) return cmp_i(f[i][0], f[i][1]);
+    for (int i = 0; i < a->pp; i++) {
+        int c = cmp_i(a->stage_layers[i], b->stage_layers[i]);
+        if (c) return c;
+    }
+    for (int i = 0; a->per_stage_recompute && i < a->pp; i++) {
+        int c = cmp_i(a->stage_recompute[i], b->stage_recompute[i]);
+        if (c) return c;
+    }
+    return 0;
+}
+
+int pp__plan_cmp(const pp_cluster *c, const pp_plan *a, const pp_plan *b, pp_objective obj, double price)
+{
+    int r = cmp_d(pp_plan_objective(c, a, obj, price), pp_plan_objective(c, b, obj, price));
+    if (r) return r;
+    if (obj == PP_OBJ_MEMORY && (r = cmp_d(a->time.step_s, b->time.step_s))) return r;
+    if (obj != PP_OBJ_MEMORY && (r = cmp_d(a->memory.peak_bytes, b->memory.peak_bytes))) return r;
+    return cmp_strategy(&a->strategy, &b->strategy);
+}

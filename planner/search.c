@@ -1,0 +1,529 @@
+/*
+ * search.c — pp_plan_search: enumerate (space.c), order the candidates by
+ * their objective lower bound, and cost them in fixed chunks on OpenMP
+ * threads; stop when the next bound exceeds the K-th best plan.
+ *
+ * Determinism: chunks are cut from the bound order (lower bound, then
+ * enumeration index), every thread writes only its candidate's slot, and
+ * slots are merged in chunk order after the parallel loop. Pruning uses the
+ * threshold as it stood at the chunk boundary, so which candidates are
+ * costed (and the stats) does not depend on the thread count either.
+ *
+ * Per chunk: A) cost each candidate on the default split (full recompute:
+ * the least uniform recompute that fits); B) for pipeline candidates whose
+ * split could still change the ranking, build the ILP (partition.c), solve
+ * the distinct ones (cached across chunks), verify, and keep the better
+ * split.
+ */
+#include <math.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+#include "planner/planner.h"
+
+#define CHUNK 128        /* candidates costed between threshold updates */
+#define SUPER 4096       /* candidates selected and sorted at once */
+#define LB_SLACK 1e-9    /* relative: bounds are compared with this margin */
+
+typedef struct ctl {
+    int rank_unfit;      /* rank plans that do not fit too (least-memory search) */
+    int prune_memory;    /* drop candidates whose memory bound exceeds the GPU */
+} ctl;
+
+typedef struct slot {
+    const pp__cand *k;
+    int costed, need_ilp, build_ok, shared, improved, how, tl_hit, probes, bounded;
+    pp_plan plan;        /* best split found for this candidate */
+    pp_plan *even;       /* B: the default-split plan it replaced (to retract) */
+    pp__part_problem *pr;
+    uint64_t hash;
+    pp__part_result res;
+} slot;
+
+typedef struct cache_entry {
+    uint64_t hash;
+    pp__part_problem *pr;
+    pp__part_result res;
+} cache_entry;
+
+typedef struct search {
+    const pp__space *sp;
+    ctl ctl;
+    int threads;
+    int k;                 /* plans kept */
+    int n;
+    pp_plan *top;          /* n best, sorted */
+    pp_search_stats st;
+    cache_entry *cache;
+    int ncache, capcache;
+    int failed;
+} search;
+
+/* ------------------------------------------------------------ top K */
+
+static double threshold(const search *S)
+{
+    if (S->n < S->k) return HUGE_VAL;
+    return pp_plan_objective(S->sp->c, &S->top[S->n - 1], S->sp->o.objective, S->sp->price);
+}
+
+static int plan_cmp(const search *S, const pp_plan *a, const pp_plan *b)
+{
+    return pp__plan_cmp(S->sp->c, a, b, S->sp->o.objective, S->sp->price);
+}
+
+static void offer(search *S, const pp_plan *p)
+{
+    if (!S->ctl.rank_unfit && !p->memory.fits) return;
+    int pos = S->n;
+    while (pos > 0 && plan_cmp(S, p, &S->top[pos - 1]) < 0) pos--;
+    if (pos > 0 && plan_cmp(S, p, &S->top[pos - 1]) == 0) return; /* the same plan again */
+    if (pos >= S->k) return;
+    int last = S->n < S->k ? S->n : S->k - 1;
+    memmove(&S->top[pos + 1], &S->top[pos], (size_t)(last - pos) * sizeof *S->top);
+    S->top[pos] = *p;
+    if (S->n < S->k) S->n++;
+}
+
+static void retract(search *S, const pp_plan *p)
+{
+    for (int i = 0; i < S->n; i++)
+        if (plan_cmp(S, p, &S->top[i]) == 0) {
+            memmove(&S->top[i], &S->top[i + 1], (size_t)(S->n - i - 1) * sizeof *S->top);
+            S->n--;
+            return;
+        }
+}
+
+/* ------------------------------------------------------------ phase A */
+
+static int in_rc_set(const pp__space *sp, int r)
+{
+    for (int i = 0; i < sp->nrc; i++)
+        if (sp->rc[i] == r) return 1;
+    return 0;
+}
+
+static int fits_with(const pp__space *sp, pp_strategy *s, int k, pp_memory *mem)
+{
+    s->recompute_layers = k;
+    pp_memory_estimate(sp->m, sp->c, s, mem);
+    return mem->peak_bytes <= mem->gpu_bytes;
+}
+
+/* Least blocks per stage to recompute so every stage fits: 0, else the
+ * smallest k >= 1 (memory falls with k from 1 on); -1 (all) if none fits. */
+static int least_uniform_recompute(const pp__space *sp, pp_strategy *s, pp_memory *mem)
+{
+    int hi = 0;
+    for (int i = 0; i < s->pp; i++)
+        if (s->stage_layers[i] > hi) hi = s->stage_layers[i];
+    if (fits_with(sp, s, 0, mem)) return 0;
+    if (!fits_with(sp, s, hi, mem)) return -1;
+    int lo = 1;
+    while (lo < hi) {
+        int mid = lo + (hi - lo) / 2;
+        if (fits_with(sp, s, mid, mem)) hi = mid;
+        else lo = mid + 1;
+    }
+    return hi;
+}
+
+static int imbalanced(const pp_plan *p)
+{
+    const pp_strategy *s = &p->strategy;
+    double sum = 0, mx = 0;
+    for (int i = 0; i < s->pp; i++) {
+        sum += p->time.stage_microbatch_s[i];
+        if (p->time.stage_microbatch_s[i] > mx) mx = p->time.stage_microbatch_s[i];
+    }
+    return mx > sum / s->pp * (1 + LB_SLACK);
+}
+
+static void eval_even(const search *S, slot *x, pp_memory *mem)
+{
+    const pp__space *sp = S->sp;
+    pp_strategy s;
+    pp_error e;
+    pp__cand_strategy(sp, x->k, &s);
+    if (pp_strategy_resolve(&s, sp->m, sp->c, &e) != PP_OK) return;
+    int obj_mem = sp->o.objective == PP_OBJ_MEMORY;
+    if (s.recompute == PP_RECOMPUTE_FULL && !obj_mem) {
+        int k = least_uniform_recompute(sp, &s, mem);
+        if (k == 0 && s.pp == 1 && in_rc_set(sp, PP_RECOMPUTE_NONE)) return; /* the same as no recompute */
+        s.recompute_layers = k;
+    }
+    if (pp_estimate(sp->m, sp->c, &s, &x->plan, &e) != PP_OK) return;
+    x->costed = 1;
+    int full_free = s.recompute == PP_RECOMPUTE_FULL && sp->o.stage_recompute;
+    x->need_ilp = sp->o.stage_partition && s.pp > 1 && !obj_mem &&
+                  (!x->plan.memory.fits || full_free || imbalanced(&x->plan));
+}
+
+/* ------------------------------------------------------------ phase B */
+
+static size_t problem_bytes(const pp__part_problem *pr)
+{
+    return offsetof(pp__part_problem, st) + (size_t)pr->p * sizeof(pp__stage_coef);
+}
+
+static const cache_entry *cache_find(const search *S, const pp__part_problem *pr, uint64_t h)
+{
+    for (int i = 0; i < S->ncache; i++)
+        if (S->cache[i].hash == h && !memcmp(S->cache[i].pr, pr, problem_bytes(pr))) return &S->cache[i];
+    return NULL;
+}
+
+static void cache_add(search *S, const pp__part_problem *pr, uint64_t h, const pp__part_result *r)
+{
+    if (S->ncache == S->capcache) {
+        int cap = S->capcache ? 2 * S->capcache : 64;
+        cache_entry *c = realloc(S->cache, (size_t)cap * sizeof *c);
+        if (!c) return;
+        S->cache = c;
+        S->capcache = cap;
+    }
+    pp__part_problem *copy = malloc(problem_bytes(pr));
+    if (!copy) return;
+    memcpy(copy, pr, problem_bytes(pr));
+    S->cache[S->ncache++] = (cache_entry){h, copy, *r};
+}
+
+/* Objective units of a step-time bound for this candidate. */
+static double step_to_objective(const pp__space *sp, double step)
+{
+    if (sp->o.objective == PP_OBJ_COST) return step * sp->gpus * sp->price / 3600 / ((double)sp->o.global_batch * sp->seq);
+    return step;
+}
+
+/* Builds the ILP; drops it (need_ilp = 0) when even the best conceivable
+ * split, (m + (p-1)/v) times the bound on the slowest stage, cannot reach
+ * the threshold. */
+static void build_one(const search *S, slot *x, double thr)
+{
+    const pp_strategy *s = &x->plan.strategy;
+    x->pr = malloc(sizeof *x->pr);
+    if (!x->pr) return;
+    x->build_ok = pp__part_build(S->sp->m, S->sp->c, s, S->sp->o.stage_recompute, x->pr, &x->probes) == 0;
+    if (!x->build_ok) return;
+    double v = s->schedule == PP_SCHED_INTERLEAVED ? s->virtual_stages : 1;
+    double lb = step_to_objective(S->sp, (s->grad_accum + (s->pp - 1) / v) * pp__part_time_lb(x->pr) + x->k->lb_opt);
+    if (lb > thr * (1 + LB_SLACK)) {
+        x->need_ilp = 0;
+        x->bounded = 1;
+        return;
+    }
+    x->hash = pp__hash(x->pr, problem_bytes(x->pr), 0);
+}
+
+static int allow_rc(const search *S) { return S->sp->o.stage_recompute; }
+
+/* Applies the ILP (or DP) split and keeps it when it beats the default. */
+static void apply_one(const search *S, slot *x)
+{
+    const pp__space *sp = S->sp;
+    pp_strategy s = x->plan.strategy;
+    pp__part_result r = x->res;
+    int ok = 0;
+    if (x->build_ok && r.status == PP_OK) ok = pp__part_apply(sp->m, sp->c, x->pr, &r, &s) == 0;
+    if (x->build_ok && r.status == PP_ERR_INFEASIBLE) return; /* no split fits */
+    if (!ok) {
+        x->how = 1;
+        s = x->plan.strategy;
+        if (pp__dp_partition(sp->m, sp->c, &s, allow_rc(S), &r) != PP_OK) return;
+        pp__part_apply_raw(&r, allow_rc(S), &s);
+    }
+    if (s.recompute == PP_RECOMPUTE_FULL && s.per_stage_recompute) {
+        int any = 0;
+        for (int i = 0; i < s.pp; i++) any |= s.stage_recompute[i];
+        if (!any) s.recompute = PP_RECOMPUTE_NONE, s.per_stage_recompute = 0, s.recompute_layers = -1;
+    }
+    pp_plan *alt = malloc(sizeof *alt);
+    pp_error e;
+    if (!alt) return;
+    if (pp_estimate(sp->m, sp->c, &s, alt, &e) == PP_OK && alt->memory.fits &&
+        (!x->plan.memory.fits || pp__plan_cmp(sp->c, alt, &x->plan, sp->o.objective, sp->price) < 0)) {
+        x->even = malloc(sizeof *x->even);
+        if (x->even) *x->even = x->plan;
+        x->plan = *alt;
+        x->improved = 1;
+    }
+    free(alt);
+}
+
+/* Distinct problems: from the cache, from an earlier slot, or solved now. */
+static void solve_distinct(search *S, slot *xs, int n)
+{
+    int *todo = malloc((size_t)n * sizeof *todo), nt = 0;
+    if (!todo) return;
+    for (int i = 0; i < n; i++) {
+        slot *x = &xs[i];
+        if (!x->need_ilp || !x->build_ok) continue;
+        const cache_entry *ce = cache_find(S, x->pr, x->hash);
+        if (ce) {
+            x->res = ce->res;
+            x->shared = 1;
+            continue;
+        }
+        for (int j = 0; j < nt && !x->shared; j++) {
+            slot *y = &xs[todo[j]];
+            if (y->hash == x->hash && !memcmp(y->pr, x->pr, problem_bytes(x->pr))) x->shared = 1 + todo[j];
+        }
+        if (!x->shared) todo[nt++] = i;
+    }
+#pragma omp parallel for schedule(dynamic, 1) num_threads(S->threads)
+    for (int j = 0; j < nt; j++) {
+        pp_error e;
+        slot *x = &xs[todo[j]];
+        pp__ilp_solve(x->pr, S->sp->o.ilp_time_limit_s, &x->res, &e);
+    }
+    for (int i = 0; i < n; i++)
+        if (xs[i].shared > 1) xs[i].res = xs[xs[i].shared - 1].res;
+    for (int j = 0; j < nt; j++) {
+        slot *x = &xs[todo[j]];
+        cache_add(S, x->pr, x->hash, &x->res);
+        S->st.ilp_time_limit_hits += x->res.time_limit_hit;
+    }
+    S->st.ilp_solved += nt;
+    free(todo);
+}
+
+static void phase_b(search *S, slot *xs, int n)
+{
+    double thr = threshold(S);
+    int m = 0;
+    for (int i = 0; i < n; i++) {
+        xs[i].need_ilp = xs[i].costed && xs[i].need_ilp && xs[i].k->lb <= thr * (1 + LB_SLACK);
+        m += xs[i].need_ilp;
+    }
+    if (!m) return;
+#pragma omp parallel for schedule(dynamic, 1) num_threads(S->threads)
+    for (int i = 0; i < n; i++)
+        if (xs[i].need_ilp) build_one(S, &xs[i], thr);
+    for (int i = 0; i < n; i++) {
+        S->st.probes += xs[i].probes;
+        S->st.ilp_bounded += xs[i].bounded;
+    }
+    solve_distinct(S, xs, n);
+#pragma omp parallel for schedule(dynamic, 1) num_threads(S->threads)
+    for (int i = 0; i < n; i++)
+        if (xs[i].need_ilp) apply_one(S, &xs[i]);
+    for (int i = 0; i < n; i++) {
+        slot *x = &xs[i];
+        if (!x->need_ilp) continue;
+        S->st.ilp_considered++;
+        S->st.ilp_cache_hits += x->build_ok && x->shared;
+        S->st.ilp_fallbacks += x->how;
+        if (!x->improved) continue;
+        S->st.ilp_improved++;
+        if (x->even) retract(S, x->even);
+        offer(S, &x->plan);
+    }
+}
+
+/* ------------------------------------------------------------ chunks */
+
+static void run_chunk(search *S, const pp__cand *ks, int n, slot *xs)
+{
+    memset(xs, 0, (size_t)n * sizeof *xs);
+    for (int i = 0; i < n; i++) xs[i].k = &ks[i];
+#pragma omp parallel num_threads(S->threads)
+    {
+        pp_memory *mem = malloc(sizeof *mem);
+#pragma omp for schedule(dynamic, 1)
+        for (int i = 0; i < n; i++)
+            if (mem) eval_even(S, &xs[i], mem);
+        free(mem);
+    }
+    for (int i = 0; i < n; i++) {
+        if (!xs[i].costed) continue;
+        S->st.costed++;
+        S->st.fitting += xs[i].plan.memory.fits;
+        offer(S, &xs[i].plan);
+    }
+    phase_b(S, xs, n);
+    for (int i = 0; i < n; i++) {
+        free(xs[i].pr);
+        free(xs[i].even);
+    }
+}
+
+static int cand_cmp(const void *a, const void *b)
+{
+    const pp__cand *x = a, *y = b;
+    if (x->lb != y->lb) return x->lb < y->lb ? -1 : 1;
+    return (x->id > y->id) - (x->id < y->id);
+}
+
+/* Moves the k smallest of v[0..n) to the front (quickselect, total order). */
+static void select_front(pp__cand *v, long long n, long long k)
+{
+    long long lo = 0, hi = n - 1;
+    while (lo < hi) {
+        pp__cand pivot = v[lo + (hi - lo) / 2];
+        long long i = lo, j = hi;
+        while (i <= j) {
+            while (cand_cmp(&v[i], &pivot) < 0) i++;
+            while (cand_cmp(&v[j], &pivot) > 0) j--;
+            if (i <= j) {
+                pp__cand t = v[i];
+                v[i++] = v[j];
+                v[j--] = t;
+            }
+        }
+        if (k - 1 <= j) hi = j;
+        else if (k - 1 >= i) lo = i;
+        else return;
+    }
+}
+
+/* Drops candidates whose bound exceeds the threshold; returns the new count. */
+static long long filter(const search *S, pp__cand *v, long long n)
+{
+    double thr = threshold(S);
+    if (!isfinite(thr)) return n;
+    long long m = 0;
+    for (long long i = 0; i < n; i++)
+        if (v[i].lb <= thr * (1 + LB_SLACK)) v[m++] = v[i];
+    return m;
+}
+
+static void run_all(search *S, pp__cand *v, long long n)
+{
+    slot *xs = malloc(CHUNK * sizeof *xs);
+    if (!xs) {
+        S->failed = 1;
+        return;
+    }
+    long long done = 0, left = n, total = n;
+    while (left > 0) {
+        long long take = left < SUPER ? left : SUPER;
+        select_front(v, left, take);
+        qsort(v, (size_t)take, sizeof *v, cand_cmp);
+        long long pos = 0;
+        while (pos < take) {
+            double thr = threshold(S);
+            if (v[pos].lb > thr * (1 + LB_SLACK)) break; /* sorted: the rest are worse too */
+            int c = (int)(take - pos < CHUNK ? take - pos : CHUNK), m = 0;
+            while (m < c && v[pos + m].lb <= thr * (1 + LB_SLACK)) m++;
+            run_chunk(S, v + pos, m, xs);
+            pos += m;
+            done += m;
+        }
+        v += take;
+        left -= take;
+        left = filter(S, v, left);
+    }
+    S->st.pruned_bound = total - done;
+    free(xs);
+}
+
+/* ------------------------------------------------------------ entry */
+
+static pp_status no_valid(const pp__space *sp, const long long *hits, pp_error *err)
+{
+    int r = 0;
+    for (int i = 1; i < PP_RULE_COUNT; i++)
+        if (hits[i] > hits[r]) r = i;
+    return pp__fail(err, PP_ERR_INPUT,
+                    "no valid strategy for %s on %d GPUs with --global-batch %d and --seq %d under the given "
+                    "restrictions; most combinations break the rule: %s",
+                    sp->m->name, sp->gpus, sp->o.global_batch, sp->seq, pp__rule_name((pp__rule)r));
+}
+
+static pp_status search_run(const pp_model *m, const pp_cluster *c, const pp_search_opts *o, ctl cl, pp_plan_list *list,
+                            pp_error *err)
+{
+    pp__space *sp = malloc(sizeof *sp);
+    search S;
+    pp__cand *v = NULL;
+    long long n = 0, hits[PP_RULE_COUNT];
+    memset(&S, 0, sizeof S);
+    pp__bounds *b = pp__bounds_new();
+    pp_status st = sp && b ? pp__space_init(sp, m, c, o, err) : pp__fail(err, PP_ERR_NOMEM, "out of memory");
+    if (st) goto cleanup;
+    list->objective = o->objective;
+    list->usable_bytes = sp->usable;
+    S.sp = sp;
+    S.ctl = cl;
+    S.k = o->top_k;
+#ifdef _OPENMP
+    S.threads = o->threads > 0 ? o->threads : omp_get_max_threads();
+#else
+    S.threads = 1;
+#endif
+    S.top = malloc((size_t)S.k * sizeof *S.top);
+    if (!S.top) {
+        st = pp__fail(err, PP_ERR_NOMEM, "out of memory");
+        goto cleanup;
+    }
+    if ((st = pp__space_enumerate(sp, b, cl.prune_memory ? sp->usable : HUGE_VAL, &v, &n, &S.st.enumerated,
+                                  &S.st.pruned_memory, hits, err)))
+        goto cleanup;
+    if (S.st.enumerated == 0) {
+        st = no_valid(sp, hits, err);
+        goto cleanup;
+    }
+    run_all(&S, v, n);
+    S.st.probes += pp__bounds_probes(b);
+    if (S.failed) {
+        st = pp__fail(err, PP_ERR_NOMEM, "out of memory during the search");
+        goto cleanup;
+    }
+    list->stats = S.st;
+    list->n = S.n;
+    list->plans = S.n ? S.top : NULL;
+    if (S.n) S.top = NULL;
+    st = S.n ? PP_OK : PP_ERR_INFEASIBLE;
+cleanup:
+    for (int i = 0; i < S.ncache; i++) free(S.cache[i].pr);
+    free(S.cache);
+    free(S.top);
+    free(v);
+    pp__bounds_free(b);
+    free(sp);
+    return st;
+}
+
+pp_status pp_plan_search(const pp_model *m, const pp_cluster *c, const pp_search_opts *o, pp_plan_list *list,
+                         pp_error *err)
+{
+    memset(list, 0, sizeof *list);
+    ctl cl = {0, 1};
+    pp_status st = search_run(m, c, o, cl, list, err);
+    if (st != PP_ERR_INFEASIBLE) return st;
+    /* nothing fits: find the candidate that needs the least memory */
+    pp_search_opts lo = *o;
+    lo.objective = PP_OBJ_MEMORY;
+    lo.top_k = 1;
+    pp_plan_list near;
+    memset(&near, 0, sizeof near);
+    ctl nl = {1, 0};
+    pp_error e2;
+    if (search_run(m, c, &lo, nl, &near, &e2) == PP_OK && near.n) {
+        list->nearest = near.plans;
+        near.plans = NULL;
+    }
+    pp_plan_list_free(&near);
+    double gib = 1073741824.0;
+    if (list->nearest)
+        return pp__fail(err, PP_ERR_INFEASIBLE,
+                        "nothing fits: the least memory any plan needs is %.2f GiB per GPU (stage %d) of %.2f GiB usable",
+                        list->nearest->memory.peak_bytes / gib, list->nearest->memory.peak_stage, list->usable_bytes / gib);
+    return pp__fail(err, PP_ERR_INFEASIBLE, "nothing fits in %.2f GiB per GPU", list->usable_bytes / gib);
+}
+
+void pp_plan_list_free(pp_plan_list *list)
+{
+    if (!list) return;
+    free(list->plans);
+    free(list->nearest);
+    list->plans = NULL;
+    list->nearest = NULL;
+    list->n = 0;
+}

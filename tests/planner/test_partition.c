@@ -1,0 +1,303 @@
+/*
+ * test_partition.c — the stage-split ILP against independent truth:
+ *  - random small instances (<= 12 blocks, <= 4 stages, dense and mixed
+ *    dense/MoE, free per-stage recompute, memory set so it binds): the ILP's
+ *    optimum equals an exhaustive enumeration of every contiguous split and
+ *    every recompute count, each costed by pp_memory_estimate and
+ *    pp_time_estimate;
+ *  - larger instances (real presets, up to 32 stages): the exact DP over
+ *    block boundaries agrees with the ILP;
+ *  - GLPK hygiene: bad problems come back as statuses, not aborts.
+ * The objective is the slowest stage's micro-batch time.
+ */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "planner/planner.h"
+
+static unsigned long long rng = 88172645463325252ULL;
+static unsigned rnd(unsigned n)
+{
+    rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17;
+    return (unsigned)(rng % n);
+}
+
+typedef struct inst {
+    pp_model m;
+    pp_cluster c;
+    pp_strategy s;
+    int allow_rc;
+    char what[160];
+} inst;
+
+/* Peak of stage i for the even split with k recomputed per stage. */
+static double even_peak(inst *x, int k)
+{
+    pp_strategy s = x->s;
+    s.recompute_layers = k;
+    pp_memory mem;
+    pp_memory_estimate(&x->m, &x->c, &s, &mem);
+    return mem.peak_bytes;
+}
+
+/* A small model from a preset: L blocks, optionally a dense/MoE pattern. */
+static void small_model(inst *x, int L, int kind)
+{
+    pp_error e;
+    cr_assert_eq(pp_model_load(kind ? "mixtral-8x7b" : "gpt3-1.3b", &x->m, &e), PP_OK, "%s", e.msg);
+    x->m.layers = L;
+    if (kind == 1) /* dense prefix, MoE suffix (DeepSeek-V3's shape) */
+        for (int i = 0; i < L; i++) x->m.block_kind[i] = i < 1 + (int)rnd(3) ? PP_BLOCK_DENSE : PP_BLOCK_MOE;
+    if (kind == 2) /* three runs: dense, MoE, dense */
+        for (int i = 0; i < L; i++) x->m.block_kind[i] = i >= 2 && i < L - 2 ? PP_BLOCK_MOE : PP_BLOCK_DENSE;
+}
+
+static int make_small(inst *x, unsigned seed)
+{
+    rng = 0x9E3779B97F4A7C15ULL * (seed + 1);
+    memset(x, 0, sizeof *x);
+    int kind = seed % 3, L = 4 + (int)rnd(9), p = 2 + (int)rnd(3);
+    if (p > L) p = L;
+    small_model(x, L, kind);
+    pp_error e;
+    cr_assert_eq(pp_cluster_load("dgx-a100-80g", &x->c, &e), PP_OK);
+    int tp = kind ? 1 : 1 + (int)rnd(2), dp = 1 + (int)rnd(2);
+    cr_assert_eq(pp_cluster_resize(&x->c, 0, tp * p * dp, &e), PP_OK, "%s", e.msg);
+    pp_strategy *s = &x->s;
+    pp_strategy_default(s);
+    s->tp = tp, s->pp = p, s->dp = dp, s->zero = (int)rnd(2);
+    s->sp = tp > 1 && rnd(2);
+    s->micro_batch = 1 + (int)rnd(2);
+    s->seq = rnd(2) ? 1024 : 2048;
+    s->attention = rnd(3) ? PP_ATTN_FLASH : PP_ATTN_MATERIALISED;
+    s->global_batch = s->micro_batch * dp * (1 + (int)rnd(8));
+    s->schedule = rnd(4) ? PP_SCHED_1F1B : PP_SCHED_GPIPE;
+    x->allow_rc = seed % 4 != 3;
+    s->recompute = x->allow_rc ? PP_RECOMPUTE_FULL : PP_RECOMPUTE_NONE;
+    if (pp_strategy_resolve(s, &x->m, &x->c, &e) != PP_OK) return 0;
+    /* usable memory between "everything recomputed fits" and "nothing needed" */
+    double lo = even_peak(x, x->allow_rc ? -1 : 0), hi = even_peak(x, 0), u = 0.05 + 0.9 * rnd(1000) / 1000.0;
+    double usable = x->allow_rc ? lo + u * (hi - lo) : hi * (0.85 + 0.3 * u);
+    x->c.gpu.mem_bytes = usable + s->buf.reserve;
+    snprintf(x->what, sizeof x->what, "seed %u: %s L=%d p=%d tp=%d dp=%d mb=%d m=%d %s rc=%d usable=%.3f GiB", seed,
+             kind ? "moe-mix" : "dense", L, p, tp, dp, s->micro_batch, s->grad_accum, pp_schedule_name(s->schedule),
+             x->allow_rc, usable / 1073741824.0);
+    return 1;
+}
+
+/* Slowest stage of a full split by the cost model; HUGE_VAL when a stage does not fit. */
+static double truth(inst *x, const int *layers, const int *rc, pp_memory *mem, pp_time *t)
+{
+    pp_strategy s = x->s;
+    pp_throughput q;
+    s.per_stage_recompute = 1;
+    for (int i = 0; i < s.pp; i++) s.stage_layers[i] = layers[i], s.stage_recompute[i] = rc[i];
+    pp_memory_estimate(&x->m, &x->c, &s, mem);
+    double worst = 0;
+    for (int i = 0; i < s.pp; i++)
+        if (mem->stages[i].total_bytes > mem->gpu_bytes) return HUGE_VAL;
+    pp_time_estimate(&x->m, &x->c, &s, t, &q);
+    for (int i = 0; i < s.pp; i++) worst = fmax(worst, t->stage_microbatch_s[i]);
+    return worst;
+}
+
+typedef struct exh {
+    inst *x;
+    int layers[PP_MAX_STAGES], rc[PP_MAX_STAGES];
+    double best;
+    int best_rc;         /* the optimum recomputes something */
+    long evals;
+    pp_memory mem;
+    pp_time t;
+} exh;
+
+static void rc_rec(exh *e, int i)
+{
+    if (i == e->x->s.pp) {
+        e->evals++;
+        double v = truth(e->x, e->layers, e->rc, &e->mem, &e->t);
+        if (v < e->best) {
+            int any = 0;
+            for (int k = 0; k < e->x->s.pp; k++) any |= e->rc[k];
+            e->best = v, e->best_rc = any;
+        }
+        return;
+    }
+    int hi = e->x->allow_rc ? e->layers[i] : 0;
+    for (int k = 0; k <= hi; k++) {
+        e->rc[i] = k;
+        rc_rec(e, i + 1);
+    }
+}
+
+static void split_rec(exh *e, int i, int left)
+{
+    int p = e->x->s.pp;
+    if (i == p - 1) {
+        e->layers[i] = left;
+        rc_rec(e, 0);
+        return;
+    }
+    for (int n = 1; n <= left - (p - 1 - i); n++) {
+        e->layers[i] = n;
+        split_rec(e, i + 1, left - n);
+    }
+}
+
+static double exhaustive(inst *x, long *evals, int *uses_rc)
+{
+    exh *e = calloc(1, sizeof *e);
+    e->x = x;
+    e->best = HUGE_VAL;
+    split_rec(e, 0, x->m.layers);
+    double b = e->best;
+    *evals = e->evals;
+    *uses_rc = e->best_rc;
+    free(e);
+    return b;
+}
+
+/* The ILP through the planner's own path; its split re-costed by the cost model. */
+static double ilp(inst *x, int *how)
+{
+    pp_strategy s = x->s;
+    pp_error e = {""};
+    int tl = 0, probes = 0;
+    pp_status st = pp__partition(&x->m, &x->c, &s, x->allow_rc, 10, how, &tl, &probes, &e);
+    cr_assert_eq(tl, 0, "%s: ILP time limit hit", x->what);
+    if (st == PP_ERR_INFEASIBLE) return HUGE_VAL;
+    cr_assert_eq(st, PP_OK, "%s: %s", x->what, e.msg);
+    int rc[PP_MAX_STAGES] = {0};
+    for (int i = 0; i < s.pp; i++) {
+        int k = s.recompute != PP_RECOMPUTE_FULL ? 0 : s.per_stage_recompute ? s.stage_recompute[i] : s.recompute_layers;
+        rc[i] = k < 0 || k > s.stage_layers[i] ? s.stage_layers[i] : k;
+    }
+    pp_memory *mem = malloc(sizeof *mem);
+    pp_time *t = malloc(sizeof *t);
+    double v = truth(x, s.stage_layers, rc, mem, t);
+    free(mem);
+    free(t);
+    return v;
+}
+
+static void same(double a, double b, const char *what)
+{
+    if (isinf(a) || isinf(b)) cr_assert(isinf(a) && isinf(b), "%s: ILP %g vs truth %g", what, a, b);
+    else cr_assert(fabs(a - b) <= 1e-9 * fabs(b), "%s: ILP %.12g s vs truth %.12g s", what, a, b);
+}
+
+Test(partition, ilp_equals_exhaustive_small, .timeout = 600)
+{
+    int done = 0, feasible = 0, recomputing = 0, mixed = 0, ilp_used = 0;
+    long evals_all = 0;
+    inst *x = malloc(sizeof *x);
+    for (unsigned seed = 0; done < 60 && seed < 400; seed++) {
+        if (!make_small(x, seed)) continue;
+        long evals;
+        int how, uses_rc;
+        double want = exhaustive(x, &evals, &uses_rc), got = ilp(x, &how);
+        same(got, want, x->what);
+        ilp_used += how == 0;
+        feasible += isfinite(want);
+        recomputing += uses_rc;
+        mixed += seed % 3 != 0;
+        evals_all += evals;
+        done++;
+    }
+    free(x);
+    cr_log_info("%d instances, %d feasible, %d whose optimum recomputes, %d dense/MoE mixes, %ld splits costed", done,
+                feasible, recomputing, mixed, evals_all);
+    cr_assert_geq(done, 60);
+    cr_assert_geq(feasible, 40, "only %d feasible instances", feasible);
+    cr_assert_geq(recomputing, 15, "only %d instances where recompute matters", recomputing);
+    cr_assert_geq(ilp_used, done * 9 / 10, "the ILP (not the DP fallback) solved only %d of %d", ilp_used, done);
+}
+
+/* Larger instances from presets: ILP vs exact DP. */
+static void big_case(const char *model, const char *cluster, int gpus, int tp, int pp, int mb, int gb, int seq,
+                     pp_recompute rc, pp_schedule sched, int v, double mem_scale)
+{
+    inst *x = calloc(1, sizeof *x);
+    pp_error e;
+    cr_assert_eq(pp_model_load(model, &x->m, &e), PP_OK);
+    cr_assert_eq(pp_cluster_load(cluster, &x->c, &e), PP_OK);
+    cr_assert_eq(pp_cluster_resize(&x->c, 0, gpus, &e), PP_OK, "%s", e.msg);
+    pp_strategy *s = &x->s;
+    pp_strategy_default(s);
+    s->tp = tp, s->pp = pp, s->dp = gpus / (tp * pp), s->sp = tp > 1, s->zero = 1;
+    s->micro_batch = mb, s->global_batch = gb, s->seq = seq, s->recompute = rc;
+    s->schedule = sched, s->virtual_stages = v;
+    cr_assert_eq(pp_strategy_resolve(s, &x->m, &x->c, &e), PP_OK, "%s", e.msg);
+    x->allow_rc = rc == PP_RECOMPUTE_FULL;
+    if (mem_scale > 0) x->c.gpu.mem_bytes = even_peak(x, 0) * mem_scale + s->buf.reserve;
+    snprintf(x->what, sizeof x->what, "%s tp%d pp%d mb%d rc%d sched %s", model, tp, pp, mb, rc, pp_schedule_name(sched));
+    int how;
+    double got = ilp(x, &how);
+    cr_assert_eq(how, 0, "%s: the ILP's coefficients failed their check", x->what);
+    pp__part_result d;
+    pp_status st = pp__dp_partition(&x->m, &x->c, s, x->allow_rc, &d);
+    double want = HUGE_VAL;
+    if (st == PP_OK) {
+        pp_memory *mem = malloc(sizeof *mem);
+        pp_time *t = malloc(sizeof *t);
+        want = truth(x, d.layers, d.recompute, mem, t);
+        free(mem);
+        free(t);
+    }
+    same(got, want, x->what);
+    free(x);
+}
+
+Test(partition, ilp_equals_dp_plain_minmax, .timeout = 600)
+{
+    big_case("gpt3-175b", "dgx-a100-80g", 64, 8, 8, 1, 512, 2048, PP_RECOMPUTE_NONE, PP_SCHED_1F1B, 1, 0);
+    big_case("llama3.1-405b", "dgx-h100", 256, 8, 32, 1, 512, 8192, PP_RECOMPUTE_NONE, PP_SCHED_1F1B, 1, 0);
+    big_case("megatron-1t", "dgx-a100-80g", 128, 8, 16, 1, 128, 2048, PP_RECOMPUTE_NONE, PP_SCHED_GPIPE, 1, 0);
+    big_case("llama3-70b", "dgx-h100", 32, 8, 4, 1, 64, 8192, PP_RECOMPUTE_SELECTIVE, PP_SCHED_1F1B, 1, 0);
+    big_case("llama3-70b", "dgx-h100", 32, 8, 4, 1, 64, 8192, PP_RECOMPUTE_NONE, PP_SCHED_INTERLEAVED, 4, 0);
+    big_case("mixtral-8x22b", "dgx-h100", 64, 8, 8, 1, 64, 4096, PP_RECOMPUTE_NONE, PP_SCHED_1F1B, 1, 0);
+}
+
+Test(partition, ilp_equals_dp_memory_and_recompute, .timeout = 600)
+{
+    big_case("gpt3-175b", "dgx-a100-80g", 64, 8, 8, 1, 512, 2048, PP_RECOMPUTE_FULL, PP_SCHED_1F1B, 1, 0.8);
+    big_case("llama3.1-405b", "dgx-h100", 256, 8, 16, 1, 512, 8192, PP_RECOMPUTE_FULL, PP_SCHED_1F1B, 1, 0.7);
+    big_case("megatron-529.6b", "dgx-a100-80g", 280, 8, 35, 1, 280, 2048, PP_RECOMPUTE_FULL, PP_SCHED_1F1B, 1, 0.9);
+    big_case("gpt3-175b", "dgx-a100-80g", 64, 8, 8, 1, 512, 2048, PP_RECOMPUTE_NONE, PP_SCHED_1F1B, 1, 0.97);
+}
+
+Test(partition, ilp_equals_dp_mixed_dense_moe, .timeout = 600)
+{
+    /* DeepSeek-V3: 3 dense then 58 MoE blocks; per-kind counts, contiguity */
+    big_case("deepseek-v3", "dgx-h100", 64, 2, 8, 1, 64, 4096, PP_RECOMPUTE_NONE, PP_SCHED_1F1B, 1, 0);
+    big_case("deepseek-v3", "dgx-h100", 64, 2, 4, 1, 64, 4096, PP_RECOMPUTE_FULL, PP_SCHED_1F1B, 1, 0.8);
+}
+
+Test(partition, glpk_errors_are_statuses)
+{
+    pp__part_problem *pr = calloc(1, sizeof *pr);
+    pp__part_result r;
+    pp_error e = {""};
+    pr->p = 1; /* malformed: fewer than 2 stages */
+    cr_assert_eq(pp__ilp_solve(pr, 1, &r, &e), PP_ERR_INTERNAL);
+    cr_assert(strstr(e.msg, "malformed") != NULL, "%s", e.msg);
+    /* an infeasible problem: memory below the empty stage */
+    pr->p = 2, pr->unit = 1, pr->nruns = 1, pr->runs[0].len = 4, pr->mem = 1e9;
+    for (int i = 0; i < 2; i++) {
+        pr->st[i].t0 = 1e-3, pr->st[i].tau[0] = 1e-3;
+        for (int f = 0; f < PP_PHASE_COUNT; f++) pr->st[i].e_inf[f] = pr->st[i].e_zero[f] = 2e9;
+    }
+    pr->cap[0] = pr->cap[1] = HUGE_VAL;
+    cr_assert_eq(pp__ilp_solve(pr, 1, &r, &e), PP_ERR_INFEASIBLE, "%s", e.msg);
+    /* feasible: 4 equal blocks on 2 equal stages -> 2 + 2 */
+    for (int i = 0; i < 2; i++)
+        for (int f = 0; f < PP_PHASE_COUNT; f++) pr->st[i].e_inf[f] = pr->st[i].e_zero[f] = 1e8;
+    cr_assert_eq(pp__ilp_solve(pr, 1, &r, &e), PP_OK, "%s", e.msg);
+    cr_assert_eq(r.layers[0], 2);
+    cr_assert_eq(r.layers[1], 2);
+    cr_assert_eq(r.time_limit_hit, 0);
+    free(pr);
+}

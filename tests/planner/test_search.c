@@ -1,0 +1,231 @@
+/*
+ * test_search.c — the search as a whole:
+ *  - pruning never loses the best plan: on small spaces the search's #1
+ *    equals the best of costing every valid candidate;
+ *  - the lower bounds are bounds: memory and step-time bounds never exceed
+ *    what pp_estimate says, on the default split and on random splits;
+ *  - byte-identical output for 1 and 2 threads (CLI JSON);
+ *  - the CLI: formats, exit codes 1 (nothing fits) and 2 (bad input) with
+ *    messages naming the option.
+ */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "planner/planner.h"
+
+static void load(const char *mn, const char *cn, int nodes, int gpus, pp_model *m, pp_cluster *c)
+{
+    pp_error e = {""};
+    cr_assert_eq(pp_model_load(mn, m, &e), PP_OK, "%s", e.msg);
+    cr_assert_eq(pp_cluster_load(cn, c, &e), PP_OK, "%s", e.msg);
+    cr_assert_eq(pp_cluster_resize(c, nodes, gpus, &e), PP_OK, "%s", e.msg);
+}
+
+/* Best even-split step over every valid candidate, costed one by one. */
+static double brute_force(const pp_model *m, const pp_cluster *c, const pp_search_opts *o, long long *n_out)
+{
+    pp__space sp;
+    pp_error e;
+    cr_assert_eq(pp__space_init(&sp, m, c, o, &e), PP_OK, "%s", e.msg);
+    pp__bounds *b = pp__bounds_new();
+    pp__cand *v;
+    long long n, en, pr, hits[PP_RULE_COUNT];
+    cr_assert_eq(pp__space_enumerate(&sp, b, HUGE_VAL, &v, &n, &en, &pr, hits, &e), PP_OK);
+    pp_plan *p = malloc(sizeof *p);
+    double best = HUGE_VAL;
+    for (long long i = 0; i < n; i++) {
+        pp_strategy s;
+        pp__cand_strategy(&sp, &v[i], &s);
+        if (pp_strategy_resolve(&s, m, c, &e) != PP_OK) continue;
+        int hi = s.recompute == PP_RECOMPUTE_FULL ? m->layers : 0;
+        for (int k = 0; k <= hi; k++) { /* every uniform recompute count */
+            s.recompute_layers = k;
+            if (pp_estimate(m, c, &s, p, &e) == PP_OK && p->memory.fits && p->time.step_s < best) best = p->time.step_s;
+        }
+    }
+    *n_out = n;
+    free(p);
+    free(v);
+    pp__bounds_free(b);
+    return best;
+}
+
+static void check_no_loss(const char *mn, const char *cn, int gpus, int gb, int seq, unsigned prec)
+{
+    pp_model m;
+    pp_cluster c;
+    load(mn, cn, 0, gpus, &m, &c);
+    pp_search_opts o;
+    pp_search_opts_default(&o);
+    o.global_batch = gb, o.seq = seq, o.precisions = prec, o.stage_partition = 0;
+    long long n;
+    double want = brute_force(&m, &c, &o, &n);
+    pp_plan_list l;
+    pp_error e = {""};
+    cr_assert_eq(pp_plan_search(&m, &c, &o, &l, &e), PP_OK, "%s", e.msg);
+    cr_assert_eq(l.plans[0].time.step_s, want, "%s: search %.9g vs brute force %.9g over %lld candidates", mn,
+                 l.plans[0].time.step_s, want, n);
+    cr_assert_lt(l.stats.costed, n, "the bounds pruned nothing");
+    pp_plan_list_free(&l);
+    o.stage_partition = 1; /* the ILP split can only help */
+    cr_assert_eq(pp_plan_search(&m, &c, &o, &l, &e), PP_OK, "%s", e.msg);
+    cr_assert_leq(l.plans[0].time.step_s, want);
+    pp_plan_list_free(&l);
+}
+
+Test(search, pruning_never_loses_the_best, .timeout = 600)
+{
+    check_no_loss("llama3-8b", "dgx-h100", 8, 64, 4096, 1u << PP_PREC_BF16);
+    check_no_loss("gpt3-6.7b", "dgx-a100-80g", 16, 128, 2048, 0);
+    check_no_loss("mixtral-8x7b", "dgx-h100", 16, 64, 4096, 1u << PP_PREC_BF16);
+    check_no_loss("llama2-70b", "dgx-a100-80g", 32, 64, 4096, 0);
+}
+
+/* Bounds against pp_estimate on candidates spread over the space. */
+static void check_bounds(const char *mn, const char *cn, int nodes, int gb, int seq)
+{
+    pp_model m;
+    pp_cluster c;
+    load(mn, cn, nodes, 0, &m, &c);
+    pp_search_opts o;
+    pp_search_opts_default(&o);
+    o.global_batch = gb, o.seq = seq;
+    pp__space sp;
+    pp_error e;
+    cr_assert_eq(pp__space_init(&sp, &m, &c, &o, &e), PP_OK);
+    pp__bounds *b = pp__bounds_new();
+    pp__cand *v;
+    long long n, en, pr, hits[PP_RULE_COUNT];
+    cr_assert_eq(pp__space_enumerate(&sp, b, HUGE_VAL, &v, &n, &en, &pr, hits, &e), PP_OK);
+    pp_plan *p = malloc(sizeof *p);
+    int checked = 0;
+    for (long long i = 0; i < n; i += 1 + n / 400) {
+        pp_strategy s;
+        pp__cand_strategy(&sp, &v[i], &s);
+        if (pp_strategy_resolve(&s, &m, &c, &e) != PP_OK) continue;
+        for (int split = 0; split < 3; split++) {
+            if (split && (s.pp == 1 || s.schedule == PP_SCHED_INTERLEAVED)) break;
+            if (split) { /* a lopsided split: everything but one block per stage on stage split-1 */
+                for (int j = 0; j < s.pp; j++) s.stage_layers[j] = 1;
+                s.stage_layers[(split - 1) * (s.pp - 1)] = m.layers - (s.pp - 1);
+            }
+            if (s.recompute == PP_RECOMPUTE_FULL) s.recompute_layers = -1;
+            cr_assert_eq(pp_estimate(&m, &c, &s, p, &e), PP_OK, "%s", e.msg);
+            cr_assert_leq(v[i].lb_mem, p->memory.peak_bytes * (1 + 1e-9), "%s cand %lld split %d: memory bound %.6g > %.6g",
+                          mn, i, split, v[i].lb_mem, p->memory.peak_bytes);
+            if (s.recompute == PP_RECOMPUTE_FULL) s.recompute_layers = 0;
+            cr_assert_eq(pp_estimate(&m, &c, &s, p, &e), PP_OK, "%s", e.msg);
+            cr_assert_leq(v[i].lb, p->time.step_s * (1 + 1e-9), "%s cand %lld split %d: time bound %.9g > %.9g", mn, i,
+                          split, v[i].lb, p->time.step_s);
+            checked++;
+        }
+    }
+    cr_assert_gt(checked, 300);
+    free(p);
+    free(v);
+    pp__bounds_free(b);
+}
+
+Test(search, bounds_are_lower_bounds, .timeout = 600)
+{
+    check_bounds("llama3-70b", "dgx-h100", 4, 256, 8192);
+    check_bounds("gpt3-175b", "dgx-a100-80g", 16, 512, 2048);
+    check_bounds("deepseek-v3", "dgx-h100", 16, 512, 4096);
+    check_bounds("mixtral-8x22b", "dgx-h100", 8, 256, 4096);
+}
+
+/* ------------------------------------------------------------ the CLI */
+
+static int run(const char *args, char **out, size_t *len)
+{
+    char cmd[2048];
+    snprintf(cmd, sizeof cmd, "%s %s 2>&1", PARPLAN_CLI, args);
+    FILE *f = popen(cmd, "r");
+    cr_assert(f);
+    size_t cap = 1 << 16, n = 0;
+    char *buf = malloc(cap);
+    size_t k;
+    while ((k = fread(buf + n, 1, cap - n - 1, f)) > 0) {
+        n += k;
+        if (cap - n < 4096) buf = realloc(buf, cap *= 2);
+    }
+    buf[n] = '\0';
+    int st = pclose(f);
+    *out = buf;
+    if (len) *len = n;
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+Test(search, same_output_for_any_thread_count, .timeout = 600)
+{
+    const char *cases[] = {
+        "plan --model llama3-70b --cluster dgx-h100 --nodes 4 --global-batch 256 --seq 8192 --top 5 --format json",
+        "plan --model gpt3-175b --cluster dgx-a100-80g --nodes 16 --global-batch 512 --top 4 --format json",
+        "plan --model deepseek-v3 --cluster dgx-h100 --nodes 16 --global-batch 256 --seq 4096 --pp 2,4,8 --top 3 --format csv",
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        char a1[1024], a2[1024], *o1, *o2;
+        size_t n1, n2;
+        snprintf(a1, sizeof a1, "%s --threads 1", cases[i]);
+        snprintf(a2, sizeof a2, "%s --threads 2", cases[i]);
+        cr_assert_eq(run(a1, &o1, &n1), 0, "%s", o1);
+        cr_assert_eq(run(a2, &o2, &n2), 0, "%s", o2);
+        cr_assert(n1 > 100);
+        cr_assert(n1 == n2 && !memcmp(o1, o2, n1), "output differs between 1 and 2 threads: %s", cases[i]);
+        if (strstr(cases[i], "json")) cr_assert(strstr(o1, "\"plans\"") && strstr(o1, "\"ilp_solved\""), "%s", o1);
+        free(o1);
+        free(o2);
+    }
+}
+
+Test(search, cli_formats_and_explain, .timeout = 600)
+{
+    char *o;
+    cr_assert_eq(run("plan --model llama3-8b --cluster dgx-h100 --global-batch 512 --seq 8192 --top 2 --format csv", &o, NULL), 0, "%s", o);
+    cr_assert(!strncmp(o, "rank,model,cluster,gpus,dp,tp,pp,cp,ep,sp,zero,", 45), "%s", o);
+    int lines = 0;
+    for (char *p = o; *p; p++) lines += *p == '\n';
+    cr_assert_eq(lines, 3, "%s", o);
+    free(o);
+    cr_assert_eq(run("plan --model llama3-8b --cluster dgx-h100 --global-batch 512 --seq 8192 --explain --train-tokens 1e12", &o, NULL), 0, "%s", o);
+    cr_assert(strstr(o, "#1 ") && strstr(o, "Why:") && strstr(o, "pure data parallelism") && strstr(o, "days"), "%s", o);
+    free(o);
+}
+
+Test(search, cli_nothing_fits_exits_1, .timeout = 600)
+{
+    char *o;
+    int rc = run("plan --model llama3.1-405b --cluster dgx-h100 --global-batch 64 --seq 8192 --offload none", &o, NULL);
+    cr_assert_eq(rc, 1, "%s", o);
+    cr_assert(strstr(o, "Nothing fits") && strstr(o, "GiB usable") && strstr(o, "more GPUs: fits on") &&
+                  strstr(o, "allow offload"), "%s", o);
+    free(o);
+}
+
+Test(search, cli_bad_input_exits_2)
+{
+    struct { const char *args, *want; } cases[] = {
+        {"--tp 3", "--tp 3: must divide the 32 heads"},
+        {"--zero 5", "--zero"},
+        {"--top 0", "--top"},
+        {"--precision bf17", "--precision"},
+        {"--objective fast", "--objective"},
+        {"--format xml", "--format"},
+        {"--pp 2,x", "--pp"},
+        {"--tp 8 --pp 2", "no valid strategy"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        char a[512], *o;
+        snprintf(a, sizeof a, "plan --model llama3-8b --cluster dgx-h100 --global-batch 512 %s", cases[i].args);
+        cr_assert_eq(run(a, &o, NULL), 2, "%s: %s", cases[i].args, o);
+        cr_assert(strstr(o, cases[i].want), "%s: %s", cases[i].args, o);
+        free(o);
+    }
+    char *o;
+    cr_assert_eq(run("plan --model llama3-8b --cluster dgx-h100", &o, NULL), 2);
+    cr_assert(strstr(o, "--global-batch"), "%s", o);
+    free(o);
+}
