@@ -84,8 +84,9 @@ static int speed(const char *id, int runs, int threads)
     getrusage(RUSAGE_SELF, &ru);
     const pp_search_stats *s = &l.stats;
     const pp_plan *b = &l.plans[0];
-    printf("| (%s) %s | %lld | %lld | %lld | %d | %.3f | %.3f | %.0f | %.0f | %.1f | %.0f tok/s, MFU %.1f%% |\n", k->id, k->what,
-           s->enumerated, s->pruned_memory, s->costed, s->ilp_solved, med, t[runs - 1], s->enumerated / med,
+    printf("| (%s) %s | %lld | %lld | %lld | %d (%d at the time limit, %d by DP) | %.3f | %.3f | %.0f | %.0f | %.1f | "
+           "%.0f tok/s, MFU %.1f%% |\n", k->id, k->what, s->enumerated, s->pruned_memory, s->costed, s->ilp_solved,
+           s->ilp_time_limit_hits, s->ilp_fallbacks, med, t[runs - 1], s->enumerated / med,
            s->costed / med, ru.ru_maxrss / 1024.0, b->throughput.tokens_per_s, 100 * b->throughput.mfu);
     pp_plan_list_free(&l);
     return 0;

@@ -111,7 +111,7 @@ static void pub_cost_published(pub_case *k)
         if (!k->published_fits || p->time.step_s < k->published.time.step_s) k->published = *p;
         k->published_fits = 1;
     }
-    if (!k->published_fits) snprintf(k->msg, sizeof k->msg, "published configuration does not fit: %s", e.msg);
+    if (!k->published_fits) snprintf(k->msg, sizeof k->msg, "published configuration does not fit: %.400s", e.msg);
     free(p);
 }
 
@@ -132,7 +132,7 @@ static void pub_search(pub_case *k, int threads)
         k->best = l.plans[0];
         k->found = 1;
     } else {
-        snprintf(k->msg, sizeof k->msg, "search: %s", e.msg);
+        snprintf(k->msg, sizeof k->msg, "search: %.480s", e.msg);
     }
     k->stats = l.stats;
     pp_plan_list_free(&l);

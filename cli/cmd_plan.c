@@ -248,6 +248,18 @@ static int print_json(const pp_model *m, const pp_cluster *c, const pp_plan_list
         printf("%s\n%s", i ? "," : "", j);
         pp_free(j);
     }
+    /* per-stage recompute counts chosen by the ILP: the plan object has no
+     * field for them yet, so they ride alongside, one entry per plan */
+    printf("],\n\"stage_recompute\": [");
+    for (int i = 0; i < l->n; i++) {
+        const pp_strategy *s = &l->plans[i].strategy;
+        if (s->recompute != PP_RECOMPUTE_FULL || !s->per_stage_recompute) {
+            printf("%snull", i ? ", " : "");
+            continue;
+        }
+        for (int k = 0; k < s->pp; k++) printf("%s%d", k ? ", " : i ? ", [" : "[", s->stage_recompute[k]);
+        printf("]");
+    }
     printf("],\n\"search\": {\"enumerated\": %lld, \"pruned_memory\": %lld, \"pruned_bound\": %lld, \"costed\": %lld, "
            "\"fitting\": %lld, \"probes\": %d, \"ilp_considered\": %d, \"ilp_bounded\": %d, \"ilp_solved\": %d, "
            "\"ilp_cache_hits\": %d, \"ilp_improved\": %d, \"ilp_time_limit_hits\": %d, \"ilp_fallbacks\": %d}",

@@ -37,7 +37,7 @@ typedef struct ctl {
 
 typedef struct slot {
     const pp__cand *k;
-    int costed, need_ilp, build_ok, shared, improved, how, tl_hit, probes, bounded;
+    int costed, need_ilp, build_ok, shared, improved, how, probes, bounded;
     pp_plan plan;        /* best split found for this candidate */
     pp_plan *even;       /* B: the default-split plan it replaced (to retract) */
     pp__part_problem *pr;

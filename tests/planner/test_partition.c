@@ -299,5 +299,14 @@ Test(partition, glpk_errors_are_statuses)
     cr_assert_eq(r.layers[0], 2);
     cr_assert_eq(r.layers[1], 2);
     cr_assert_eq(r.time_limit_hit, 0);
+    /* GLPK rejects a column whose lower bound exceeds its upper bound (a
+     * negative run): its error hook must bring us back with a status, and
+     * GLPK must work again afterwards (its environment is rebuilt) */
+    pp__part_problem bad = *pr;
+    bad.nruns = 2, bad.runs[0].len = -4, bad.runs[1].kind = PP_BLOCK_MOE, bad.runs[1].len = 4;
+    cr_assert_eq(pp__ilp_solve(&bad, 1, &r, &e), PP_ERR_INTERNAL);
+    cr_assert(strstr(e.msg, "GLPK"), "%s", e.msg);
+    cr_assert_eq(pp__ilp_solve(pr, 1, &r, &e), PP_OK, "%s", e.msg);
+    cr_assert_eq(r.layers[0], 2);
     free(pr);
 }
