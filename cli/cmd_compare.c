@@ -16,6 +16,7 @@ static const cli_opt opts[] = {
     {"clusters", 1, "cluster types, comma-separated: NAME or FILE, each optionally NAME:G1:G2 (its own GPU counts)"},
     {"gpus", 1, "GPU counts for every type, e.g. 64,128,256 (default: each type's own size)"},
     {"nodes", 1, "node counts for every type instead of --gpus, e.g. 8,16"},
+    CLI_FINETUNE_OPTS,
     {"train-tokens", 1, "tokens to train on, e.g. 2e12, 300B or 1.5T (required)"},
     {"deadline-days", 1, "finish within D days: pick the cheapest option meeting it, find each type's smallest count"},
     {"budget-usd", 1, "spend at most X dollars (suffix k, M, B allowed)"},
@@ -256,6 +257,7 @@ static int parse_search(const cli_args *a, req *q)
     int seq = o->search.seq ? o->search.seq : q->m.seq;
     if ((rc = cli_int(a, "global-batch", 1, 1 << 26, default_batch(seq), &o->search.global_batch))) return rc;
     if ((rc = cli_int(a, "threads", 1, 1024, 0, &o->search.threads))) return rc;
+    if ((rc = cli_finetune(a, &o->search.base.ft))) return rc; /* fine-tuning: docs/finetune.md */
     if ((rc = cli_int(a, "max-nodes", 1, 1 << 20, o->max_nodes, &o->max_nodes))) return rc;
     if ((rc = cli_num(a, "ilp-time-limit", 0.01, 3600, o->search.ilp_time_limit_s, &o->search.ilp_time_limit_s)))
         return rc;

@@ -1,3 +1,4 @@
+#define _GNU_SOURCE /* qsort_r */
 /* cmd_plan.c — `parplan plan`: search every strategy, print the top K. */
 #include <errno.h>
 #include <stdlib.h>
@@ -19,6 +20,8 @@ static const cli_opt opts[] = {
     {"tdp-w", 1, "override the GPU board power, W"},
     {"format", 1, "table (default), json or csv (columns: docs/planner.md)"},
     {"explain", 0, "why #1 wins and why common alternatives lose"},
+    CLI_FINETUNE_OPTS,
+    /* lora-rank here may be a list: one search per rank, merged */
     {"threads", 1, "search threads (default: all cores); the result is the same for any"},
     {"dp", 1, "restrict data parallelism, e.g. 8 or 4,8"},
     {"tp", 1, "restrict tensor parallelism, e.g. 8 or 2,4,8"},
@@ -121,7 +124,8 @@ static int parse_objective(const cli_args *a, pp_objective *o)
 static int base_strategy(const cli_args *a, const pp_model *m, const pp_cluster *c, pp_strategy *s)
 {
     static const char *const keep[] = {"optimizer", "attention", "reduce-bucket", "allgather-bucket", "cuda-context-gib",
-                                       "fragmentation", "order", "no-dp-overlap", "tp-overlap"};
+                                       "fragmentation", "order", "no-dp-overlap", "tp-overlap", "mode", "lora-alpha",
+                                       "lora-dropout", "lora-targets", "freeze"};
     cli_args f;
     memset(&f, 0, sizeof f);
     for (int i = 0; i < a->n; i++)
@@ -216,6 +220,11 @@ static void print_plan(int rank, const pp_plan *p)
            pp_schedule_name(s->schedule));
     if (s->schedule == PP_SCHED_INTERLEAVED) printf(" v%d", s->virtual_stages);
     printf("\n");
+    if (s->ft.mode != PP_MODE_FULL || p->params_trainable < p->params_total)
+        printf("    training %s%s r=%d, %.4g M of %.4g B parameters trainable (%.3f%%)\n",
+               s->ft.mode == PP_MODE_QLORA ? "QLoRA" : s->ft.mode == PP_MODE_LORA ? "LoRA" : "partly frozen", "",
+               s->ft.lora_rank, p->params_trainable / 1e6, p->params_total / 1e9,
+               100 * p->params_trainable / p->params_total);
     print_stages(p);
     print_time(p);
     if (p->train.tokens > 0)
@@ -339,6 +348,82 @@ static int infeasible(const pp_model *m, const pp_cluster *c, const pp_search_op
     return cli_fail(PP_ERR_INFEASIBLE, err);
 }
 
+/* --lora-rank 8,16,64: one search per rank, merged by the objective. */
+static int parse_ranks(const cli_args *a, int *ranks, int *n)
+{
+    const char *v = cli_get(a, "lora-rank");
+    *n = 0;
+    if (!v) return 0;
+    for (const char *p = v; *p && *n < 16;) {
+        char *end;
+        long r = strtol(p, &end, 10);
+        if (end == p || r < 1 || r > 4096 || (*end && *end != ',')) {
+            fprintf(stderr, "parplan: --lora-rank: expected ranks in [1, 4096], comma-separated, got '%s'\n", v);
+            return 2;
+        }
+        ranks[(*n)++] = (int)r;
+        p = *end ? end + 1 : end;
+    }
+    return 0;
+}
+
+static int cmp_plan_obj(const void *x, const void *y, void *ctx);
+
+typedef struct obj_ctx {
+    const pp_cluster *c;
+    const pp_search_opts *o;
+} obj_ctx;
+
+static pp_status search_ranks(const pp_model *m, const pp_cluster *c, pp_search_opts *o, const int *ranks, int nr,
+                              pp_plan_list *out, pp_error *err)
+{
+    if (nr <= 1) {
+        if (nr == 1) o->base.ft.lora_rank = ranks[0];
+        return pp_plan_search(m, c, o, out, err);
+    }
+    pp_plan *all = NULL;
+    int n = 0;
+    pp_status last = PP_ERR_INFEASIBLE;
+    memset(out, 0, sizeof *out);
+    for (int i = 0; i < nr; i++) {
+        pp_plan_list l;
+        o->base.ft.lora_rank = ranks[i];
+        pp_status st = pp_plan_search(m, c, o, &l, err);
+        if (st == PP_OK && l.n > 0) {
+            pp_plan *grown = realloc(all, (size_t)(n + l.n) * sizeof *all);
+            if (!grown) {
+                pp_plan_list_free(&l);
+                free(all);
+                return PP_ERR_NOMEM;
+            }
+            all = grown;
+            memcpy(all + n, l.plans, (size_t)l.n * sizeof *all);
+            n += l.n;
+            last = PP_OK;
+            if (!out->plans) *out = l, out->plans = NULL, out->nearest = NULL, out->n = 0;
+        } else if (st != PP_OK && st != PP_ERR_INFEASIBLE) {
+            free(all);
+            return st;
+        }
+        pp_plan_list_free(&l);
+    }
+    if (last != PP_OK) return pp_plan_search(m, c, o, out, err); /* report the last rank's infeasibility */
+    obj_ctx ctx = {c, o};
+    qsort_r(all, (size_t)n, sizeof *all, cmp_plan_obj, &ctx); /* stable enough: ties keep rank order rarely */
+    out->plans = all;
+    out->n = n < o->top_k ? n : o->top_k;
+    return PP_OK;
+}
+
+static int cmp_plan_obj(const void *x, const void *y, void *ctx)
+{
+    const obj_ctx *k = ctx;
+    double a = pp_plan_objective(k->c, x, k->o->objective, k->o->price_usd_per_gpu_hour);
+    double b = pp_plan_objective(k->c, y, k->o->objective, k->o->price_usd_per_gpu_hour);
+    if (a != b) return a < b ? -1 : 1;
+    return ((const pp_plan *)x)->strategy.ft.lora_rank - ((const pp_plan *)y)->strategy.ft.lora_rank;
+}
+
 static int run(const cli_args *a)
 {
     const char *fmt;
@@ -351,9 +436,15 @@ static int run(const cli_args *a)
         (rc = search_opts(a, &m, &c, &o)) || (rc = cli_num(a, "train-tokens", 1, 1e16, 0, &tokens)) ||
         (rc = cli_num(a, "price-per-gpu-hour", 0, 1e4, 0, &price)) || (rc = cli_num(a, "tdp-w", 1, 1e5, 0, &tdp)))
         return rc;
+    int ranks[16], nr;
+    if ((rc = parse_ranks(a, ranks, &nr))) return rc;
+    if (nr && o.base.ft.mode == PP_MODE_FULL) {
+        fprintf(stderr, "parplan: --lora-rank needs --mode lora or qlora\n");
+        return 2;
+    }
     pp_plan_list l;
     pp_error err = {""};
-    pp_status st = pp_plan_search(&m, &c, &o, &l, &err);
+    pp_status st = search_ranks(&m, &c, &o, ranks, nr, &l, &err);
     if (st == PP_ERR_INFEASIBLE) rc = infeasible(&m, &c, &o, &l, fmt, &err);
     else if (st != PP_OK) rc = cli_fail(st, &err);
     if (st != PP_OK) {
@@ -381,5 +472,6 @@ const cli_cmd cli_cmd_plan = {"plan", "search every parallel strategy and print 
     "               [--explain] [--threads N] [--tp 8] [--pp 2,4] [--zero 1,2] [--precision bf16] ...",
     "  parplan plan --model llama3-8b --cluster dgx-h100 --global-batch 512 --seq 8192 --top 3\n"
     "  parplan plan --model gpt3-175b --cluster dgx-a100-80g --nodes 128 --global-batch 1536 --explain\n"
-    "  parplan plan --model llama3-70b --cluster dgx-h100 --nodes 8 --global-batch 1024 --tp 8 --zero 1 --format json",
+    "  parplan plan --model llama3-70b --cluster dgx-h100 --nodes 8 --global-batch 1024 --tp 8 --zero 1 --format json\n"
+    "  parplan plan --model llama3-70b --cluster dgx-a100-40g --gpus 4 --mode lora --lora-rank 8,16,64 --global-batch 16",
     opts, run};
