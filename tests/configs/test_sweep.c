@@ -58,7 +58,7 @@ Test(sweep, grid_expands_last_key_fastest)
     collect c = run(1, 0, 0, NULL, 0, PP_SWEEP_JSONL, &failed);
     /* index 1 varies the last key (seq) first: model 125m, gpus 1, seq 1024 */
     char *l1 = strchr(c.text, '\n') + 1;
-    cr_expect(strstr(l1, "\"index\":1,") == l1 || strstr(l1, "\"index\":1,") != NULL);
+    cr_expect(strncmp(l1, "{\"index\":1,", 11) == 0, "%.40s", l1);
     cr_expect(strstr(l1, "\"gpt3-125m\"") && strstr(l1, "\"seq\":1024") && strstr(l1, "\"gpus\":1"), "%.200s", l1);
     cr_expect_eq(failed, 1, "the unknown model fails, the sweep goes on");
     cr_expect(strstr(c.text, "\"index\":8,") && strstr(c.text, "unknown model"));
