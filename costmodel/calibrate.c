@@ -6,9 +6,6 @@
  */
 #include "costmodel/costmodel.h"
 
-#define MATMUL_EFF_FALLBACK 0.60 /* compute.c's defaults, for GPUs without a fit */
-#define ATTN_EFF_FALLBACK 0.25
-
 static double step_with(const pp_model *m, const pp_cluster *c, const pp_strategy *s, double mm, double at)
 {
     pp_cluster cc = *c;
@@ -25,8 +22,7 @@ pp_status pp_calibrate(const pp_model *m, pp_cluster *c, const pp_strategy *reso
 {
     if (!(measured_step_s > 0 && measured_step_s < 1e7))
         return pp__fail(err, PP_ERR_INPUT, "measured step time: expected seconds in (0, 1e7), got %g", measured_step_s);
-    double mm0 = c->gpu.matmul_eff > 0 ? c->gpu.matmul_eff : MATMUL_EFF_FALLBACK;
-    double at0 = c->gpu.attn_eff > 0 ? c->gpu.attn_eff : ATTN_EFF_FALLBACK;
+    double mm0 = pp__matmul_eff(&c->gpu), at0 = pp__attn_eff(&c->gpu);
     double lo = 0.02 / mm0, hi = 1.0 / (mm0 > at0 ? mm0 : at0); /* efficiencies stay in (0, 1] */
     if (step_with(m, c, resolved, mm0 * hi, at0 * hi) > measured_step_s)
         return pp__fail(err, PP_ERR_INFEASIBLE,

@@ -22,6 +22,10 @@
 #define HBM_EFF_DEFAULT 0.80    /* elementwise kernels' share of HBM bandwidth */
 #define GEMM_DIM_HALF 64.0      /* d/(d+64): 128 -> 0.67, 1024 -> 0.94 */
 
+double pp__matmul_eff(const pp_gpu *g) { return g->matmul_eff > 0 ? g->matmul_eff : MATMUL_EFF_DEFAULT; }
+double pp__attn_eff(const pp_gpu *g) { return g->attn_eff > 0 ? g->attn_eff : ATTN_EFF_DEFAULT; }
+double pp__hbm_bw_eff(const pp_gpu *g) { return g->hbm_bw * (g->hbm_eff > 0 ? g->hbm_eff : HBM_EFF_DEFAULT); }
+
 typedef struct hw {
     double peak, mm, attn, hbm; /* FLOP/s, fractions, bytes/s */
 } hw;
@@ -30,9 +34,9 @@ static hw hardware(const pp_cluster *c, pp_precision p)
 {
     hw h;
     h.peak = c->gpu.peak_flops[p];
-    h.mm = c->gpu.matmul_eff > 0 ? c->gpu.matmul_eff : MATMUL_EFF_DEFAULT;
-    h.attn = c->gpu.attn_eff > 0 ? c->gpu.attn_eff : ATTN_EFF_DEFAULT;
-    h.hbm = c->gpu.hbm_bw * (c->gpu.hbm_eff > 0 ? c->gpu.hbm_eff : HBM_EFF_DEFAULT);
+    h.mm = pp__matmul_eff(&c->gpu);
+    h.attn = pp__attn_eff(&c->gpu);
+    h.hbm = pp__hbm_bw_eff(&c->gpu);
     return h;
 }
 

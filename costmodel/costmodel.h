@@ -91,6 +91,15 @@ double pp__quantizable_block_params(const pp_model *m, int kind);
 void pp__stage_trainable(const pp_model *m, const pp_strategy *s, int stage, int first, int last,
                          double *trainable, double *quantized);
 
+/* A GPU's achievable fractions: its catalog values, or the documented
+ * defaults (compute.c, docs/time.md) when the catalog has none. */
+double pp__matmul_eff(const pp_gpu *g);
+double pp__attn_eff(const pp_gpu *g);
+double pp__hbm_bw_eff(const pp_gpu *g); /* bytes/s elementwise kernels reach */
+
+/* Forward matmul FLOPs of one token through one block at sequence s. */
+double pp__block_fwd_flops(const pp_model *m, int kind, double s);
+
 /* Formats a one-line error into err (may be NULL) and returns st. */
 pp_status pp__fail(pp_error *err, pp_status st, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));

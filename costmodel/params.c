@@ -95,7 +95,7 @@ void pp_model_param_counts(const pp_model *m, pp_param_counts *o)
 }
 
 /* Forward matmul FLOPs of one token through one block at sequence s. */
-static double block_fwd_flops(const pp_model *m, int kind, double s)
+double pp__block_fwd_flops(const pp_model *m, int kind, double s)
 {
     double h = m->hidden, hd = pp__head_dim(m);
     double proj = 2.0 * pp__attn_params(m);
@@ -115,7 +115,7 @@ static double block_fwd_flops(const pp_model *m, int kind, double s)
 double pp_model_fwd_flops_per_token(const pp_model *m, int seq)
 {
     double f = 0;
-    for (int i = 0; i < m->layers; i++) f += block_fwd_flops(m, m->block_kind[i], seq);
+    for (int i = 0; i < m->layers; i++) f += pp__block_fwd_flops(m, m->block_kind[i], seq);
     return f + 2.0 * m->hidden * (double)m->vocab; /* LM head logits */
 }
 

@@ -85,15 +85,11 @@ static void block_comm(const pp_model *m, const pp_strategy *s, const groups *g,
     }
 }
 
-/* Forward FLOPs one GPU executes per micro-batch for the stage's blocks. */
+/* Forward FLOPs one GPU executes per micro-batch through one block. */
 static double block_flops(const pp_model *m, const pp_strategy *s, int kind)
 {
-    pp_model one = *m;
-    one.layers = 1;
-    one.block_kind[0] = (unsigned char)kind;
     double tok = (double)s->micro_batch * s->seq / s->cp;
-    double f = pp_model_fwd_flops_per_token(&one, s->seq) - 2.0 * m->hidden * m->vocab;
-    return f * tok / s->tp;
+    return pp__block_fwd_flops(m, kind, s->seq) * tok / s->tp;
 }
 
 /* LoRA adapters' extra forward time and FLOPs per block (small GEMMs). */
@@ -104,32 +100,50 @@ static double lora_fwd(const pp_model *m, const pp_cluster *c, const pp_strategy
     *flops = 2 * n * tok;
     if (n <= 0) return 0;
     /* rank-r GEMMs run at the small-dimension efficiency r/(r+64) */
-    double r = s->ft.lora_rank, eff = (c->gpu.matmul_eff > 0 ? c->gpu.matmul_eff : 0.6) * r / (r + 64);
+    double r = s->ft.lora_rank, eff = pp__matmul_eff(&c->gpu) * r / (r + 64);
     return *flops / (c->gpu.peak_flops[s->precision] * eff);
+}
+
+/* What one block of a kind costs on one GPU per micro-batch; blocks of one
+ * kind are identical, so this is computed once per kind and stage. */
+typedef struct kind_cost {
+    pp__block_times bt;
+    double lora_s, lora_flops, dequant_s, flops;
+} kind_cost;
+
+static void kind_costs(const pp_model *m, const pp_cluster *c, const pp_strategy *s, kind_cost kc[PP_BLOCK_COUNT])
+{
+    double hbm = pp__hbm_bw_eff(&c->gpu);
+    for (int kind = 0; kind < PP_BLOCK_COUNT; kind++) {
+        kind_cost *k = &kc[kind];
+        pp__block_time(m, c, s, kind, &k->bt);
+        k->lora_s = lora_fwd(m, c, s, kind, &k->lora_flops);
+        /* QLoRA: each pass dequantises the block's NF4 weights to 16 bits */
+        k->dequant_s = s->ft.mode == PP_MODE_QLORA
+            ? pp__quantizable_block_params(m, kind) / s->tp * (pp__qlora_bytes_per_param() + 2) / hbm : 0;
+        k->flops = block_flops(m, s, kind);
+    }
 }
 
 static void stage_blocks(const pp_model *m, const pp_cluster *c, const pp_strategy *s, const groups *g, int stage,
                          int first, int last, stage_t *st)
 {
     int n = 0, k = pp__recomputed_blocks(s, stage, last - first + 1);
-    double hbm = c->gpu.hbm_bw * (c->gpu.hbm_eff > 0 ? c->gpu.hbm_eff : 0.8);
+    kind_cost kc[PP_BLOCK_COUNT];
+    kind_costs(m, c, s, kc);
     for (int i = first; i <= last && i >= 0; i++, n++) {
         int kind = m->block_kind[i], back = pp__block_needs_backward(s, i), frozen = pp__base_frozen(s, i);
-        pp__block_times bt;
-        pp__block_time(m, c, s, kind, &bt);
-        double lf, lt = lora_fwd(m, c, s, kind, &lf);
-        /* QLoRA: each pass dequantises the block's NF4 weights to 16 bits */
-        double deq = s->ft.mode == PP_MODE_QLORA ? pp__quantizable_block_params(m, kind) / s->tp *
-                                                       (pp__qlora_bytes_per_param() + 2) / hbm : 0;
-        double fwd = bt.fwd_s + lt + deq;
+        const kind_cost *q = &kc[kind];
+        double lt = q->lora_s, lf = q->lora_flops, deq = q->dequant_s;
+        double fwd = q->bt.fwd_s + lt + deq;
         /* a frozen weight's backward computes input gradients only */
-        double bwd = back ? bt.bwd_s - (frozen ? bt.gemm_fwd_s : 0) + 2 * lt + deq : 0;
+        double bwd = back ? q->bt.bwd_s - (frozen ? q->bt.gemm_fwd_s : 0) + 2 * lt + deq : 0;
         int full = n < k && back;
         st->compute += fwd + bwd;
         st->bwd += bwd;
         /* backward: input gradients (as the forward), weight gradients only
          * for weights that train; adapters get both */
-        double base = block_flops(m, s, kind), f = base + lf;
+        double base = q->flops, f = base + lf;
         double fb = back ? (frozen ? 1 : 2) * base + 2 * lf : 0;
         st->model_flops += f + fb;
         st->hw_flops += f + fb;
@@ -137,11 +151,11 @@ static void stage_blocks(const pp_model *m, const pp_cluster *c, const pp_strate
             st->recompute += fwd;
             st->hw_flops += f;
         } else if (s->recompute == PP_RECOMPUTE_SELECTIVE && back) {
-            st->recompute += bt.core_fwd_s;
+            st->recompute += q->bt.core_fwd_s;
             double qk = m->heads * (double)pp__head_dim(m);
             st->hw_flops += 4 * (double)s->micro_batch * s->seq / s->cp * s->seq * qk / s->tp;
         }
-        block_comm(m, s, g, kind, &bt, full, st);
+        block_comm(m, s, g, kind, &q->bt, full, st);
     }
 }
 
@@ -194,7 +208,7 @@ static void optimizer_time(const pp_model *m, const pp_cluster *c, const pp_stra
     /* bytes read + written per parameter by the update (fused kernels) */
     double k = pp__optimizer_bytes_per_param(m, s->optimizer, s->precision);
     double bytes = 2 * k + pp__grad_bytes(s) + pp__weight_bytes(s->precision);
-    double hbm = c->gpu.hbm_bw * (c->gpu.hbm_eff > 0 ? c->gpu.hbm_eff : 0.8);
+    double hbm = pp__hbm_bw_eff(&c->gpu);
     if (s->offload == PP_OFFLOAD_NONE) {
         st->optimizer = shard * bytes / hbm;
         return;

@@ -276,7 +276,7 @@ int main(int argc, char **argv)
     static char line[8192];
     static row r;
     static double terr[MAXROWS], merr[MAXROWS];
-    int nt = 0, nm = 0, oom_fits = 0;
+    int nt = 0, nm = 0;
     static char tbl_t[MAXROWS][2400], tbl_m[MAXROWS][2400];
     int rows_t = 0, rows_m = 0;
     if (!fgets(line, sizeof line, f)) return 2;
@@ -316,14 +316,12 @@ int main(int argc, char **argv)
                      rep, pred, e, unit);
         }
         if (mem > 0) {
-            double pred = p->memory.peak_bytes / 1e9 * 1.073741824 / 1.073741824;
-            pred = p->memory.peak_bytes / 1073741824.0; /* nvidia-smi prints MiB: GiB */
+            double pred = p->memory.peak_bytes / 1073741824.0; /* nvidia-smi prints MiB: GiB */
             double e = 100 * (pred - mem) / mem;
             merr[nm++] = fabs(e);
             snprintf(tbl_m[rows_m++], 2400, "| %s | %s | %.1f | %.1f | %+.1f%% | %s |", r.f[C_NAME], cfg, mem, pred, e,
                      p->memory.fits ? "fits" : "OOM predicted");
         }
-        (void)oom_fits;
     }
     fclose(f);
     free(p);

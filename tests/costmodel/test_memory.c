@@ -105,7 +105,8 @@ Test(memory, flash_attention_drops_the_s2_terms)
     pp_strategy s = strat(8, 1, PP_RECOMPUTE_NONE);
     s.attention = PP_ATTN_FLASH;
     double sbh = 2048.0 * 12288;
-    /* no masks (8 fewer... 2sbh of masks gone), no scores: 32sbh/t + fp32 lse 4*s*b*a/t */
+    /* without dropout the two sbh masks go (34 -> 32 sbh/t with SP), and flash
+     * keeps no s^2 scores, only an fp32 log-sum-exp per head: 4 s b a / t */
     double want = sbh * 32 / 8 + 4.0 * 2048 * 96 / 8;
     double got = pp__block_act_bytes(&m, &s, PP_BLOCK_DENSE, PP_RECOMPUTE_NONE);
     cr_expect(fabs(got - want) < 1, "got %.0f want %.0f", got, want);
