@@ -28,7 +28,11 @@ static const cli_opt opts[] = {
     {"schedule", 1, "1f1b|interleaved|gpipe (default 1f1b)"},
     {"virtual-stages", 1, "interleaved chunks per stage (default 1, 2 with interleaved)"},
     {"offload", 1, "none|optimizer|optimizer+params|nvme (default none)"},
-    {"stage-layers", 1, "blocks per stage, e.g. 9,10,10,9 (default even split)"},
+    {"grad-accum", 1, "gradient accumulation: 16bit (DeepSpeed ZeRO), fp32 (Megatron main_grad), "
+                      "16bit+fp32 (DeepSpeed BF16_Optimizer) (default 16bit)"},
+    {"stage-layers", 1, "blocks per stage, e.g. 9,10,10,9, or deepspeed / deepspeed+embedding: "
+                        "the split of DeepSpeed's partition_method type:transformer / "
+                        "type:transformer|embedding (default even split)"},
     {"reduce-bucket", 1, "DeepSpeed reduce_bucket_size, elements (default 5e8)"},
     {"allgather-bucket", 1, "DeepSpeed allgather_bucket_size, elements (default 5e8)"},
     {"cuda-context-gib", 1, "CUDA context and kernels per GPU, GiB (default 1.0)"},
@@ -75,9 +79,15 @@ static int parse_enum(const cli_args *a, const char *name, int which, int *out)
     return 0;
 }
 
-static int parse_stage_layers(const char *v, pp_strategy *s)
+static int parse_stage_layers(const char *v, const pp_model *m, pp_strategy *s)
 {
     int n = 0;
+    if (!strcmp(v, "deepspeed") || !strcmp(v, "deepspeed+embedding")) {
+        pp_error err;
+        if (pp_split_deepspeed(m->layers, s->pp, v[9] == '+', s->stage_layers, &err) == PP_OK) return 0;
+        fprintf(stderr, "parplan: %s\n", err.msg);
+        return 2;
+    }
     const char *p = v;
     while (*p) {
         char *end;
@@ -105,6 +115,8 @@ static int parse_enums(const cli_args *a, pp_strategy *s)
     if (!rc && !(rc = parse_enum(a, "attention", PP_ENUM_ATTENTION, &e)) && cli_has(a, "attention")) s->attention = e;
     if (!rc && !(rc = parse_enum(a, "schedule", PP_ENUM_SCHEDULE, &e)) && cli_has(a, "schedule")) s->schedule = e;
     if (!rc && !(rc = parse_enum(a, "offload", PP_ENUM_OFFLOAD, &e)) && cli_has(a, "offload")) s->offload = e;
+    if (!rc && !(rc = parse_enum(a, "grad-accum", PP_ENUM_GRAD_ACCUM, &e)) && cli_has(a, "grad-accum"))
+        s->grad_accum_dtype = e;
     return rc;
 }
 
@@ -149,7 +161,7 @@ int cli_strategy(const cli_args *a, const pp_model *m, const pp_cluster *c, pp_s
         return rc;
     if ((rc = cli_int(a, "global-batch", 1, 1 << 26, s->micro_batch * s->dp, &s->global_batch))) return rc;
     const char *sl = cli_get(a, "stage-layers");
-    return sl ? parse_stage_layers(sl, s) : 0;
+    return sl ? parse_stage_layers(sl, m, s) : 0;
 }
 
 static double gib(double b) { return b / 1073741824.0; }

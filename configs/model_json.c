@@ -17,10 +17,13 @@ static const char *const top_keys[] = {
     "name", "description", "source", "params_reported", "layers", "hidden", "heads",
     "kv_heads", "head_dim", "ffn", "gated_mlp", "activation", "vocab", "seq",
     "tied_embeddings", "norm", "norms_per_block", "bias", "position", "max_positions",
-    "embed_norm", "parallel_block", "dropout", "moe", "mla", NULL};
+    "embed_norm", "parallel_block", "dropout", "moe", "mla",
+    /* written by `model show --format json`; read back and ignored */
+    "schema_version", "params", "fwd_flops_per_token", NULL};
 static const char *const bias_keys[] = {"qkv", "out", "mlp", "lm_head", NULL};
 static const char *const moe_keys[] = {"experts", "topk", "shared_experts", "expert_ffn",
-                                       "capacity_factor", "first_dense_layers", "every", NULL};
+                                       "capacity_factor", "first_dense_layers", "every",
+                                       "moe_blocks", NULL};
 static const char *const mla_keys[] = {"q_lora_rank", "kv_lora_rank", "qk_nope_head_dim",
                                        "qk_rope_head_dim", "v_head_dim", NULL};
 
@@ -102,6 +105,8 @@ pp_status pp__model_native_read(const cJSON *root, const char *where, pp_model *
     *m = (pp_model){0};
     m->norms_per_block = -1;
     jr_check_keys(&c, root, "$", top_keys);
+    int version = PP_SCHEMA_VERSION;
+    jr_int(&c, root, "$", "schema_version", 0, PP_SCHEMA_VERSION, PP_SCHEMA_VERSION, &version);
     jr_str(&c, root, "$", "name", 1, m->name, sizeof m->name);
     jr_str(&c, root, "$", "description", 0, m->description, sizeof m->description);
     jr_str(&c, root, "$", "source", 0, m->source, sizeof m->source);
@@ -188,6 +193,54 @@ static void add_counts(cJSON *o, const pp_model *m)
     cJSON_AddNumberToObject(o, "fwd_flops_per_token", pp_model_fwd_flops_per_token(m, m->seq));
 }
 
+/* The native keys beyond the basic shape, so that `model show --format json`
+ * reads back as the same model. */
+static void add_shape_details(cJSON *o, const pp_model *m)
+{
+    cJSON_AddNumberToObject(o, "norms_per_block", m->norms_per_block);
+    if (m->position == PP_POS_LEARNED) cJSON_AddNumberToObject(o, "max_positions", m->max_positions);
+    cJSON_AddBoolToObject(o, "embed_norm", m->embed_norm);
+    cJSON_AddBoolToObject(o, "parallel_block", m->parallel_block);
+    cJSON_AddNumberToObject(o, "dropout", m->dropout);
+    cJSON *b = cJSON_AddObjectToObject(o, "bias");
+    cJSON_AddBoolToObject(b, "qkv", m->qkv_bias);
+    cJSON_AddBoolToObject(b, "out", m->out_bias);
+    cJSON_AddBoolToObject(b, "mlp", m->mlp_bias);
+    cJSON_AddBoolToObject(b, "lm_head", m->lm_head_bias);
+}
+
+/* MoE blocks as first_dense_layers + every: the pattern the reader expands. */
+static void add_moe(cJSON *o, const pp_model *m, int moe_blocks)
+{
+    if (m->experts <= 0) return;
+    int first = -1, second = -1;
+    for (int i = 0; i < m->layers && second < 0; i++)
+        if (m->block_kind[i] == PP_BLOCK_MOE) {
+            if (first < 0) first = i;
+            else second = i;
+        }
+    cJSON *e = cJSON_AddObjectToObject(o, "moe");
+    cJSON_AddNumberToObject(e, "experts", m->experts);
+    cJSON_AddNumberToObject(e, "topk", m->topk);
+    cJSON_AddNumberToObject(e, "shared_experts", m->shared_experts);
+    cJSON_AddNumberToObject(e, "expert_ffn", m->expert_ffn);
+    cJSON_AddNumberToObject(e, "capacity_factor", m->capacity_factor);
+    cJSON_AddNumberToObject(e, "first_dense_layers", first < 0 ? m->layers : first);
+    cJSON_AddNumberToObject(e, "every", second > first && first >= 0 ? second - first : 1);
+    cJSON_AddNumberToObject(e, "moe_blocks", moe_blocks);
+}
+
+static void add_mla(cJSON *o, const pp_mla *a)
+{
+    if (a->kv_lora_rank <= 0) return;
+    cJSON *e = cJSON_AddObjectToObject(o, "mla");
+    cJSON_AddNumberToObject(e, "q_lora_rank", a->q_lora_rank);
+    cJSON_AddNumberToObject(e, "kv_lora_rank", a->kv_lora_rank);
+    cJSON_AddNumberToObject(e, "qk_nope_head_dim", a->qk_nope_head_dim);
+    cJSON_AddNumberToObject(e, "qk_rope_head_dim", a->qk_rope_head_dim);
+    cJSON_AddNumberToObject(e, "v_head_dim", a->v_head_dim);
+}
+
 char *pp_model_to_json(const pp_model *m)
 {
     cJSON *o = cJSON_CreateObject();
@@ -198,6 +251,7 @@ char *pp_model_to_json(const pp_model *m)
     cJSON_AddStringToObject(o, "name", m->name);
     cJSON_AddStringToObject(o, "description", m->description);
     cJSON_AddStringToObject(o, "source", m->source);
+    if (m->params_reported > 0) cJSON_AddStringToObject(o, "params_reported", m->params_reported_str);
     cJSON_AddNumberToObject(o, "layers", m->layers);
     cJSON_AddNumberToObject(o, "hidden", m->hidden);
     cJSON_AddNumberToObject(o, "heads", m->heads);
@@ -211,14 +265,9 @@ char *pp_model_to_json(const pp_model *m)
     cJSON_AddBoolToObject(o, "tied_embeddings", m->tied_embeddings);
     cJSON_AddStringToObject(o, "norm", norm_names[m->norm]);
     cJSON_AddStringToObject(o, "position", pos_names[m->position]);
-    if (m->experts > 0) {
-        cJSON *e = cJSON_AddObjectToObject(o, "moe");
-        cJSON_AddNumberToObject(e, "experts", m->experts);
-        cJSON_AddNumberToObject(e, "topk", m->topk);
-        cJSON_AddNumberToObject(e, "shared_experts", m->shared_experts);
-        cJSON_AddNumberToObject(e, "expert_ffn", m->expert_ffn);
-        cJSON_AddNumberToObject(e, "moe_blocks", moe_blocks);
-    }
+    add_shape_details(o, m);
+    add_moe(o, m, moe_blocks);
+    add_mla(o, &m->mla);
     add_counts(o, m);
     char *s = cJSON_Print(o);
     cJSON_Delete(o);

@@ -113,6 +113,65 @@ static void default_split(pp_strategy *s, int layers)
     }
 }
 
+/* DeepSpeed's ds_utils._lprobe: greedy parts no heavier than bottleneck b
+ * over inclusive prefix sums pref[0..n-1]; 1 when the last part fits too. */
+static int ds_lprobe(const double *pref, int n, int p, double b, int *parts)
+{
+    for (int k = 0; k <= p; k++) parts[k] = k ? n : 0;
+    double bsum = b;
+    for (int k = 1, i = 0; k < p; k++) {
+        while (i < n && pref[i] < bsum) i++; /* bisect_left */
+        parts[k] = i;
+        if (i == n) return pref[n - 1] - pref[parts[k - 1]] < b; /* DeepSpeed's own check */
+        bsum = (i ? pref[i - 1] : 0) + b;
+    }
+    return bsum >= pref[n - 1];
+}
+
+/* DeepSpeed PipelineModule's split (runtime/utils.py partition_balanced):
+ * bisection on a real-valued bottleneck, then the greedy probe, over the
+ * layer specs of Megatron-DeepSpeed's GPTModelPipe: embedding, blocks, final
+ * norm, tied head. Blocks weigh 1; the two embedding specs weigh 1 under
+ * type:transformer|embedding, 0 under type:transformer. The float search is
+ * kept as DeepSpeed does it: 78 blocks over 12 stages give 7 x 11 + 1 ("78/12
+ * =6.5 - so the last stage has 1 block, while the rest have 7", bigscience
+ * tr11 chronicles-prequel.md), where an even split would give 6 or 7. */
+pp_status pp_split_deepspeed(int layers, int pp, int embedding, int *stage_layers, pp_error *err)
+{
+    if (layers < 1 || layers > PP_MAX_LAYERS || pp < 1 || pp > PP_MAX_STAGES)
+        return pp__fail(err, PP_ERR_INPUT, "--stage-layers deepspeed: expected 1..%d stages and 1..%d blocks",
+                        PP_MAX_STAGES, PP_MAX_LAYERS);
+    int n = layers + 3, parts[PP_MAX_STAGES + 1];
+    double pref[PP_MAX_LAYERS + 3], acc = 0;
+    for (int i = 0; i < n; i++) {
+        int block = i >= 1 && i <= layers;
+        acc += block || (embedding && (i == 0 || i == n - 1));
+        pref[i] = acc;
+    }
+    if (n <= pp) {
+        for (int i = 0; i < pp; i++) stage_layers[i] = 0;
+    } else {
+        double lower = acc / pp, upper = acc, eps = 1e-3;
+        while (upper > lower + eps) {
+            double mid = lower + (upper - lower) / 2;
+            if (ds_lprobe(pref, n, pp, mid, parts)) upper = mid;
+            else lower = mid + eps;
+        }
+        ds_lprobe(pref, n, pp, upper, parts);
+        for (int k = 0; k < pp; k++) {
+            int lo = parts[k] > 1 ? parts[k] : 1, hi = parts[k + 1] < layers + 1 ? parts[k + 1] : layers + 1;
+            stage_layers[k] = hi > lo ? hi - lo : 0; /* block specs are items 1..layers */
+        }
+    }
+    for (int k = 0; k < pp; k++)
+        if (stage_layers[k] < 1)
+            return pp__fail(err, PP_ERR_INPUT,
+                            "--stage-layers deepspeed: stage %d gets no transformer block (%d blocks over %d stages); "
+                            "DeepSpeed refuses such a split", k, layers, pp);
+    for (int k = pp; k < PP_MAX_STAGES; k++) stage_layers[k] = 0;
+    return PP_OK;
+}
+
 static pp_status check_split(pp_strategy *s, const pp_model *m, pp_error *err)
 {
     int sum = 0, given = 0;

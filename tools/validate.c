@@ -83,12 +83,19 @@ static const char *preset_for(const char *label)
     return NULL;
 }
 
-/* BLOOM prequel experiments: "bigscience-exp-181B (h14336,L72,a64,v~250k)". */
-static int bloom_model(const char *label, pp_model *m)
+/* BLOOM prequel experiments: "bigscience-exp-181B (h14336,L72,a64,v~250k)".
+ * Rows up to 02-23 that do not print heads ran with 64: "all NHEADS=64
+ * (above too)" (chronicles-prequel.md, section "Final round comparison"). */
+static int bloom_model(const char *label, const char *notes, pp_model *m)
 {
-    int h, l, a;
-    const char *p = strchr(label, '(');
-    if (!p || sscanf(p, "(h%d,L%d,a%d", &h, &l, &a) != 3) return 0;
+    int h, l, a, day;
+    const char *p = strchr(label, '('), *d = strstr(notes, "date 02-");
+    if (!p) return 0;
+    if (sscanf(p, "(h%d,L%d,a%d", &h, &l, &a) != 3) {
+        if (sscanf(p, "(h%d,L%d,a?", &h, &l) != 2 || !d || sscanf(d, "date 02-%d", &day) != 1 || day < 20 || day > 23)
+            return 0;
+        a = 64;
+    }
     pp_error err;
     if (pp_model_load("bloom-176b", m, &err) != PP_OK) return 0;
     m->hidden = h;
@@ -149,12 +156,31 @@ static void apply_fit_overrides(pp_gpu *g)
     }
 }
 
+/* BLOOM prequel rows as Megatron-DeepSpeed ran them (chronicles-prequel.md):
+ * PipelineModule's partition_method type:transformer until the "Rebalancing
+ * layers" section enabled type:transformer|embedding; the CUDA context the
+ * same document measured with nvidia-smi on an A100 (1573 MiB); dropout 0.1,
+ * Megatron's default for --hidden-dropout and --attention-dropout, which the
+ * tr11 scripts do not pass (the released config.json says 0.0 for inference). */
+static int bloom_setup(const row *r, scenario *sc)
+{
+    pp_error err;
+    int embed = strstr(r->f[C_NOTES], "Rebalancing layers") != NULL;
+    if (pp_split_deepspeed(sc->model.layers, sc->s.pp, embed, sc->s.stage_layers, &err) != PP_OK) {
+        snprintf(sc->note, sizeof sc->note, "%s", err.msg);
+        return 0;
+    }
+    sc->s.buf.cuda_context = 1573.0 * 1048576.0;
+    sc->model.dropout = 0.1;
+    return 1;
+}
+
 static int build(const row *r, scenario *sc)
 {
     pp_error err;
     memset(sc, 0, sizeof *sc);
     const char *preset = preset_for(r->f[C_MODEL]);
-    if (preset ? pp_model_load(preset, &sc->model, &err) != PP_OK : !bloom_model(r->f[C_MODEL], &sc->model)) {
+    if (preset ? pp_model_load(preset, &sc->model, &err) != PP_OK : !bloom_model(r->f[C_MODEL], r->f[C_NOTES], &sc->model)) {
         snprintf(sc->note, sizeof sc->note, "shape not published");
         return 0;
     }
@@ -221,6 +247,7 @@ static int build(const row *r, scenario *sc)
             s->virtual_stages = v;
         }
     }
+    if (!strncmp(name, "bloom", 5) && !bloom_setup(r, sc)) return 0;
     sc->basis = basis_for(name);
     return 1;
 }
@@ -246,6 +273,18 @@ static int evaluate(scenario *sc, pp_plan *best, char *why, size_t cap)
     free(p);
     if (!found) snprintf(why, cap, "%s", err.msg[0] ? err.msg : "no micro-batch fits");
     return found;
+}
+
+static const char *name_of(const row *r) { return r->f[C_NAME]; }
+
+/* The GPUs the source read: for BLOOM, the nodes holding the word embedding,
+ * stages 0 and p-1 ("Mem = max memory used by the first (last) nodes with
+ * the word embedding matrix"); otherwise the peak over all stages. */
+static double measured_bytes(const char *name, const pp_memory *m)
+{
+    if (strncmp(name, "bloom", 5)) return m->peak_bytes;
+    double a = m->stages[0].total_bytes, b = m->stages[m->nstages - 1].total_bytes;
+    return a > b ? a : b;
 }
 
 static int cmp(const void *a, const void *b)
@@ -277,14 +316,15 @@ int main(int argc, char **argv)
     static row r;
     static double terr[MAXROWS], merr[MAXROWS];
     int nt = 0, nm = 0;
-    static char tbl_t[MAXROWS][2400], tbl_m[MAXROWS][2400];
-    int rows_t = 0, rows_m = 0;
+    static char tbl_t[MAXROWS][2400], tbl_m[MAXROWS][2400], tbl_o[MAXROWS][2400];
+    int rows_t = 0, rows_m = 0, rows_o = 0, n_oom = 0, oom_fits = 0;
     if (!fgets(line, sizeof line, f)) return 2;
     pp_plan *p = malloc(sizeof *p);
     while (fgets(line, sizeof line, f)) {
         if (parse_csv_line(line, &r) < C_NOTES) continue;
         double tf = num(r.f[C_TFLOPS]), mfu = num(r.f[C_MFU]), mem = num(r.f[C_MEM]);
-        if (tf <= 0 && mfu <= 0 && mem <= 0) continue;
+        int oom = strstr(r.f[C_NOTES], "; OOM;") != NULL; /* the source ran it out of memory */
+        if (tf <= 0 && mfu <= 0 && mem <= 0 && !oom) continue;
         scenario sc;
         char why[PP_ERR_LEN] = "";
         int ok = build(&r, &sc) && evaluate(&sc, p, why, sizeof why);
@@ -293,6 +333,12 @@ int main(int argc, char **argv)
                 snprintf(tbl_t[rows_t++], 2400, "| %s | %s | — | — | not evaluated: %s |", r.f[C_NAME], r.f[C_MODEL],
                          why[0] ? why : sc.note);
             continue;
+        }
+        const char *dump = getenv("PARPLAN_VALIDATE_DUMP"); /* debugging: a row's whole plan */
+        if (dump && !strcmp(dump, r.f[C_NAME])) {
+            char *js = pp_plan_to_json(&sc.model, &sc.cluster, p);
+            if (js) fprintf(stderr, "%s\n", js);
+            free(js);
         }
         const pp_strategy *s = &p->strategy;
         char cfg[96];
@@ -315,8 +361,14 @@ int main(int argc, char **argv)
             snprintf(tbl_t[rows_t++], 2400, "| %s | %s | %s | %.1f | %.1f | %+.1f%% %s |", r.f[C_NAME], r.f[C_MODEL], cfg,
                      rep, pred, e, unit);
         }
+        if (oom && rows_o < MAXROWS) {
+            oom_fits += p->memory.fits;
+            n_oom++;
+            snprintf(tbl_o[rows_o++], 2400, "| %s | %s | %s | %.1f | %s |", r.f[C_NAME], r.f[C_MODEL], cfg,
+                     p->memory.peak_bytes / 1073741824.0, p->memory.fits ? "**fits (wrong)**" : "OOM predicted");
+        }
         if (mem > 0) {
-            double pred = p->memory.peak_bytes / 1073741824.0; /* nvidia-smi prints MiB: GiB */
+            double pred = measured_bytes(name_of(&r), &p->memory) / 1073741824.0; /* nvidia-smi prints MiB: GiB */
             double e = 100 * (pred - mem) / mem;
             merr[nm++] = fabs(e);
             snprintf(tbl_m[rows_m++], 2400, "| %s | %s | %.1f | %.1f | %+.1f%% | %s |", r.f[C_NAME], cfg, mem, pred, e,
@@ -335,6 +387,12 @@ int main(int argc, char **argv)
            "  reduce gradients after the pipeline flush (no DP overlap); Megatron keeps fp32 main grads;\n"
            "- BLOOM: the BigScience scripts pass --checkpoint-activations (full recompute), fp16 unless bf16 is\n"
            "  noted, on the Jean Zay cluster (4 x 100 Gb/s per node, topologies/clusters/jean-zay-a100.json);\n"
+           "  from chronicles-prequel.md and the tr11 scripts: DeepSpeed's stage split (partition_method\n"
+           "  type:transformer, type:transformer|embedding from section \"Rebalancing layers\"), the CUDA\n"
+           "  context the document measured (1573 MiB), Megatron's default dropout 0.1 (the scripts pass\n"
+           "  none), 64 heads where a row up to 02-23 does not print them (\"all NHEADS=64 (above too)\"),\n"
+           "  memory read on the first and last stages (\"Mem = max memory used by the first (last) nodes\n"
+           "  with the word embedding matrix\");\n"
            "- Megatron-Core/NeMo/Megatron-Bridge: distributed optimizer (ZeRO-1), sequence parallelism and TP\n"
            "  overlap with TP > 1; the 25.09 Megatron-Bridge table (no precision column) repeats FP8 recipes;\n"
            "- figures compared on the source's FLOP basis: hardware TFLOP/s (with recompute) for Narayanan\n"
@@ -345,9 +403,14 @@ int main(int argc, char **argv)
            "## Summary (absolute percentage error)\n\n| figure | rows | median | worst |\n|---|---|---|---|\n");
     summary("throughput (TFLOP/s or MFU)", terr, nt);
     summary("memory per GPU", merr, nm);
+    printf("\nRuns the source reports as out of memory: %d; predicted to fit: %d.\n", n_oom, oom_fits);
     printf("\n## Throughput\n\n| run | model | configuration | reported | predicted | error |\n|---|---|---|---|---|---|\n");
     for (int i = 0; i < rows_t; i++) printf("%s\n", tbl_t[i]);
     printf("\n## Memory (BLOOM runs, nvidia-smi, GiB)\n\n| run | configuration | reported | predicted | error | verdict |\n|---|---|---|---|---|---|\n");
     for (int i = 0; i < rows_m; i++) printf("%s\n", tbl_m[i]);
+    printf("\n## Runs reported out of memory\n\nThe source's configuration, predicted peak (GiB) and verdict; "
+           "a prediction of \"fits\" here is wrong.\n\n"
+           "| run | model | configuration | predicted peak | verdict |\n|---|---|---|---|---|\n");
+    for (int i = 0; i < rows_o; i++) printf("%s\n", tbl_o[i]);
     return 0;
 }

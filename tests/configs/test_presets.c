@@ -13,6 +13,7 @@
 #include <criterion/criterion.h>
 #include <ctype.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -383,4 +384,29 @@ Test(presets, gpt3_175b_forward_flops_by_hand)
     double rel = (f - hand) / hand;
     cr_assert(fabs(rel) <= 1e-3, "fwd FLOPs/token %.0f vs hand %.0f: %+.4f%%", f, hand, 100 * rel);
     cr_assert_geq(f, hand, "bias terms can only add FLOPs");
+}
+
+/* `model show --format json` is a native model file: reading it back gives
+ * the same model, field by field (every bundled preset). */
+Test(presets, model_json_round_trips)
+{
+    int n = pp_preset_count(PP_PRESET_MODEL);
+    for (int i = 0; i < n; i++) {
+        const char *name = pp_preset_name(PP_PRESET_MODEL, i);
+        static pp_model a, b;
+        pp_error err;
+        cr_assert_eq(pp_model_load(name, &a, &err), PP_OK, "%s: %s", name, err.msg);
+        char *js = pp_model_to_json(&a);
+        cr_assert_not_null(js);
+        pp_status st = pp_model_parse(js, strlen(js), "round-trip", &b, &err);
+        pp_free(js);
+        cr_assert_eq(st, PP_OK, "%s: %s", name, err.msg);
+        cr_expect_str_eq(b.name, a.name);
+        cr_expect_str_eq(b.source, a.source);
+        if (a.head_dim == 0) a.head_dim = a.hidden / a.heads; /* written as the effective width */
+        cr_expect_eq(memcmp(&b.layers, &a.layers, offsetof(pp_model, block_kind) - offsetof(pp_model, layers)), 0,
+                     "%s: shape fields differ after the round trip", name);
+        cr_expect_eq(memcmp(b.block_kind, a.block_kind, sizeof a.block_kind), 0, "%s: block kinds differ", name);
+        cr_expect_eq(b.params_reported, a.params_reported, "%s", name);
+    }
 }

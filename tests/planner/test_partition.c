@@ -310,3 +310,97 @@ Test(partition, glpk_errors_are_statuses)
     cr_assert_eq(r.layers[0], 2);
     free(pr);
 }
+
+/* DeepSpeed's ds_utils.partition_balanced, transcribed a second time from
+ * its Python (prefix sums, bisection on a real bottleneck, the greedy probe
+ * with its step/chunksize bisect window), independently of the library's
+ * version. w[i] are the weights of PipelineModule's layer specs in order. */
+static int ds_lprobe(const double *pref, int n, int p, double b, int *parts)
+{
+    for (int k = 0; k <= p; k++) parts[k] = k ? n : 0;
+    double bsum = b;
+    int chunk = n / p, step = chunk;
+    for (int k = 1; k < p; k++) {
+        while (step < n && pref[step] < bsum) step += chunk;
+        int lo = step - chunk, hi = step < n ? step : n;
+        while (lo < hi) { /* bisect.bisect_left(weights, bsum, lo, hi) */
+            int mid = (lo + hi) / 2;
+            if (pref[mid] < bsum) lo = mid + 1;
+            else hi = mid;
+        }
+        parts[k] = lo;
+        if (lo == n) return pref[n - 1] - pref[parts[k - 1]] < b;
+        bsum = (lo ? pref[lo - 1] : 0) + b;
+    }
+    return bsum >= pref[n - 1];
+}
+
+static void ds_partition_balanced(const int *w, int n, int p, int *parts)
+{
+    double pref[PP_MAX_LAYERS + 8], acc = 0;
+    for (int i = 0; i < n; i++) pref[i] = acc += w[i];
+    double lower = acc / p, upper = acc, eps = 1e-3;
+    while (upper > lower + eps) {
+        double mid = lower + (upper - lower) / 2;
+        if (ds_lprobe(pref, n, p, mid, parts)) upper = mid;
+        else lower = mid + eps;
+    }
+    cr_assert(ds_lprobe(pref, n, p, upper, parts));
+}
+
+/* Specs as Megatron-DeepSpeed's GPTModelPipe lists them: embedding, blocks,
+ * final norm, tied head. Weight 1 for blocks, and for the two embedding
+ * specs under type:transformer|embedding. */
+static void ds_reference(int layers, int p, int embed, int *stage_layers)
+{
+    int w[PP_MAX_LAYERS + 8], kind[PP_MAX_LAYERS + 8], n = 0, parts[PP_MAX_STAGES + 1];
+    w[n] = embed, kind[n++] = 0;
+    for (int i = 0; i < layers; i++) w[n] = 1, kind[n++] = 1;
+    w[n] = 0, kind[n++] = 0;
+    w[n] = embed, kind[n++] = 0;
+    if (n <= p) { /* DeepSpeed's partition_uniform edge case: too few specs */
+        for (int k = 0; k < p; k++) stage_layers[k] = 0;
+        return;
+    }
+    ds_partition_balanced(w, n, p, parts);
+    for (int k = 0; k < p; k++) {
+        stage_layers[k] = 0;
+        for (int i = parts[k]; i < parts[k + 1]; i++) stage_layers[k] += kind[i];
+    }
+}
+
+Test(partition, deepspeed_split_published_cases)
+{
+    int s[PP_MAX_STAGES];
+    pp_error err;
+    /* "78/12=6.5 - so the last stage has 1 block, while the rest have 7"
+     * (bigscience tr11 chronicles-prequel.md, type:transformer) */
+    cr_assert_eq(pp_split_deepspeed(78, 12, 0, s, &err), PP_OK);
+    for (int i = 0; i < 11; i++) cr_expect_eq(s[i], 7);
+    cr_expect_eq(s[11], 1);
+    /* BLOOM-176B: 70 blocks + 2 embedding slots = 72 = 12 x 6
+     * (tr11-176B-ml.slurm, --pp-partition-method 'type:transformer|embedding') */
+    cr_assert_eq(pp_split_deepspeed(70, 12, 1, s, &err), PP_OK);
+    cr_expect(s[0] == 5 && s[11] == 5);
+    for (int i = 1; i < 11; i++) cr_expect_eq(s[i], 6);
+    /* DeepSpeed needs a block on every stage */
+    cr_expect_eq(pp_split_deepspeed(78, 48, 0, s, &err), PP_ERR_INPUT);
+    cr_expect(strstr(err.msg, "no transformer block") != NULL, "%s", err.msg);
+}
+
+Test(partition, deepspeed_split_equals_partition_balanced)
+{
+    int a[PP_MAX_STAGES], b[PP_MAX_STAGES], checked = 0;
+    pp_error err;
+    for (int embed = 0; embed <= 1; embed++)
+        for (int p = 1; p <= 16; p++)
+            for (int layers = 1; layers <= 130; layers++) {
+                if (pp_split_deepspeed(layers, p, embed, a, &err) != PP_OK) continue;
+                ds_reference(layers, p, embed, b);
+                for (int k = 0; k < p; k++)
+                    cr_assert_eq(a[k], b[k], "%d blocks, %d stages, embedding %d: stage %d has %d, DeepSpeed %d",
+                                 layers, p, embed, k, a[k], b[k]);
+                checked++;
+            }
+    cr_expect_gt(checked, 2500, "only %d splits were valid", checked);
+}
