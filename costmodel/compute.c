@@ -21,6 +21,12 @@
 #define ATTN_EFF_DEFAULT 0.25
 #define HBM_EFF_DEFAULT 0.80    /* elementwise kernels' share of HBM bandwidth */
 #define GEMM_DIM_HALF 64.0      /* d/(d+64): 128 -> 0.67, 1024 -> 0.94 */
+/* Efficiency factor of a GEMM whose k or n is not a multiple of 8. Fitted
+ * (docs/time.md, "Unaligned GEMMs") on the three BLOOM prequel runs with
+ * head_dim 108 (h 13824, 128 heads), whose only change from their 64-head
+ * neighbours is the head width; checked on the held-out h 14400 run
+ * (head_dim 150): +33% -> +19%. */
+#define GEMM_MISALIGNED 0.10
 
 double pp__matmul_eff(const pp_gpu *g) { return g->matmul_eff > 0 ? g->matmul_eff : MATMUL_EFF_DEFAULT; }
 double pp__attn_eff(const pp_gpu *g) { return g->attn_eff > 0 ? g->attn_eff : ATTN_EFF_DEFAULT; }
@@ -47,10 +53,10 @@ static double gemm_s(const hw *h, double m, double k, double n)
     double d = m < k ? m : k;
     if (n < d) d = n;
     double eff = h->mm * d / (d + GEMM_DIM_HALF);
-    /* 16-bit tensor cores need k and n in multiples of 8 elements (NVIDIA
-     * "Matrix Multiplication Background" guide); otherwise CUDA cores run
-     * it at about a quarter of the tensor rate (A100: 78 of 312 TFLOP/s) */
-    if (fmod(k, 8) != 0 || fmod(n, 8) != 0) eff *= 0.25;
+    /* 16-bit tensor-core GEMMs want k and n in multiples of 8 elements
+     * (NVIDIA "Matrix Multiplication Background" guide, Sec. 2.2); off that
+     * grid cuBLAS >= 11 runs slow unaligned kernels. */
+    if (fmod(k, 8) != 0 || fmod(n, 8) != 0) eff *= GEMM_MISALIGNED;
     return 2 * m * k * n / (h->peak * eff);
 }
 

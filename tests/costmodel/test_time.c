@@ -169,3 +169,34 @@ Test(time, calibrate_on_one_run_predicts_another)
     /* an impossible measurement is refused, not fitted */
     cr_expect_eq(pp_calibrate(&m, &c, &p.strategy, 1e-3, &err), PP_ERR_INFEASIBLE);
 }
+
+/* Materialised attention core, by hand: per head two batched GEMMs (QK^T:
+ * s x hd x s; AV: s x s x hd), 2 FLOPs per multiply-add, at
+ * peak x matmul_eff x d/(d+64) with d = hd, times 0.10 when hd is not a
+ * multiple of 8; plus the score passes at HBM speed: 4 bytes per score
+ * (softmax read + write), 5 more with dropout (mask + dropout read/write).
+ * BLOOM-like h 13824: 64 heads (hd 216, aligned) vs 128 (hd 108, unaligned). */
+Test(time, materialised_attention_core_by_hand)
+{
+    pp_cluster c = cluster("dgx-a100-80g", 8);
+    pp_model m = load("bloom-176b");
+    m.hidden = 13824;
+    m.dropout = 0.1;
+    pp_strategy s;
+    pp_strategy_default(&s);
+    s.attention = PP_ATTN_MATERIALISED;
+    s.micro_batch = 2;
+    s.seq = 2048;
+    s.tp = 4;
+    double peak = c.gpu.peak_flops[PP_PREC_BF16], mm = pp__matmul_eff(&c.gpu), bw = pp__hbm_bw_eff(&c.gpu);
+    double sq = 2048, tok = 2 * sq;
+    for (int heads = 64; heads <= 128; heads *= 2) {
+        m.heads = m.kv_heads = heads;
+        double hd = 13824.0 / heads, a = heads / 4.0;
+        double eff = mm * hd / (hd + 64) * (fmod(hd, 8) != 0 ? 0.10 : 1);
+        double bmm = a * (tok / sq) * 2 * (2 * sq * hd * sq) / (peak * eff);
+        double elem = tok * sq * a * (4 + 5) / bw;
+        double got = pp__attn_core_fwd_s(&m, &c, &s);
+        cr_expect_float_eq(got, bmm + elem, 1e-9 * got, "%d heads: %g s, by hand %g s", heads, got, bmm + elem);
+    }
+}
