@@ -86,12 +86,20 @@ static int pub_build(const pub_row *r, pub_case *k)
     pp_strategy_default(s);
     s->tp = atoi(r->f[PUB_TP]), s->pp = atoi(r->f[PUB_PP]), s->dp = pp_cluster_gpus(&k->c) / (s->tp * s->pp);
     s->seq = atoi(r->f[PUB_SEQ]), s->global_batch = atoi(r->f[PUB_GB]), s->precision = PP_PREC_BF16;
+    s->grad_accum_dtype = PP_GRAD_FP32; /* Megatron's fp32 main_grad */
     if (!strncmp(k->name, "narayanan", 9)) {
-        /* PTD-P: full recompute, no ZeRO, scores materialised (before FlashAttention) */
-        s->recompute = PP_RECOMPUTE_FULL, s->zero = 0, s->attention = PP_ATTN_MATERIALISED;
+        /* PTD-P: full recompute, no ZeRO, scores materialised (before
+         * FlashAttention), gradients reduced after the pipeline flush */
+        s->recompute = PP_RECOMPUTE_FULL, s->zero = 0, s->attention = PP_ATTN_MATERIALISED, s->overlap_dp = 0;
     } else {
-        /* Megatron-Core recipes: distributed optimizer (ZeRO-1), SP with TP, flash */
-        s->zero = 1, s->sp = s->tp > 1, s->attention = PP_ATTN_FLASH;
+        /* Megatron-Core recipes: distributed optimizer (ZeRO-1), SP and TP
+         * overlap with TP, flash; "PP comm overlap on" implies the interleaved
+         * schedule (tools/validate.c gives the same rules) */
+        s->zero = 1, s->sp = s->tp > 1, s->overlap_tp = s->tp > 1, s->attention = PP_ATTN_FLASH;
+        if (s->pp > 1 && k->m.layers % s->pp == 0) {
+            s->schedule = PP_SCHED_INTERLEAVED;
+            s->virtual_stages = k->m.layers / s->pp;
+        }
     }
     k->reported_tflops = atof(r->f[PUB_TFLOPS]);
     return 1;
@@ -115,7 +123,9 @@ static void pub_cost_published(pub_case *k)
     free(p);
 }
 
-/* The planner on the same GPUs, batch, sequence, attention and bf16. */
+/* The planner on the same GPUs, batch, sequence, attention and bf16, with
+ * the framework features the published run had (TP overlap, DP overlap,
+ * fp32 main grads). */
 static void pub_search(pub_case *k, int threads)
 {
     pp_search_opts o;
@@ -126,6 +136,9 @@ static void pub_search(pub_case *k, int threads)
     o.threads = threads;
     o.precisions = 1u << PP_PREC_BF16;
     o.base.attention = k->s.attention;
+    o.base.overlap_tp = k->s.overlap_tp;
+    o.base.overlap_dp = k->s.overlap_dp;
+    o.base.grad_accum_dtype = k->s.grad_accum_dtype;
     pp_plan_list l;
     pp_error e = {""};
     if (pp_plan_search(&k->m, &k->c, &o, &l, &e) == PP_OK) {

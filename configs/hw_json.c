@@ -49,7 +49,7 @@ static const char *const catalog_keys[] = {"gpus", NULL};
 static const char *const cluster_keys[] = {
     "name", "description", "source", "gpu", "nodes", "gpus_per_node", "nvlink_domain", "intra",
     "inter", "pcie", "host_mem_gib", "nvme_tb", "nccl_efficiency", "host_mem_gbytes_s", NULL};
-static const char *const nccl_keys[] = {"intra", "inter", "source", NULL};
+static const char *const nccl_keys[] = {"intra", "inter", "overlap_slowdown", "source", NULL};
 static const char *const intra_keys[] = {"kind", "gbytes_per_s_bidir", "gen", "latency_us", NULL};
 static const char *const inter_keys[] = {"kind", "nics", "nic_gbit_s", "latency_us", NULL};
 static const char *const pcie_keys[] = {"gen", "gbytes_per_s", NULL};
@@ -450,6 +450,9 @@ static pp_status read_cluster(const cJSON *root, const char *where, pp_cluster *
         jr_check_keys(&c, nc, "$.nccl_efficiency", nccl_keys);
         jr_num(&c, nc, "$.nccl_efficiency", "intra", 0, 0.01, 1.5, &cl->nccl_eff_intra);
         jr_num(&c, nc, "$.nccl_efficiency", "inter", 0, 0.01, 1.5, &cl->nccl_eff_inter);
+        double ov = -1;
+        if (jr_num(&c, nc, "$.nccl_efficiency", "overlap_slowdown", 0, 0, 0.9, &ov))
+            cl->nccl_overlap = ov > 0 ? ov : -1; /* 0 given: no slowdown */
         jr_str(&c, nc, "$.nccl_efficiency", "source", 0, src, sizeof src);
     }
     if (c.st != PP_OK) return c.st;

@@ -14,10 +14,10 @@
 #include "costmodel/costmodel.h"
 
 /* Defaults for GPUs without a fitted "efficiency" in topologies/gpus.json:
- * the fitted A100 and H100 runs reached 0.79 and 0.70 of their MAMF; their
- * mean, 0.745, times an assumed MAMF of 0.80 of peak. Attention: the mean of
+ * the fitted A100 and H100 runs reached 0.79 and 0.675 of their MAMF; their
+ * mean, 0.73, times an assumed MAMF of 0.80 of peak. Attention: the mean of
  * the two fits (0.30, 0.20). Both are estimates with wide error bars. */
-#define MATMUL_EFF_DEFAULT 0.60
+#define MATMUL_EFF_DEFAULT 0.58
 #define ATTN_EFF_DEFAULT 0.25
 #define HBM_EFF_DEFAULT 0.80    /* elementwise kernels' share of HBM bandwidth */
 #define GEMM_DIM_HALF 64.0      /* d/(d+64): 128 -> 0.67, 1024 -> 0.94 */

@@ -45,6 +45,11 @@ void pp__group(const pp_cluster *c, int size, int stride, pp__comm_group *g);
 /* Collective times, s. `bytes` is the full buffer each rank holds (all-
  * reduce), the gathered size (all-gather, reduce-scatter), what each rank
  * sends in total (all-to-all), or the message (send/recv). */
+/* Compute lost while a collective overlaps it (fraction), and the time a
+ * collective of `comm` s adds when `hide` s of compute can cover it: the
+ * uncovered part plus the slowdown of the covered part. */
+double pp__overlap_slowdown(const pp_cluster *c);
+double pp__exposed(double slowdown, double comm, double hide);
 double pp__allreduce_s(const pp__comm_group *g, double bytes);
 double pp__allgather_s(const pp__comm_group *g, double bytes);
 double pp__reducescatter_s(const pp__comm_group *g, double bytes);

@@ -15,6 +15,7 @@
 
 typedef struct groups {
     pp__comm_group tp, cp, dp, edp, ep, pp;
+    double slowdown; /* compute lost under an overlapped collective */
 } groups;
 
 /* Strides from the rank order (fastest first), e.g. "tp-cp-dp-pp". */
@@ -49,6 +50,7 @@ static void make_groups(const pp_cluster *c, const pp_strategy *s, groups *g)
     pp__group(c, s->ep, sdp, &g->ep);              /* EP is carved out of DP */
     pp__group(c, s->dp * s->cp / s->ep, sdp * s->ep, &g->edp);
     pp__group(c, s->pp, spp, &g->pp);
+    g->slowdown = pp__overlap_slowdown(c);
 }
 
 typedef struct stage_t {
@@ -68,14 +70,15 @@ static void block_comm(const pp_model *m, const pp_strategy *s, const groups *g,
     /* TP: 2 all-reduces fwd, 2 bwd (SP: all-gather + reduce-scatter, same volume) */
     double one = s->sp ? pp__allgather_s(&g->tp, act) + pp__reducescatter_s(&g->tp, act) : pp__allreduce_s(&g->tp, act);
     double tp = (4 + (recomputed ? 2 : 0)) * one;
-    if (s->overlap_tp) tp = tp > bt->gemm_fwd_s * 3 ? tp - bt->gemm_fwd_s * 3 : 0;
+    /* Transformer Engine's userbuffers move TP traffic with copy engines or
+     * a few SMs: no NCCL slowdown charged on the hidden part */
+    if (s->overlap_tp) tp = pp__exposed(0, tp, bt->gemm_fwd_s * 3);
     st->tp += tp;
     /* CP: ring attention passes K,V chunks (cp-1) times fwd, K,V + dK,dV bwd */
     if (s->cp > 1) {
         double kv = 2 * tok * 2.0 * m->kv_heads * pp__head_dim(m) / s->tp;
         double ring = (s->cp - 1) * pp__sendrecv_s(&g->cp, kv) * 3;
-        double hide = bt->core_fwd_s * 3.5;
-        st->cp += ring > hide ? ring - hide : 0;
+        st->cp += pp__exposed(g->slowdown, ring, bt->core_fwd_s * 3.5);
     }
     /* EP: all-to-all dispatch + combine, fwd and bwd */
     if (kind == PP_BLOCK_MOE && s->ep > 1) {
@@ -166,8 +169,7 @@ static double zero3_exposed(const pp_strategy *s, const groups *g, const stage_t
     double w = pp__weight_bytes(s->precision) > 2 ? 2 : pp__weight_bytes(s->precision);
     double ag = pp__allgather_s(&g->dp, st->dense * w) + pp__allgather_s(&g->edp, st->expert * w);
     double rs = pp__reducescatter_s(&g->dp, st->dense * 2) + pp__reducescatter_s(&g->edp, st->expert * 2);
-    double comm = 2 * ag + rs, hide = s->overlap_dp ? st->compute : 0;
-    return comm > hide ? comm - hide : 0;
+    return pp__exposed(g->slowdown, 2 * ag + rs, s->overlap_dp ? st->compute : 0);
 }
 
 /* DP/ZeRO gradient traffic per step and the part left exposed. */
@@ -186,11 +188,12 @@ static void dp_comm(const pp_strategy *s, const groups *g, stage_t *st)
     case 0:
     case 1: /* one all-reduce (or RS + AG) after the last micro-batch's backward */
         st->dp_total = ar;
-        st->dp_exposed = ar - hide > last_bucket ? ar - hide : (ar > 0 ? last_bucket : 0);
+        /* the last bucket is reduced after the backward pass ends */
+        st->dp_exposed = ar > 0 ? pp__exposed(g->slowdown, ar, hide < ar - last_bucket ? hide : ar - last_bucket) : 0;
         break;
     case 2: /* reduce-scatter every micro-batch, all-gather after the step */
         st->dp_total = m * rs + ag;
-        st->dp_exposed = m * (rs > hide ? rs - hide : 0) + ag;
+        st->dp_exposed = m * pp__exposed(g->slowdown, rs, hide) + ag;
         break;
     default: /* ZeRO-3: gathers and reduce-scatters every micro-batch */
         st->dp_total = m * (2 * ag + rs);

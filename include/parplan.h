@@ -185,6 +185,8 @@ typedef struct pp_cluster {
     pp_link pcie;         /* host <-> GPU, per GPU per direction */
     double nccl_eff_intra; /* bus bandwidth NCCL reaches over the intra link; 0 = default */
     double nccl_eff_inter; /* same over the NICs; 0 = default */
+    double nccl_overlap;   /* compute throughput lost while a collective overlaps it;
+                              0 = default (0.20), < 0 = none */
     double host_mem_bw;    /* bytes/s per node for CPU optimizer updates; 0 = default */
     double host_mem_bytes; /* per node */
     double nvme_bytes;     /* per node; 0 = none */

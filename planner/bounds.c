@@ -6,9 +6,10 @@
  *   states (tp, cp, dp, ep, ZeRO, offload, precision): model states S and
  *          the CUDA context + NCCL buffers of the whole model on one stage;
  *   flight (pp, schedule, v, micro-batches): micro-batches held per stage;
- * and the optimizer step of the whole model on one stage, over p.
+ * and the optimizer step and DP/ZeRO traffic of the whole model on one
+ * stage, over p.
  * They rely on one property of the cost model, tested in
- * tests/planner/test_bounds.c: splitting blocks over stages never makes the
+ * tests/planner/test_search.c (bounds_are_lower_bounds): splitting blocks over stages never makes the
  * sum of the stages' states, activations or micro-batch times smaller than
  * the whole model's on one stage.
  */
@@ -26,7 +27,7 @@ typedef struct key {
 typedef struct slot {
     key k;
     int used;
-    double v[3];  /* core: T, A; states: S, context, optimizer s; flight: unused */
+    double v[4];  /* core: T, A; states: S, context, optimizer s, DP traffic s; flight: unused */
     long off;     /* flight: offset of the p values in the pool */
 } slot;
 
@@ -153,6 +154,7 @@ static slot *states_probe(pp__bounds *b, const pp__space *sp, const pp__cand *k)
     s->v[1] = m0->context_bytes;
     pp_time_estimate(sp->m, sp->c, &st, &b->time, &b->thr);
     s->v[2] = b->time.optimizer_s; /* the update of every parameter this GPU keeps */
+    s->v[3] = b->time.dp_comm_s;   /* DP/ZeRO traffic of one micro-batch's step */
     s->used = 1;
     b->states.n++;
     b->probes += 2;
@@ -221,7 +223,10 @@ void pp__bounds_cand(pp__bounds *b, const pp__space *sp, pp__cand *k)
     k->lb_mem = st->v[1] + mem_bound(sp->m, k->pp, infl, S, A);
     double veff = k->schedule == PP_SCHED_INTERLEAVED ? k->v : 1;
     k->lb_opt = st->v[2] / k->pp; /* the slowest stage's update is at least the average */
-    double step = (m + (k->pp - 1) / veff) * T / k->pp + k->lb_opt;
+    /* exposed DP/ZeRO time >= slowdown x traffic, hidden or not (comm.c); the
+     * slowest stage carries at least 1/p of it; ZeRO-3 repeats it per micro-batch */
+    double dp = pp__overlap_slowdown(sp->c) * st->v[3] * (k->zero == 3 ? (double)m : 1) / k->pp;
+    double step = (m + (k->pp - 1) / veff) * T / k->pp + k->lb_opt + dp;
     switch (sp->o.objective) {
     case PP_OBJ_COST: k->lb = step * sp->gpus * sp->price / 3600 / ((double)sp->o.global_batch * sp->seq); break;
     case PP_OBJ_MEMORY: k->lb = k->lb_mem; break;

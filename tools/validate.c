@@ -234,7 +234,11 @@ static int build(const row *r, scenario *sc)
     /* FlashAttention arrived after these runs (Megatron 2021-22, BLOOM 2022) */
     if (!strncmp(name, "narayanan", 9) || !strncmp(name, "korthikanti", 11) || !strncmp(name, "bloom", 5))
         s->attention = PP_ATTN_MATERIALISED;
-    if (strstr(r->f[C_NOTES], "interleaved schedule")) {
+    /* Megatron-LM turns --overlap-p2p-communication off unless the schedule is
+     * interleaved (arguments.py: "Overlap P2P communication is disabled if not
+     * using the interleaved schedule"), so "PP comm overlap on" means interleaved */
+    int pp_overlap = strstr(r->f[C_SOURCE], "PP comm overlap on") != NULL;
+    if (strstr(r->f[C_NOTES], "interleaved schedule") || (pp_overlap && s->pp > 1)) {
         s->schedule = PP_SCHED_INTERLEAVED;
         s->virtual_stages = sc->model.layers / s->pp;
     }

@@ -6,6 +6,7 @@
  */
 #include <criterion/criterion.h>
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "costmodel/costmodel.h"
@@ -199,4 +200,38 @@ Test(time, materialised_attention_core_by_hand)
         double got = pp__attn_core_fwd_s(&m, &c, &s);
         cr_expect_float_eq(got, bmm + elem, 1e-9 * got, "%d heads: %g s, by hand %g s", heads, got, bmm + elem);
     }
+}
+
+/* Overlap costs compute: NCCL's CTAs take SMs while a collective runs beside
+ * a GEMM. exposed = (comm - hidden) + slowdown x hidden, hidden = min(comm,
+ * compute that can cover it). */
+Test(time, overlapped_collectives_slow_compute)
+{
+    cr_expect_float_eq(pp__exposed(0.2, 10, 4), 6 + 0.2 * 4, 1e-12);
+    cr_expect_float_eq(pp__exposed(0.2, 3, 10), 0.2 * 3, 1e-12);
+    cr_expect_float_eq(pp__exposed(0, 3, 10), 0, 1e-12);
+    cr_expect_float_eq(pp__exposed(0.2, 3, 0), 3, 1e-12);
+
+    /* ZeRO-3 on 2 nodes, gathers well under the compute: the exposed part is
+     * exactly the default 0.20 of the traffic, and nothing with "0" */
+    pp_model m = load("llama2-7b");
+    pp_cluster c = cluster("dgx-h100", 16);
+    pp_strategy s;
+    pp_strategy_default(&s);
+    s.dp = 16;
+    s.zero = 3;
+    s.micro_batch = 4;
+    s.global_batch = 128;
+    s.seq = 4096;
+    pp_plan *p = malloc(sizeof *p);
+    estimate(&m, &c, &s, p);
+    cr_assert_gt(p->time.dp_comm_s, 0);
+    cr_assert_lt(p->time.dp_comm_s, p->time.compute_s, "the case needs comm under compute");
+    cr_expect_float_eq(p->time.dp_comm_exposed_s, 0.20 * p->time.dp_comm_s, 1e-9 * p->time.dp_comm_s);
+    c.nccl_overlap = -1; /* the cluster file's "overlap_slowdown": 0 */
+    pp_strategy_default(&s);
+    s.dp = 16, s.zero = 3, s.micro_batch = 4, s.global_batch = 128, s.seq = 4096;
+    estimate(&m, &c, &s, p);
+    cr_expect_float_eq(p->time.dp_comm_exposed_s, 0, 1e-12);
+    free(p);
 }
