@@ -371,6 +371,7 @@ static void parallel_flags(pp__sbuf *b, const pp_model *m, const pp_strategy *s,
     }
     if (s->sp) flag(b, "--sequence-parallel");
     if (s->cp > 1) flag_int(b, lm ? "--context-parallel-size" : "--ds-sequence-parallel-size", s->cp);
+    if (lm && s->cp > 1) pp__sb_printf(b, "  --cp-comm-type %s\n", s->cp_comm == PP_CP_ALLGATHER ? "allgather" : "p2p");
     if (s->ep > 1) flag_int(b, lm ? "--expert-model-parallel-size" : "--moe-expert-parallel-size", s->ep);
     if (lm && s->zero == 1) flag(b, "--use-distributed-optimizer");
     if (lm && s->overlap_dp && s->dp * s->cp > 1) {

@@ -74,11 +74,19 @@ static void block_comm(const pp_model *m, const pp_strategy *s, const groups *g,
      * a few SMs: no NCCL slowdown charged on the hidden part */
     if (s->overlap_tp) tp = pp__exposed(0, tp, bt->gemm_fwd_s * 3);
     st->tp += tp;
-    /* CP: ring attention passes K,V chunks (cp-1) times fwd, K,V + dK,dV bwd */
+    /* CP, per block: ring attention passes the K,V chunk (cp-1) times forward
+     * and K,V + dK,dV backward, under the attention core; the all-gather kind
+     * gathers K,V before the core (exposed) and reduce-scatters dK,dV after
+     * the backward one (Llama 3, Dubey et al. 2024, Sec. 3.3.2) */
     if (s->cp > 1) {
-        double kv = 2 * tok * 2.0 * m->kv_heads * pp__head_dim(m) / s->tp;
-        double ring = (s->cp - 1) * pp__sendrecv_s(&g->cp, kv) * 3;
-        st->cp += pp__exposed(g->slowdown, ring, bt->core_fwd_s * 3.5);
+        double kv = 2 * tok * 2.0 * m->kv_heads * pp__head_dim(m) / s->tp; /* this rank's K,V chunk */
+        if (s->cp_comm == PP_CP_ALLGATHER) {
+            double ag = pp__allgather_s(&g->cp, kv * s->cp);
+            st->cp += (2 + (recomputed ? 1 : 0)) * ag + pp__reducescatter_s(&g->cp, kv * s->cp);
+        } else {
+            double ring = (s->cp - 1) * pp__sendrecv_s(&g->cp, kv) * 3;
+            st->cp += pp__exposed(g->slowdown, ring, bt->core_fwd_s * 3.5);
+        }
     }
     /* EP: all-to-all dispatch + combine, fwd and bwd */
     if (kind == PP_BLOCK_MOE && s->ep > 1) {

@@ -14,6 +14,7 @@ static const char *const optimizer_names[] = {"adamw", "adam8bit", "adafactor", 
 static const char *const mode_names[] = {"full", "lora", "qlora"};
 static const char *const attention_names[] = {"flash", "materialised"};
 static const char *const grad_names[] = {"16bit", "fp32", "16bit+fp32"};
+static const char *const cp_comm_names[] = {"ring", "allgather"};
 
 _Static_assert(sizeof precision_names / sizeof *precision_names == PP_PREC_COUNT, "names");
 _Static_assert(sizeof offload_names / sizeof *offload_names == PP_OFFLOAD_COUNT, "names");
@@ -23,6 +24,7 @@ _Static_assert(sizeof optimizer_names / sizeof *optimizer_names == PP_OPT_COUNT,
 _Static_assert(sizeof attention_names / sizeof *attention_names == PP_ATTN_COUNT, "names");
 _Static_assert(sizeof grad_names / sizeof *grad_names == PP_GRAD_COUNT, "names");
 _Static_assert(sizeof mode_names / sizeof *mode_names == PP_MODE_COUNT, "names");
+_Static_assert(sizeof cp_comm_names / sizeof *cp_comm_names == PP_CP_COUNT, "names");
 
 const char *const *pp_enum_names(int which, int *n)
 {
@@ -35,6 +37,7 @@ const char *const *pp_enum_names(int which, int *n)
         [PP_ENUM_ATTENTION] = {attention_names, PP_ATTN_COUNT},
         [PP_ENUM_GRAD_ACCUM] = {grad_names, PP_GRAD_COUNT},
         [PP_ENUM_MODE] = {mode_names, PP_MODE_COUNT},
+        [PP_ENUM_CP_COMM] = {cp_comm_names, PP_CP_COUNT},
     };
     if (which < 0 || which >= PP_ENUM_COUNT) {
         *n = 0;
@@ -56,6 +59,7 @@ const char *pp_recompute_name(pp_recompute r) { return r < PP_RECOMPUTE_COUNT ? 
 const char *pp_schedule_name(pp_schedule s) { return s < PP_SCHED_COUNT ? schedule_names[s] : "?"; }
 const char *pp_optimizer_name(pp_optimizer o) { return o < PP_OPT_COUNT ? optimizer_names[o] : "?"; }
 const char *pp_attention_name(pp_attention a) { return a < PP_ATTN_COUNT ? attention_names[a] : "?"; }
+const char *pp_cp_comm_name(pp_cp_comm c) { return c < PP_CP_COUNT ? cp_comm_names[c] : "?"; }
 
 int pp__recomputed_blocks(const pp_strategy *s, int stage, int n)
 {
@@ -270,6 +274,7 @@ static pp_status check_states(const pp_strategy *s, const pp_cluster *c, pp_erro
         return pp__fail(err, PP_ERR_INPUT, "--offload nvme: cluster %s has no NVMe", c->name);
     if (s->recompute_layers < -1)
         return pp__fail(err, PP_ERR_INPUT, "recompute layers: expected -1 (all) or a count >= 0");
+    if (s->cp_comm >= PP_CP_COUNT) return pp__fail(err, PP_ERR_INPUT, "--cp-comm: expected ring or allgather");
     for (int i = 0; s->per_stage_recompute && i < s->pp; i++)
         if (s->stage_recompute[i] < 0)
             return pp__fail(err, PP_ERR_INPUT, "stage %d: recomputed blocks must be >= 0", i);

@@ -222,6 +222,10 @@ typedef enum pp_grad_accum {
     PP_GRAD_COUNT
 } pp_grad_accum;
 typedef enum pp_attention { PP_ATTN_FLASH, PP_ATTN_MATERIALISED, PP_ATTN_COUNT } pp_attention;
+/* How context parallelism moves K/V: a ring of send/recv overlapped with the
+ * attention core (Megatron-Core p2p, ring attention), or an all-gather of
+ * K/V before it (Llama 3, Megatron-Core all_gather), exposed. */
+typedef enum pp_cp_comm { PP_CP_RING, PP_CP_ALLGATHER, PP_CP_COUNT } pp_cp_comm;
 
 /* Training mode (fine-tuning). */
 typedef enum pp_train_mode { PP_MODE_FULL, PP_MODE_LORA, PP_MODE_QLORA, PP_MODE_COUNT } pp_train_mode;
@@ -271,6 +275,7 @@ typedef struct pp_strategy {
     pp_optimizer optimizer;
     pp_grad_accum grad_accum_dtype;
     pp_attention attention;
+    pp_cp_comm cp_comm;          /* with cp > 1: ring (default) or all-gather of K/V */
     int micro_batch;             /* sequences per GPU per micro-step */
     int grad_accum;              /* micro-batches per step (= pipeline m) */
     int global_batch;            /* sequences per optimizer step */
@@ -307,11 +312,12 @@ PP_API const char *pp_recompute_name(pp_recompute r);
 PP_API const char *pp_schedule_name(pp_schedule s);
 PP_API const char *pp_optimizer_name(pp_optimizer o);
 PP_API const char *pp_attention_name(pp_attention a);
+PP_API const char *pp_cp_comm_name(pp_cp_comm c);
 /* Name -> enum value; returns -1 when unknown. */
 PP_API int pp_enum_parse(const char *const *names, int n, const char *s);
 PP_API const char *const *pp_enum_names(int which, int *n); /* which: see PP_ENUM_* */
 enum { PP_ENUM_PRECISION, PP_ENUM_OFFLOAD, PP_ENUM_RECOMPUTE, PP_ENUM_SCHEDULE, PP_ENUM_OPTIMIZER,
-       PP_ENUM_ATTENTION, PP_ENUM_GRAD_ACCUM, PP_ENUM_MODE, PP_ENUM_COUNT };
+       PP_ENUM_ATTENTION, PP_ENUM_GRAD_ACCUM, PP_ENUM_MODE, PP_ENUM_CP_COMM, PP_ENUM_COUNT };
 
 /* ---------------------------------------------------------------- memory */
 

@@ -294,3 +294,25 @@ Test(memory, optimizer_step_can_be_the_peak)
     cr_assert_eq(pp_estimate(&m, &c, &s, &p, &err), PP_OK, "%s", err.msg);
     cr_expect_eq(p.memory.stages[0].peak_phase, PP_PHASE_FWD_BWD);
 }
+
+/* Context parallelism keeps K/V in flight during a block's backward: the ring
+ * the next K,V chunk and the dK,dV chunk it passes on (2 chunks); the
+ * all-gather kind the whole sequence's K,V and their gradients (2 x cp
+ * chunks). A chunk: K and V, 16-bit, b x s/cp x kv_heads x head_dim / tp. */
+Test(memory, context_parallel_kv_in_flight)
+{
+    pp_model m = gpt(8, 4096, 32, 50304, 32768);
+    pp_cluster c = cluster(1, 8, 80);
+    pp_strategy s = strat(2, 1, PP_RECOMPUTE_SELECTIVE);
+    s.attention = PP_ATTN_FLASH;
+    s.seq = 32768, s.cp = 4, s.dp = 1;
+    s.global_batch = 1;
+    double chunk = 2.0 * 2 * (32768 / 4) * 32 * 128 / 2; /* bytes */
+    pp_memory ring, ag;
+    pp_error err = {""};
+    cr_assert_eq(pp_strategy_resolve(&s, &m, &c, &err), PP_OK, "%s", err.msg);
+    pp_memory_estimate(&m, &c, &s, &ring);
+    s.cp_comm = PP_CP_ALLGATHER;
+    pp_memory_estimate(&m, &c, &s, &ag);
+    cr_expect_float_eq(ag.stages[0].recompute_bytes - ring.stages[0].recompute_bytes, (2 * 4 - 2) * chunk, 1);
+}

@@ -235,3 +235,31 @@ Test(time, overlapped_collectives_slow_compute)
     cr_expect_float_eq(p->time.dp_comm_exposed_s, 0, 1e-12);
     free(p);
 }
+
+/* Context parallelism's two kinds, per block on one GPU (no recompute):
+ * all-gather: K,V gathered in forward and again in backward, dK,dV
+ * reduce-scattered: 2 AG + 1 RS of the whole sequence's K,V, exposed;
+ * ring: (cp-1) send/recv of this rank's K,V chunk x 3 (fwd K,V; bwd K,V +
+ * dK,dV), hidden under 3.5x the attention core but for the NCCL slowdown. */
+Test(time, context_parallel_ring_and_allgather)
+{
+    pp_model m = load("llama3-8b");
+    pp_cluster c = cluster("dgx-h100", 8);
+    pp_strategy s;
+    pp_plan *p = malloc(sizeof *p);
+    double tok = 1.0 * 32768 / 4, kv = 2 * tok * 2.0 * m.kv_heads * (m.hidden / m.heads); /* bytes, tp 1 */
+    pp__comm_group g;
+    pp__group(&c, 4, 1, &g);
+    for (int kind = 0; kind < PP_CP_COUNT; kind++) {
+        pp_strategy_default(&s);
+        s.cp = 4, s.dp = 2, s.seq = 32768, s.global_batch = 2, s.cp_comm = kind;
+        estimate(&m, &c, &s, p);
+        double ag = pp__allgather_s(&g, kv * 4), rs = pp__reducescatter_s(&g, kv * 4);
+        double ring = 3 * (4 - 1) * pp__sendrecv_s(&g, kv);
+        double core = pp__attn_core_fwd_s(&m, &c, &s) * 3.5;
+        double per_block = kind == PP_CP_ALLGATHER ? 2 * ag + rs : pp__exposed(0.20, ring, core);
+        cr_expect_float_eq(p->time.cp_comm_s, m.layers * per_block, 1e-9 * p->time.cp_comm_s, "%s: %g s, by hand %g s",
+                           pp_cp_comm_name(kind), p->time.cp_comm_s, m.layers * per_block);
+    }
+    free(p);
+}
