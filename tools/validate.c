@@ -61,6 +61,7 @@ typedef struct scenario {
     pp_strategy s;
     int mb_known;
     const char *basis; /* which reported figure: "hw" tflops, "model" tflops, "mfu" */
+    double step_s;     /* the source's seconds per iteration, when printed */
     char note[PP_ERR_LEN + 16];
 } scenario;
 
@@ -253,6 +254,11 @@ static int build(const row *r, scenario *sc)
     }
     if (!strncmp(name, "bloom", 5) && !bloom_setup(r, sc)) return 0;
     sc->basis = basis_for(name);
+    /* BigScience's TFLOP/s formula under-reported until 02-21 ("TFLOPs
+     * calculation improved"); for rows before it, compare the seconds per
+     * iteration the same logs print */
+    const char *si = strstr(r->f[C_NOTES], "sec/it ");
+    if (si && !strstr(r->f[C_NOTES], "TFLOPs-formula fix")) sc->step_s = atof(si + 7);
     return 1;
 }
 
@@ -326,6 +332,13 @@ static void add_throughput(results *o, const row *r, const scenario *sc, const p
 {
     double tf = num(r->f[C_TFLOPS]), mfu = num(r->f[C_MFU]), pred, rep;
     const char *unit;
+    if (sc->step_s > 0) { /* throughput from time: + means predicted faster */
+        double e = 100 * (sc->step_s / p->time.step_s - 1);
+        o->terr[o->nt++] = fabs(e);
+        snprintf(o->tbl_t[o->rows_t++], 2400, "| %s | %s | %s | %.1f | %.1f | %+.1f%% throughput (s/step) |",
+                 r->f[C_NAME], r->f[C_MODEL], cfg, sc->step_s, p->time.step_s, e);
+        return;
+    }
     if (!strcmp(sc->basis, "mfu") || tf <= 0) {
         pred = 100 * p->throughput.mfu;
         rep = mfu;
@@ -430,7 +443,8 @@ static void print_preamble(void)
            "  context the document measured (1573 MiB), Megatron's default dropout 0.1 (the scripts pass\n"
            "  none), 64 heads where a row up to 02-23 does not print them (\"all NHEADS=64 (above too)\"),\n"
            "  memory read on the first and last stages (\"Mem = max memory used by the first (last) nodes\n"
-           "  with the word embedding matrix\");\n"
+           "  with the word embedding matrix\"); rows before the 02-21 TFLOP/s formula fix compared on the\n"
+           "  seconds per iteration the logs print;\n"
            "- Megatron-Core/NeMo/Megatron-Bridge: distributed optimizer (ZeRO-1), sequence parallelism and TP\n"
            "  overlap with TP > 1; the 25.09 Megatron-Bridge table (no precision column) repeats FP8 recipes;\n"
            "- figures compared on the source's FLOP basis: hardware TFLOP/s (with recompute) for Narayanan\n"
