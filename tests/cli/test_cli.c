@@ -398,6 +398,11 @@ Test(cli_cluster, unknown_key) { MUTANT_BAD(CLUSTER_FILE, "\"gpus_per_node\"", "
 Test(cli_cluster, unknown_nested_key) { MUTANT_BAD(CLUSTER_FILE, "\"nic_gbit_s\"", "\"nic_gbits\"", "$.inter.nic_gbits", "unknown key", "did you mean \"nic_gbit_s\""); }
 Test(cli_cluster, unknown_enum) { MUTANT_BAD(CLUSTER_FILE, "\"kind\": \"nvlink\"", "\"kind\": \"nvlnk\"", "$.intra.kind", "expected one of nvlink|pcie|xgmi|roce", "did you mean \"nvlink\""); }
 Test(cli_cluster, negative) { MUTANT_BAD(CLUSTER_FILE, "\"nodes\": 1", "\"nodes\": -1", "$.nodes", "expected an integer in [1, 1000000]", "got -1"); }
+Test(cli_cluster, absurd_overlap_slowdown)
+{
+    MUTANT_BAD(CLUSTER_FILE, "\"pcie\": {\"gen\": 5}", "\"pcie\": {\"gen\": 5}, \"nccl_efficiency\": {\"overlap_slowdown\": 2}",
+               "$.nccl_efficiency.overlap_slowdown", "expected a number in [0, 0.9]", "got 2");
+}
 Test(cli_cluster, zero) { MUTANT_BAD(CLUSTER_FILE, "\"host_mem_gib\": 2048", "\"host_mem_gib\": 0", "$.host_mem_gib", "expected a number in (0, ", "got 0"); }
 Test(cli_cluster, infinite) { MUTANT_BAD(CLUSTER_FILE, "\"nic_gbit_s\": 400", "\"nic_gbit_s\": 1e999", "$.inter.nic_gbit_s", "expected a number in (0, ", "got inf"); }
 Test(cli_cluster, absurd) { MUTANT_BAD(CLUSTER_FILE, "\"gpus_per_node\": 8", "\"gpus_per_node\": 1e30", "$.gpus_per_node", "expected an integer in [1, 4096]", "got 1e+30"); }
@@ -575,6 +580,8 @@ Test(cli_estimate, bad_enums)
     expect_bad(cli(EST, "--recompute", "some", NULL), "--recompute", "selective", "'some'");
     expect_bad(cli(EST, "--schedule", "zb", NULL), "--schedule", "1f1b", "'zb'");
     expect_bad(cli(EST, "--format", "yaml", NULL), "--format", "table|json", "'yaml'");
+    expect_bad(cli(EST, "--cp-comm", "a2a", NULL), "--cp-comm", "ring|allgather", "'a2a'");
+    expect_bad(cli(EST, "--grad-accum", "fp64", NULL), "--grad-accum", "16bit", "'fp64'");
 }
 
 Test(cli_estimate, bad_stage_layers)
@@ -582,6 +589,9 @@ Test(cli_estimate, bad_stage_layers)
     expect_bad(cli(EST, "--pp", "2", "--stage-layers", "16", NULL), "--stage-layers", "expected 2 counts");
     expect_bad(cli(EST, "--pp", "2", "--stage-layers", "16,x", NULL), "--stage-layers", "'16,x'");
     expect_bad(cli(EST, "--pp", "2", "--stage-layers", "10,10", NULL), "--stage-layers", "sum to 20");
+    /* DeepSpeed's split leaves a stage without blocks: DeepSpeed refuses it */
+    expect_bad(cli(EST, "--pp", "30", "--stage-layers", "deepspeed", NULL), "--stage-layers deepspeed",
+               "no transformer block");
 }
 
 Test(cli_estimate, unknown_option_with_suggestion)
