@@ -21,12 +21,18 @@
 #define ATTN_EFF_DEFAULT 0.25
 #define HBM_EFF_DEFAULT 0.80    /* elementwise kernels' share of HBM bandwidth */
 #define GEMM_DIM_HALF 64.0      /* d/(d+64): 128 -> 0.67, 1024 -> 0.94 */
-/* Efficiency factor of a GEMM whose k or n is not a multiple of 8. Fitted
- * (docs/time.md, "Unaligned GEMMs") on the three BLOOM prequel runs with
- * head_dim 108 (h 13824, 128 heads), whose only change from their 64-head
- * neighbours is the head width; checked on the held-out h 14400 run
- * (head_dim 150): +33% -> +19%. */
-#define GEMM_MISALIGNED 0.10
+/* Efficiency factor of a GEMM whose k or n is not a multiple of 8: H100,
+ * fp16 bmm 4x4096xk . kx4096, k = 10922 (not a multiple of 8) 272.7 TFLOP/s
+ * against 398.4 at k = 10944 (Bekman, ml-engineering, training/performance,
+ * "a whooping 46% speedup") -> 0.685. */
+#define GEMM_MISALIGNED 0.685
+/* The same for the batched GEMMs of materialised attention, whose k or n is
+ * the head width: fitted (docs/time.md, "Unaligned GEMMs") on the three BLOOM
+ * prequel runs with head_dim 108 (h 13824, 128 heads), whose only change from
+ * their 64-head neighbours is the head width; checked on the held-out h 14400
+ * run (head_dim 150): +33% -> +19%. Far below the 0.685 measured for large
+ * GEMMs: at a small unaligned head width more than alignment goes wrong. */
+#define ATTN_BMM_MISALIGNED 0.10
 
 double pp__matmul_eff(const pp_gpu *g) { return g->matmul_eff > 0 ? g->matmul_eff : MATMUL_EFF_DEFAULT; }
 double pp__attn_eff(const pp_gpu *g) { return g->attn_eff > 0 ? g->attn_eff : ATTN_EFF_DEFAULT; }
@@ -46,19 +52,21 @@ static hw hardware(const pp_cluster *c, pp_precision p)
     return h;
 }
 
-/* A GEMM (m x k) . (k x n): FLOPs at the shape-dependent efficiency. */
-static double gemm_s(const hw *h, double m, double k, double n)
+/* A GEMM (m x k) . (k x n): FLOPs at the shape-dependent efficiency. 16-bit
+ * tensor-core GEMMs want k and n in multiples of 8 elements (NVIDIA "Matrix
+ * Multiplication Background" guide, Sec. 2.2); off that grid cuBLAS >= 11
+ * runs slower unaligned kernels, at `misaligned` of the rate. */
+static double gemm_sf(const hw *h, double m, double k, double n, double misaligned)
 {
     if (m <= 0 || k <= 0 || n <= 0) return 0;
     double d = m < k ? m : k;
     if (n < d) d = n;
     double eff = h->mm * d / (d + GEMM_DIM_HALF);
-    /* 16-bit tensor-core GEMMs want k and n in multiples of 8 elements
-     * (NVIDIA "Matrix Multiplication Background" guide, Sec. 2.2); off that
-     * grid cuBLAS >= 11 runs slow unaligned kernels. */
-    if (fmod(k, 8) != 0 || fmod(n, 8) != 0) eff *= GEMM_MISALIGNED;
+    if (fmod(k, 8) != 0 || fmod(n, 8) != 0) eff *= misaligned;
     return 2 * m * k * n / (h->peak * eff);
 }
+
+static double gemm_s(const hw *h, double m, double k, double n) { return gemm_sf(h, m, k, n, GEMM_MISALIGNED); }
 
 static double mlp_gemms(const pp_model *m, const hw *h, double tok, double f, double t)
 {
@@ -93,7 +101,7 @@ double pp__attn_core_fwd_s(const pp_model *m, const pp_cluster *c, const pp_stra
     double flops = 2 * tok * s->seq * a * (qk + v); /* full s x s */
     if (s->attention == PP_ATTN_FLASH) return 0.5 * flops / (h.peak * h.attn); /* causal */
     /* materialised: two batched GEMMs and the softmax/dropout passes */
-    double bmm = gemm_s(&h, s->seq, qk, s->seq) + gemm_s(&h, s->seq, s->seq, v);
+    double bmm = gemm_sf(&h, s->seq, qk, s->seq, ATTN_BMM_MISALIGNED) + gemm_sf(&h, s->seq, s->seq, v, ATTN_BMM_MISALIGNED);
     double scores = tok * s->seq * a; /* elements */
     double bytes = scores * (4 + (m->dropout > 0 ? 5 : 0));
     return bmm * a * tok / s->seq + bytes / h.hbm;

@@ -263,3 +263,27 @@ Test(time, context_parallel_ring_and_allgather)
     }
     free(p);
 }
+
+/* An MLP width off the 8-element grid (10922, as an unrounded 8h/3 SwiGLU
+ * gives) runs its GEMMs at 0.685 of the rate: Bekman's H100 measurement,
+ * 272.7 against 398.4 TFLOP/s. By hand: up + down GEMMs are 2 x 2 tok h f
+ * FLOPs at peak x matmul_eff x d/(d+64), d = h here (the smallest side). */
+Test(time, unaligned_mlp_width_by_hand)
+{
+    pp_model m = load("llama2-7b");
+    pp_cluster c = cluster("dgx-h100", 8);
+    m.gated_mlp = 0; /* two matrices, as in the formula */
+    pp_strategy s;
+    pp_strategy_default(&s);
+    s.seq = 4096;
+    double tok = 4096, h = m.hidden, peak = c.gpu.peak_flops[PP_PREC_BF16], mm = pp__matmul_eff(&c.gpu);
+    pp__block_times a, b;
+    m.ffn = 10920;
+    pp__block_time(&m, &c, &s, PP_BLOCK_DENSE, &a);
+    m.ffn = 10922;
+    pp__block_time(&m, &c, &s, PP_BLOCK_DENSE, &b);
+    double eff = mm * h / (h + 64);
+    double by_hand = 4 * tok * h * 10922 / (peak * eff * 0.685) - 4 * tok * h * 10920 / (peak * eff);
+    cr_expect_float_eq(b.gemm_fwd_s - a.gemm_fwd_s, by_hand, 1e-9 * by_hand, "%g s, by hand %g s",
+                       b.gemm_fwd_s - a.gemm_fwd_s, by_hand);
+}
