@@ -212,7 +212,11 @@ static void print_time(const pp_plan *p)
     printf("\nstep time (slowest stage %d)\n", t->slowest_stage);
     for (size_t i = 0; i < sizeof rows / sizeof *rows; i++)
         if (rows[i].v > 0) printf("  %-24s %9.3f s  %5.1f%%\n", rows[i].name, rows[i].v, 100 * rows[i].v / t->step_s);
-    printf("  %-24s %9.3f s   (DP/ZeRO traffic %.3f s, mostly overlapped)\n", "step", t->step_s, t->dp_comm_s);
+    if (t->dp_comm_s > 0)
+        printf("  %-24s %9.3f s   (DP/ZeRO traffic %.3f s, of which %.0f%% adds to the step)\n", "step", t->step_s,
+               t->dp_comm_s, 100 * t->dp_comm_exposed_s / t->dp_comm_s);
+    else
+        printf("  %-24s %9.3f s\n", "step", t->step_s);
     printf("\n%.0f tokens/s, %.1f model TFLOP/s per GPU, MFU %.1f%%, HFU %.1f%%\n", q->tokens_per_s,
            q->model_tflops_per_gpu, 100 * q->mfu, 100 * q->hfu);
     if (p->train.tokens > 0)
