@@ -23,7 +23,7 @@ static const char *const top_keys[] = {
 static const char *const bias_keys[] = {"qkv", "out", "mlp", "lm_head", NULL};
 static const char *const moe_keys[] = {"experts", "topk", "shared_experts", "expert_ffn",
                                        "capacity_factor", "first_dense_layers", "every",
-                                       "moe_blocks", NULL};
+                                       "dense_blocks", "moe_blocks", NULL};
 static const char *const mla_keys[] = {"q_lora_rank", "kv_lora_rank", "qk_nope_head_dim",
                                        "qk_rope_head_dim", "v_head_dim", NULL};
 
@@ -58,6 +58,26 @@ static int parse_count(const char *s, double *out)
     return 1;
 }
 
+/* "dense_blocks": indices of blocks that are dense although the
+ * first_dense_layers/every pattern makes them MoE (any pattern can be said). */
+static void read_dense_blocks(jr_ctx *c, const cJSON *moe, pp_model *m)
+{
+    const cJSON *d = cJSON_GetObjectItemCaseSensitive(moe, "dense_blocks");
+    if (!d || c->st != PP_OK) return;
+    if (!cJSON_IsArray(d)) {
+        jr_fail(c, "$.moe", "dense_blocks", "expected an array of block indices");
+        return;
+    }
+    for (const cJSON *it = d->child; it; it = it->next) {
+        double v = cJSON_IsNumber(it) ? it->valuedouble : -1;
+        if (v < 0 || v >= m->layers || v != (int)v) {
+            jr_fail(c, "$.moe", "dense_blocks", "expected block indices in [0, %d)", m->layers);
+            return;
+        }
+        m->block_kind[(int)v] = PP_BLOCK_DENSE;
+    }
+}
+
 static void read_moe(jr_ctx *c, const cJSON *root, pp_model *m)
 {
     const cJSON *moe = jr_obj(c, root, "$", "moe", 0);
@@ -73,6 +93,7 @@ static void read_moe(jr_ctx *c, const cJSON *root, pp_model *m)
         jr_int(c, moe, "$.moe", "every", 0, 1, PP_MAX_LAYERS, &every);
     }
     pp__model_set_moe_layers(m, first_dense, every);
+    if (moe) read_dense_blocks(c, moe, m);
 }
 
 static void read_mla(jr_ctx *c, const cJSON *root, pp_model *m)
@@ -209,7 +230,15 @@ static void add_shape_details(cJSON *o, const pp_model *m)
     cJSON_AddBoolToObject(b, "lm_head", m->lm_head_bias);
 }
 
-/* MoE blocks as first_dense_layers + every: the pattern the reader expands. */
+static int moe_pattern_is(const pp_model *m, int first, int every)
+{
+    for (int i = 0; i < m->layers; i++)
+        if ((m->block_kind[i] == PP_BLOCK_MOE) != (i >= first && (i - first) % every == 0)) return 0;
+    return 1;
+}
+
+/* MoE blocks as first_dense_layers + every (+ dense_blocks): what the reader
+ * expands. */
 static void add_moe(cJSON *o, const pp_model *m, int moe_blocks)
 {
     if (m->experts <= 0) return;
@@ -225,8 +254,15 @@ static void add_moe(cJSON *o, const pp_model *m, int moe_blocks)
     cJSON_AddNumberToObject(e, "shared_experts", m->shared_experts);
     cJSON_AddNumberToObject(e, "expert_ffn", m->expert_ffn);
     cJSON_AddNumberToObject(e, "capacity_factor", m->capacity_factor);
-    cJSON_AddNumberToObject(e, "first_dense_layers", first < 0 ? m->layers : first);
-    cJSON_AddNumberToObject(e, "every", second > first && first >= 0 ? second - first : 1);
+    int f = first < 0 ? m->layers : first, every = second > first && first >= 0 ? second - first : 1;
+    if (!moe_pattern_is(m, f, every)) every = 1; /* all from f, minus dense_blocks */
+    cJSON_AddNumberToObject(e, "first_dense_layers", f);
+    cJSON_AddNumberToObject(e, "every", every);
+    if (!moe_pattern_is(m, f, every)) {
+        cJSON *d = cJSON_AddArrayToObject(e, "dense_blocks");
+        for (int i = f; i < m->layers; i++)
+            if (m->block_kind[i] == PP_BLOCK_DENSE) cJSON_AddItemToArray(d, cJSON_CreateNumber(i));
+    }
     cJSON_AddNumberToObject(e, "moe_blocks", moe_blocks);
 }
 

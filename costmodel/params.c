@@ -155,6 +155,9 @@ pp_status pp_model_validate(const pp_model *m, const char *where, pp_error *err)
     if (m->head_dim == 0 && m->hidden % m->heads != 0)
         return pp__fail(err, PP_ERR_INPUT, "%s: heads: %d does not divide hidden %d (set head_dim if that is intended)",
                         where, m->heads, m->hidden);
+    if (m->head_dim == 0 && m->hidden / m->heads > 1 << 14) /* the same bound as an explicit head_dim */
+        return pp__fail(err, PP_ERR_INPUT, "%s: heads: hidden %d / %d heads gives a head width of %d, above %d", where,
+                        m->hidden, m->heads, m->hidden / m->heads, 1 << 14);
     if (m->heads % m->kv_heads != 0)
         return pp__fail(err, PP_ERR_INPUT, "%s: kv_heads: %d does not divide heads %d", where,
                         m->kv_heads, m->heads);
