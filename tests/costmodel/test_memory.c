@@ -316,3 +316,34 @@ Test(memory, context_parallel_kv_in_flight)
     pp_memory_estimate(&m, &c, &s, &ag);
     cr_expect_float_eq(ag.stages[0].recompute_bytes - ring.stages[0].recompute_bytes, (2 * 4 - 2) * chunk, 1);
 }
+
+/* A Mixtral-8x7B MoE block's stored activations, Korthikanti's accounting
+ * extended term by term (16-bit tensors, fp32 router logits), tp 1, flash,
+ * no dropout, dropless (capacity 1), top-2 of 8 experts, per micro-batch of
+ * tok tokens:
+ *   norms: 2 inputs x 2 tok h;  attention: QKV input 2 tok h, Q/K/V/proj
+ *   input 2 tok (q + k + v + o) with q = o = 32 x 128, k = v = 8 x 128,
+ *   log-sum-exp 4 tok x 32 heads;  MoE: MLP input 2 tok h, its 2 routed
+ *   copies 2 x 2 tok h, router logits 4 tok x 8, and per routed copy the
+ *   gated MLP's 3 kept outputs 6 x ffn_expert. */
+Test(memory, moe_block_by_hand)
+{
+    pp_model m;
+    pp_error err = {""};
+    cr_assert_eq(pp_model_load("mixtral-8x7b", &m, &err), PP_OK, "%s", err.msg);
+    m.dropout = 0;
+    pp_strategy s;
+    pp_strategy_default(&s);
+    s.seq = 4096, s.micro_batch = 1;
+    double tok = 4096, h = 4096, q = 32 * 128, kv = 8 * 128, fe = 14336;
+    double norms = 2 * 2 * tok * h;
+    double attn = 2 * tok * h + 2 * tok * (q + kv + kv + q) + 4 * tok * 32;
+    double moe = 2 * tok * h + 2 * 2 * tok * h + 4 * tok * 8 + 6 * (2 * tok) * fe;
+    double got = pp__block_act_bytes(&m, &s, PP_BLOCK_MOE, PP_RECOMPUTE_NONE);
+    cr_expect_float_eq(got, norms + attn + moe, 1, "%.0f bytes, by hand %.0f", got, norms + attn + moe);
+    /* capacity factor 1.25 stores 1.25x the routed copies and their MLP work */
+    m.capacity_factor = 1.25;
+    double got2 = pp__block_act_bytes(&m, &s, PP_BLOCK_MOE, PP_RECOMPUTE_NONE);
+    double moe2 = 2 * tok * h + 2.5 * 2 * tok * h + 4 * tok * 8 + 6 * (2.5 * tok) * fe;
+    cr_expect_float_eq(got2, norms + attn + moe2, 1, "%.0f bytes, by hand %.0f", got2, norms + attn + moe2);
+}
