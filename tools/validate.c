@@ -447,6 +447,8 @@ static void print_preamble(void)
            "  seconds per iteration the logs print;\n"
            "- Megatron-Core/NeMo/Megatron-Bridge: distributed optimizer (ZeRO-1), sequence parallelism and TP\n"
            "  overlap with TP > 1; the 25.09 Megatron-Bridge table (no precision column) repeats FP8 recipes;\n"
+           "  \"PP comm overlap on\" means the interleaved schedule (Megatron-LM disables\n"
+           "  --overlap-p2p-communication otherwise), with one block per virtual stage;\n"
            "- figures compared on the source's FLOP basis: hardware TFLOP/s (with recompute) for Narayanan\n"
            "  and BLOOM, MFU for Korthikanti, model TFLOP/s otherwise.\n\n"
            "Constants: each GPU's matmul and attention efficiency is fitted to these rows (Calibration,\n"
