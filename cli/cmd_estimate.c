@@ -23,6 +23,7 @@ static const cli_opt opts[] = {
     {"optimizer", 1, "adamw|adam8bit|adafactor|sgd|lion|adagrad|rmsprop (default adamw)"},
     {"attention", 1, "flash|materialised (default flash)"},
     {"cp-comm", 1, "with --cp: ring (send/recv under attention) or allgather (of K/V) (default ring)"},
+    {"loss", 1, "loss kernel: fp32 (Megatron), fused (flash-attn, TE) or chunked (Liger) (default fp32)"},
     {"micro-batch", 1, "sequences per GPU per micro-step (default 1)"},
     {"global-batch", 1, "sequences per step (default micro-batch*dp)"},
     {"seq", 1, "sequence length (default: the model's)"},
@@ -115,6 +116,7 @@ static int parse_enums(const cli_args *a, pp_strategy *s)
     if (!rc && !(rc = parse_enum(a, "optimizer", PP_ENUM_OPTIMIZER, &e)) && cli_has(a, "optimizer")) s->optimizer = e;
     if (!rc && !(rc = parse_enum(a, "attention", PP_ENUM_ATTENTION, &e)) && cli_has(a, "attention")) s->attention = e;
     if (!rc && !(rc = parse_enum(a, "cp-comm", PP_ENUM_CP_COMM, &e)) && cli_has(a, "cp-comm")) s->cp_comm = e;
+    if (!rc && !(rc = parse_enum(a, "loss", PP_ENUM_LOSS, &e)) && cli_has(a, "loss")) s->loss = e;
     if (!rc && !(rc = parse_enum(a, "schedule", PP_ENUM_SCHEDULE, &e)) && cli_has(a, "schedule")) s->schedule = e;
     if (!rc && !(rc = parse_enum(a, "offload", PP_ENUM_OFFLOAD, &e)) && cli_has(a, "offload")) s->offload = e;
     if (!rc && !(rc = parse_enum(a, "grad-accum", PP_ENUM_GRAD_ACCUM, &e)) && cli_has(a, "grad-accum"))

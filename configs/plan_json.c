@@ -22,6 +22,7 @@ static void add_strategy(cJSON *o, const pp_strategy *s)
     cJSON_AddStringToObject(j, "optimizer", pp_optimizer_name(s->optimizer));
     cJSON_AddStringToObject(j, "attention", pp_attention_name(s->attention));
     cJSON_AddStringToObject(j, "cp_comm", pp_cp_comm_name(s->cp_comm));
+    cJSON_AddStringToObject(j, "loss", pp_loss_name(s->loss));
     cJSON_AddNumberToObject(j, "micro_batch", s->micro_batch);
     cJSON_AddNumberToObject(j, "grad_accum", s->grad_accum);
     cJSON_AddNumberToObject(j, "global_batch", s->global_batch);

@@ -13,6 +13,7 @@ typedef struct act_dims {
     double rep;   /* divisor of "replicated" terms: t with SP, else 1 */
     double cores; /* materialised score elements: heads * (s/cp) * s * b */
     int drop;     /* dropout present */
+    double gin;   /* bytes of a saved GEMM input: 1 under fp8, else 2 */
 } act_dims;
 
 static act_dims dims(const pp_model *m, const pp_strategy *s)
@@ -25,6 +26,9 @@ static act_dims dims(const pp_model *m, const pp_strategy *s)
     d.rep = s->sp ? s->tp : 1;
     d.cores = (double)m->heads * sl * s->seq * s->micro_batch;
     d.drop = m->dropout > 0;
+    /* Transformer Engine keeps the FP8 cast of each GEMM input for the
+     * weight gradient, not the 16-bit tensor */
+    d.gin = s->precision == PP_PREC_FP8 ? 1 : 2;
     return d;
 }
 
@@ -43,8 +47,8 @@ static double attn_act(const pp_model *m, const act_dims *d, pp_recompute r, int
         q = o = a * hd;
         k = v = m->kv_heads * hd;
     }
-    double repl = 2 * d->tok * d->h + (d->drop ? d->tok * d->h : 0) + latent; /* QKV input, mask */
-    double split = 2 * d->tok * (q + k + v + o); /* Q, K, V, projection input */
+    double repl = d->gin * d->tok * d->h + (d->drop ? d->tok * d->h : 0) + latent; /* QKV input, mask */
+    double split = 2 * d->tok * (q + k + v) + d->gin * d->tok * o; /* Q, K, V, projection input */
     double core = 0;
     if (flash)
         core = 4 * d->tok * a; /* fp32 log-sum-exp per head; O is the projection input */
@@ -53,22 +57,24 @@ static double attn_act(const pp_model *m, const act_dims *d, pp_recompute r, int
     return repl / d->rep + (split + core) / d->t;
 }
 
-/* MLP internals (both matmul outputs kept): 4 s b f plain, 6 s b f gated. */
-static double mlp_inner(const pp_model *m, double tok, double f)
+/* MLP internals: the up (and gate) outputs in 16 bits and the activation's
+ * output, which is the down GEMM's input: 4 s b f plain, 6 s b f gated in
+ * 16-bit training (Korthikanti), one byte less per f under fp8. */
+static double mlp_inner(const pp_model *m, const act_dims *d, double tok, double f)
 {
-    return (m->gated_mlp ? 6.0 : 4.0) * tok * f;
+    return ((m->gated_mlp ? 4.0 : 2.0) + d->gin) * tok * f;
 }
 
 static double mlp_act(const pp_model *m, const act_dims *d, int kind)
 {
     double mask = d->drop ? d->tok * d->h : 0;
     if (kind != PP_BLOCK_MOE)
-        return (2 * d->tok * d->h + mask) / d->rep + mlp_inner(m, d->tok, m->ffn) / d->t;
+        return (d->gin * d->tok * d->h + mask) / d->rep + mlp_inner(m, d, d->tok, m->ffn) / d->t;
     double cf = m->capacity_factor > 0 ? m->capacity_factor : 1.0;
     double routed = m->topk * cf; /* token copies per token after dispatch */
     double router = 4 * d->tok * m->experts; /* fp32 router logits */
-    double inputs = 2 * d->tok * d->h * (1 + routed); /* MLP input + permuted copies */
-    double inner = mlp_inner(m, d->tok * (routed + m->shared_experts), m->expert_ffn);
+    double inputs = 2 * d->tok * d->h + d->gin * d->tok * d->h * routed; /* router input + permuted copies */
+    double inner = mlp_inner(m, d, d->tok * (routed + m->shared_experts), m->expert_ffn);
     return (inputs + mask + router) / d->rep + inner / d->t;
 }
 

@@ -238,6 +238,32 @@ double pp__nccl_bytes(const pp_strategy *s)
     return comms * NCCL_COMM_BYTES;
 }
 
+/* What the last stage holds for the loss, bytes (docs/memory.md):
+ *   fp32: 16-bit logits + the fp32 softmax Megatron's vocab-parallel
+ *         cross-entropy keeps for backward (6 bytes per logit);
+ *   fused: flash-attn's CrossEntropyLoss (llm-foundry's default) keeps the
+ *         16-bit logits and writes a 16-bit gradient (4 bytes);
+ *   chunked: Liger's fused linear cross-entropy materialises one chunk of
+ *         2^ceil(log2(tokens / ceil(V/h))) tokens at a time (fp32 logits and
+ *         their gradient, 8 bytes per logit of the chunk).
+ * GPipe keeps every micro-batch's loss inputs until its backward. */
+static double logits_bytes(const pp_model *m, const pp_strategy *s, double tok)
+{
+    double logits = tok * m->vocab / s->tp; /* elements of one micro-batch */
+    double per, keep;
+    switch (s->loss) {
+    case PP_LOSS_FUSED: per = 4 * logits, keep = 2 * logits; break;
+    case PP_LOSS_CHUNKED: {
+        double chunks = ceil((double)m->vocab / m->hidden), chunk = exp2(ceil(log2(tok / chunks)));
+        per = 8 * (chunk < tok ? chunk : tok) * m->vocab / s->tp, keep = 0;
+        break;
+    }
+    default: per = 6 * logits, keep = 4 * logits; break;
+    }
+    double stored = s->pp > 1 && s->schedule == PP_SCHED_GPIPE ? (s->grad_accum - 1) * keep : 0;
+    return per + stored;
+}
+
 /* Context parallelism's K/V in flight during one block's backward: the ring
  * holds the next K,V chunk and the dK,dV chunk it passes on; the all-gather
  * kind holds the whole sequence's K,V and their gradients. */
@@ -277,9 +303,7 @@ static void stage_estimate(const pp_model *m, const pp_cluster *c, const pp_stra
     double act = o->act_per_microbatch * o->inflight;
 
     if (is_last) {
-        double logits = tok * m->vocab / s->tp; /* elements */
-        double stored = s->pp > 1 && s->schedule == PP_SCHED_GPIPE ? (s->grad_accum - 1) * 4 * logits : 0;
-        o->logits_bytes = 6 * logits + stored; /* 16-bit logits + fp32 softmax, Megatron CE */
+        o->logits_bytes = logits_bytes(m, s, tok);
     }
     /* pipeline: each in-flight micro-batch's output is kept for its backward
      * (DeepSpeed PipelineEngine), plus a receive buffer */

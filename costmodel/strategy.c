@@ -15,6 +15,7 @@ static const char *const mode_names[] = {"full", "lora", "qlora"};
 static const char *const attention_names[] = {"flash", "materialised"};
 static const char *const grad_names[] = {"16bit", "fp32", "16bit+fp32"};
 static const char *const cp_comm_names[] = {"ring", "allgather"};
+static const char *const loss_names[] = {"fp32", "fused", "chunked"};
 
 _Static_assert(sizeof precision_names / sizeof *precision_names == PP_PREC_COUNT, "names");
 _Static_assert(sizeof offload_names / sizeof *offload_names == PP_OFFLOAD_COUNT, "names");
@@ -25,6 +26,7 @@ _Static_assert(sizeof attention_names / sizeof *attention_names == PP_ATTN_COUNT
 _Static_assert(sizeof grad_names / sizeof *grad_names == PP_GRAD_COUNT, "names");
 _Static_assert(sizeof mode_names / sizeof *mode_names == PP_MODE_COUNT, "names");
 _Static_assert(sizeof cp_comm_names / sizeof *cp_comm_names == PP_CP_COUNT, "names");
+_Static_assert(sizeof loss_names / sizeof *loss_names == PP_LOSS_COUNT, "names");
 
 const char *const *pp_enum_names(int which, int *n)
 {
@@ -38,6 +40,7 @@ const char *const *pp_enum_names(int which, int *n)
         [PP_ENUM_GRAD_ACCUM] = {grad_names, PP_GRAD_COUNT},
         [PP_ENUM_MODE] = {mode_names, PP_MODE_COUNT},
         [PP_ENUM_CP_COMM] = {cp_comm_names, PP_CP_COUNT},
+        [PP_ENUM_LOSS] = {loss_names, PP_LOSS_COUNT},
     };
     if (which < 0 || which >= PP_ENUM_COUNT) {
         *n = 0;
@@ -60,6 +63,7 @@ const char *pp_schedule_name(pp_schedule s) { return s < PP_SCHED_COUNT ? schedu
 const char *pp_optimizer_name(pp_optimizer o) { return o < PP_OPT_COUNT ? optimizer_names[o] : "?"; }
 const char *pp_attention_name(pp_attention a) { return a < PP_ATTN_COUNT ? attention_names[a] : "?"; }
 const char *pp_cp_comm_name(pp_cp_comm c) { return c < PP_CP_COUNT ? cp_comm_names[c] : "?"; }
+const char *pp_loss_name(pp_loss l) { return l < PP_LOSS_COUNT ? loss_names[l] : "?"; }
 
 int pp__recomputed_blocks(const pp_strategy *s, int stage, int n)
 {
@@ -188,9 +192,13 @@ static pp_status check_split(pp_strategy *s, const pp_model *m, pp_error *err)
         if (s->stage_layers[i] < 0 || (i >= s->pp && s->stage_layers[i] != 0))
             return pp__fail(err, PP_ERR_INPUT, "--stage-layers: expected %d non-negative counts, one per stage", s->pp);
         sum += s->stage_layers[i];
-        if (s->schedule == PP_SCHED_INTERLEAVED && s->stage_layers[i] % s->virtual_stages)
-            return pp__fail(err, PP_ERR_INPUT, "--stage-layers: stage %d has %d blocks, not a multiple of --virtual-stages %d",
-                            i, s->stage_layers[i], s->virtual_stages);
+        /* interleaved: v chunks per stage, at most one of them empty (the slot
+         * Llama 3 and Megatron's --account-for-embedding-in-pipeline-split give
+         * the embedding or the head) */
+        if (s->schedule == PP_SCHED_INTERLEAVED && i < s->pp && s->stage_layers[i] < s->virtual_stages - 1)
+            return pp__fail(err, PP_ERR_INPUT,
+                            "--stage-layers: stage %d has %d blocks, too few for --virtual-stages %d (at least %d)", i,
+                            s->stage_layers[i], s->virtual_stages, s->virtual_stages - 1);
     }
     if (sum != m->layers)
         return pp__fail(err, PP_ERR_INPUT, "--stage-layers: blocks sum to %d, but %s has %d", sum, m->name, m->layers);
@@ -248,9 +256,11 @@ static pp_status check_schedule(const pp_strategy *s, const pp_model *m, pp_erro
     }
     if (s->pp < 2 || s->virtual_stages < 2)
         return pp__fail(err, PP_ERR_INPUT, "interleaved schedule needs --pp >= 2 and --virtual-stages >= 2");
-    if (m->layers % (s->pp * s->virtual_stages))
-        return pp__fail(err, PP_ERR_INPUT, "interleaved: %d blocks not divisible by pp*v = %d*%d", m->layers,
-                        s->pp, s->virtual_stages);
+    int given = 0;
+    for (int i = 0; i < s->pp && i < PP_MAX_STAGES; i++) given |= s->stage_layers[i] != 0;
+    if (!given && m->layers % (s->pp * s->virtual_stages)) /* an explicit split may be uneven */
+        return pp__fail(err, PP_ERR_INPUT, "interleaved: %d blocks not divisible by pp*v = %d*%d (or give --stage-layers)",
+                        m->layers, s->pp, s->virtual_stages);
     if (s->grad_accum % s->pp)
         return pp__fail(err, PP_ERR_INPUT, "interleaved: micro-batches per step (%d) must be a multiple of pp (%d)",
                         s->grad_accum, s->pp);
@@ -275,6 +285,7 @@ static pp_status check_states(const pp_strategy *s, const pp_cluster *c, pp_erro
     if (s->recompute_layers < -1)
         return pp__fail(err, PP_ERR_INPUT, "recompute layers: expected -1 (all) or a count >= 0");
     if (s->cp_comm >= PP_CP_COUNT) return pp__fail(err, PP_ERR_INPUT, "--cp-comm: expected ring or allgather");
+    if (s->loss >= PP_LOSS_COUNT) return pp__fail(err, PP_ERR_INPUT, "--loss: expected fp32, fused or chunked");
     for (int i = 0; s->per_stage_recompute && i < s->pp; i++)
         if (s->stage_recompute[i] < 0)
             return pp__fail(err, PP_ERR_INPUT, "stage %d: recomputed blocks must be >= 0", i);

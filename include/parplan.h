@@ -226,6 +226,11 @@ typedef enum pp_attention { PP_ATTN_FLASH, PP_ATTN_MATERIALISED, PP_ATTN_COUNT }
  * attention core (Megatron-Core p2p, ring attention), or an all-gather of
  * K/V before it (Llama 3, Megatron-Core all_gather), exposed. */
 typedef enum pp_cp_comm { PP_CP_RING, PP_CP_ALLGATHER, PP_CP_COUNT } pp_cp_comm;
+/* The loss kernel, which decides what the last stage holds for the logits:
+ * fp32 (Megatron's vocab-parallel cross-entropy: 16-bit logits + an fp32
+ * softmax), fused (flash-attn/TE kernels: 16-bit logits and their gradient),
+ * chunked (Liger's fused linear cross-entropy: one chunk of tokens at once). */
+typedef enum pp_loss { PP_LOSS_FP32, PP_LOSS_FUSED, PP_LOSS_CHUNKED, PP_LOSS_COUNT } pp_loss;
 
 /* Training mode (fine-tuning). */
 typedef enum pp_train_mode { PP_MODE_FULL, PP_MODE_LORA, PP_MODE_QLORA, PP_MODE_COUNT } pp_train_mode;
@@ -276,6 +281,7 @@ typedef struct pp_strategy {
     pp_grad_accum grad_accum_dtype;
     pp_attention attention;
     pp_cp_comm cp_comm;          /* with cp > 1: ring (default) or all-gather of K/V */
+    pp_loss loss;                /* loss kernel: fp32 (default), fused, chunked */
     int micro_batch;             /* sequences per GPU per micro-step */
     int grad_accum;              /* micro-batches per step (= pipeline m) */
     int global_batch;            /* sequences per optimizer step */
@@ -313,11 +319,12 @@ PP_API const char *pp_schedule_name(pp_schedule s);
 PP_API const char *pp_optimizer_name(pp_optimizer o);
 PP_API const char *pp_attention_name(pp_attention a);
 PP_API const char *pp_cp_comm_name(pp_cp_comm c);
+PP_API const char *pp_loss_name(pp_loss l);
 /* Name -> enum value; returns -1 when unknown. */
 PP_API int pp_enum_parse(const char *const *names, int n, const char *s);
 PP_API const char *const *pp_enum_names(int which, int *n); /* which: see PP_ENUM_* */
 enum { PP_ENUM_PRECISION, PP_ENUM_OFFLOAD, PP_ENUM_RECOMPUTE, PP_ENUM_SCHEDULE, PP_ENUM_OPTIMIZER,
-       PP_ENUM_ATTENTION, PP_ENUM_GRAD_ACCUM, PP_ENUM_MODE, PP_ENUM_CP_COMM, PP_ENUM_COUNT };
+       PP_ENUM_ATTENTION, PP_ENUM_GRAD_ACCUM, PP_ENUM_MODE, PP_ENUM_CP_COMM, PP_ENUM_LOSS, PP_ENUM_COUNT };
 
 /* ---------------------------------------------------------------- memory */
 

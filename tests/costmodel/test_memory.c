@@ -347,3 +347,46 @@ Test(memory, moe_block_by_hand)
     double moe2 = 2 * tok * h + 2.5 * 2 * tok * h + 4 * tok * 8 + 6 * (2.5 * tok) * fe;
     cr_expect_float_eq(got2, norms + attn + moe2, 1, "%.0f bytes, by hand %.0f", got2, norms + attn + moe2);
 }
+
+/* The last stage's loss memory per micro-batch of tok tokens and vocabulary
+ * V (tp 1), by kernel: Megatron's fp32 cross-entropy keeps 16-bit logits and
+ * an fp32 softmax (6 bytes per logit); flash-attn's fused kernel the 16-bit
+ * logits and their 16-bit gradient (4); Liger's chunked kernel one chunk of
+ * 2^ceil(log2(tok / ceil(V/h))) tokens in fp32 with its gradient (8). */
+Test(memory, loss_kernels_by_hand)
+{
+    pp_model m = gpt(4, 4096, 32, 128000, 8192);
+    pp_cluster c = cluster(1, 2, 80);
+    pp_strategy s = strat(1, 0, PP_RECOMPUTE_FULL);
+    s.pp = 2, s.dp = 1, s.micro_batch = 2, s.seq = 8192, s.global_batch = 8, s.attention = PP_ATTN_FLASH;
+    double tok = 2 * 8192, V = 128000;
+    double chunk = exp2(ceil(log2(tok / ceil(V / 4096)))); /* 16384 / 32 = 512 */
+    double want[PP_LOSS_COUNT] = {6 * tok * V, 4 * tok * V, 8 * chunk * V};
+    pp_error err = {""};
+    for (int k = 0; k < PP_LOSS_COUNT; k++) {
+        pp_strategy t = s;
+        t.loss = k;
+        cr_assert_eq(pp_strategy_resolve(&t, &m, &c, &err), PP_OK, "%s", err.msg);
+        pp_memory mem;
+        pp_memory_estimate(&m, &c, &t, &mem);
+        cr_expect_float_eq(mem.stages[1].logits_bytes, want[k], 1, "%s: %.0f, by hand %.0f", pp_loss_name(k),
+                           mem.stages[1].logits_bytes, want[k]);
+    }
+    cr_expect_float_eq(chunk, 512, 0);
+}
+
+/* Under fp8, Transformer Engine keeps the FP8 cast of each GEMM input for the
+ * weight gradient: per block one byte less per element of the QKV input (h),
+ * the attention projection input (h), the MLP input (h) and the down GEMM's
+ * input (4h), i.e. 7 tok h bytes fewer than in bf16 (no SP, tp 1). */
+Test(memory, fp8_keeps_one_byte_gemm_inputs)
+{
+    pp_model m = gpt(4, 4096, 32, 50304, 2048);
+    m.dropout = 0;
+    pp_strategy s = strat(1, 0, PP_RECOMPUTE_NONE);
+    s.attention = PP_ATTN_FLASH;
+    double bf16 = pp__block_act_bytes(&m, &s, PP_BLOCK_DENSE, PP_RECOMPUTE_NONE);
+    s.precision = PP_PREC_FP8;
+    double fp8 = pp__block_act_bytes(&m, &s, PP_BLOCK_DENSE, PP_RECOMPUTE_NONE);
+    cr_expect_float_eq(bf16 - fp8, 7.0 * 2048 * 4096, 1, "%.0f bytes fewer", bf16 - fp8);
+}
