@@ -17,8 +17,8 @@ typedef struct summary {
 static void read_summary(const char *label, summary *s)
 {
     char cmd[1024], line[4096];
-    snprintf(cmd, sizeof cmd, "%s %s/published_runs.csv %s/bloom_chronicles.csv", PARPLAN_VALIDATE,
-             PARPLAN_REFERENCE_DIR, PARPLAN_DATA_DIR);
+    snprintf(cmd, sizeof cmd, "%s %s/published_runs.csv %s/bloom_chronicles.csv %s/published_more.csv",
+             PARPLAN_VALIDATE, PARPLAN_REFERENCE_DIR, PARPLAN_DATA_DIR, PARPLAN_DATA_DIR);
     FILE *p = popen(cmd, "r");
     cr_assert(p, "cannot run %s", cmd);
     memset(s, 0, sizeof *s);
@@ -56,8 +56,8 @@ Test(validation, never_fits_when_the_source_ran_out_of_memory)
     char cmd[1024], line[4096];
     int n = -1, fits = -1;
     int hn = -1, hfits = -1;
-    snprintf(cmd, sizeof cmd, "%s %s/published_runs.csv %s/bloom_chronicles.csv", PARPLAN_VALIDATE,
-             PARPLAN_REFERENCE_DIR, PARPLAN_DATA_DIR);
+    snprintf(cmd, sizeof cmd, "%s %s/published_runs.csv %s/bloom_chronicles.csv %s/published_more.csv",
+             PARPLAN_VALIDATE, PARPLAN_REFERENCE_DIR, PARPLAN_DATA_DIR, PARPLAN_DATA_DIR);
     FILE *p = popen(cmd, "r");
     cr_assert(p, "cannot run %s", cmd);
     while (fgets(line, sizeof line, p)) {
@@ -84,4 +84,15 @@ Test(validation, held_out_bigscience_rows)
     cr_expect_geq(m.rows, 40);
     cr_expect_leq(t.median, 8.0, "held-out throughput median %.1f%%", t.median);
     cr_expect_leq(m.median, 5.0, "held-out memory median %.1f%%", m.median);
+}
+
+/* MT-NLG 530B, Llama 3 405B, Korthikanti 175B/1T, BLOOM-176B's production
+ * run (tests/data/published_more.csv): nothing was fitted to them. */
+Test(validation, held_out_other_published_runs)
+{
+    summary t;
+    read_summary("held out: throughput, other published runs", &t);
+    cr_expect_geq(t.rows, 9);
+    cr_expect_leq(t.median, 12.0, "median %.1f%%", t.median);
+    cr_expect_leq(t.worst, 20.0, "worst %.1f%%", t.worst);
 }
