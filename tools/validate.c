@@ -206,22 +206,30 @@ static int llama3_setup(scenario *sc)
     return 1;
 }
 
-static int build(const row *r, scenario *sc)
+static int is(const char *name, const char *prefix) { return strncmp(name, prefix, strlen(prefix)) == 0; }
+
+/* Model and cluster of a row; 0 with a note when either is not published. */
+static int load_hardware(const row *r, scenario *sc)
 {
     pp_error err;
-    memset(sc, 0, sizeof *sc);
     const char *preset = preset_for(r->f[C_MODEL]);
     if (preset ? pp_model_load(preset, &sc->model, &err) != PP_OK : !bloom_model(r->f[C_MODEL], r->f[C_NOTES], &sc->model)) {
         snprintf(sc->note, sizeof sc->note, "shape not published");
         return 0;
     }
-    const char *cl = !strncmp(r->f[C_NAME], "bloom", 5) ? "jean-zay-a100" : cluster_for(r->f[C_GPU]);
+    const char *cl = is(r->f[C_NAME], "bloom") ? "jean-zay-a100" : cluster_for(r->f[C_GPU]);
     if (!cl || pp_cluster_load(cl, &sc->cluster, &err) != PP_OK ||
         pp_cluster_resize(&sc->cluster, 0, atoi(r->f[C_NGPU]), &err) != PP_OK) {
         snprintf(sc->note, sizeof sc->note, "cluster: %s", err.msg);
         return 0;
     }
     apply_fit_overrides(&sc->cluster.gpu);
+    return 1;
+}
+
+/* The columns: degrees, ZeRO, recompute, batch, sequence, precision. */
+static void read_columns(const row *r, scenario *sc)
+{
     pp_strategy *s = &sc->s;
     pp_strategy_default(s);
     s->tp = r->f[C_TP][0] ? atoi(r->f[C_TP]) : 1;
@@ -231,64 +239,80 @@ static int build(const row *r, scenario *sc)
     s->dp = atoi(r->f[C_NGPU]) / (s->tp * s->pp * s->cp);
     set_zero(r->f[C_ZERO], s);
     set_recompute(r->f[C_RECOMP], s);
-    const char *nm = r->f[C_NAME];
-    /* Megatron-Core recipes use the distributed optimizer (ZeRO-1-like) */
-    if ((!strncmp(nm, "mcore", 5) || !strncmp(nm, "nemo", 4) || !strncmp(nm, "mbridge", 7)) && !r->f[C_ZERO][0])
-        s->zero = 1; /* their recipes set use_distributed_optimizer */
-    /* BigScience tr11 scripts always pass --checkpoint-activations */
-    if (!strncmp(nm, "bloom", 5) && !r->f[C_RECOMP][0]) s->recompute = PP_RECOMPUTE_FULL;
-    /* Megatron-LM (2021-22) and DeepSpeed's PipelineEngine reduce gradients
-     * after the pipeline flush, not during the backward pass */
-    if (!strncmp(nm, "narayanan", 9) || !strncmp(nm, "korthikanti", 11) || !strncmp(nm, "bloom", 5))
-        s->overlap_dp = 0;
-    if (s->tp > 1 && (!strncmp(r->f[C_NAME], "mcore", 5) || !strncmp(r->f[C_NAME], "nemo", 4) ||
-                      !strncmp(r->f[C_NAME], "mbridge", 7)))
-    {
-        s->sp = 1; /* Megatron-Core recipes enable sequence parallelism with TP */
-        s->overlap_tp = 1; /* and TP communication overlap (the README says so for mcore) */
-    }
     s->seq = atoi(r->f[C_SEQ]);
     s->global_batch = atoi(r->f[C_GB]);
     s->micro_batch = r->f[C_MB][0] ? atoi(r->f[C_MB]) : 1;
     sc->mb_known = r->f[C_MB][0] != '\0';
     const char *prec = r->f[C_PREC];
     s->precision = strstr(prec, "FP8") || strstr(prec, "fp8") ? PP_PREC_FP8 : PP_PREC_BF16;
+    if (strstr(prec, "fp32 grad accumulation")) s->grad_accum_dtype = PP_GRAD_16_FP32;
+    if (is(r->f[C_NAME], "bloom") && !strstr(prec, "bf16")) s->precision = PP_PREC_FP16;
+}
+
+/* What the Megatron family and the 2021-22 frameworks do unless told. */
+static void framework_rules(const row *r, scenario *sc)
+{
+    pp_strategy *s = &sc->s;
+    const char *nm = r->f[C_NAME];
+    int mcore = is(nm, "mcore") || is(nm, "nemo") || is(nm, "mbridge");
+    if (mcore && !r->f[C_ZERO][0]) s->zero = 1; /* their recipes set use_distributed_optimizer */
+    if (mcore && s->tp > 1) {
+        s->sp = 1;         /* Megatron-Core recipes enable sequence parallelism with TP */
+        s->overlap_tp = 1; /* and TP communication overlap (the README says so for mcore) */
+    }
+    /* BigScience tr11 scripts always pass --checkpoint-activations */
+    if (is(nm, "bloom") && !r->f[C_RECOMP][0]) s->recompute = PP_RECOMPUTE_FULL;
+    /* Megatron-LM (2021-22) and DeepSpeed's PipelineEngine reduce gradients
+     * after the pipeline flush, not during the backward pass; FlashAttention
+     * arrived after these runs */
+    if (is(nm, "narayanan") || is(nm, "korthikanti") || is(nm, "bloom")) {
+        s->overlap_dp = 0;
+        s->attention = PP_ATTN_MATERIALISED;
+    }
     /* the Megatron-Bridge 25.09 table has no precision column; its rows repeat
      * the FP8 recipes of the 25.11 and 26.02 tables (same layout, same TFLOP/s) */
-    if (!strncmp(nm, "mbridge2509", 11)) s->precision = PP_PREC_FP8;
+    if (is(nm, "mbridge2509")) s->precision = PP_PREC_FP8;
     /* Megatron-LM accumulates and reduces bf16 gradients in an fp32 main_grad */
-    if (!strncmp(nm, "narayanan", 9) || !strncmp(nm, "korthikanti", 11) || !strncmp(nm, "mcore", 5) ||
-        !strncmp(nm, "nemo", 4) || !strncmp(nm, "mbridge", 7))
-        s->grad_accum_dtype = PP_GRAD_FP32;
-    if (strstr(prec, "fp32 grad accumulation")) s->grad_accum_dtype = PP_GRAD_16_FP32;
-    if (!strncmp(nm, "bloom", 5) && !strstr(prec, "bf16")) s->precision = PP_PREC_FP16;
-    const char *name = r->f[C_NAME];
-    /* FlashAttention arrived after these runs (Megatron 2021-22, BLOOM 2022) */
-    if (!strncmp(name, "narayanan", 9) || !strncmp(name, "korthikanti", 11) || !strncmp(name, "bloom", 5))
-        s->attention = PP_ATTN_MATERIALISED;
-    /* Megatron-LM turns --overlap-p2p-communication off unless the schedule is
-     * interleaved (arguments.py: "Overlap P2P communication is disabled if not
-     * using the interleaved schedule"), so "PP comm overlap on" means interleaved */
+    if (mcore || is(nm, "narayanan") || is(nm, "korthikanti")) s->grad_accum_dtype = PP_GRAD_FP32;
+    /* llm-foundry's MPT uses flash-attn's fused cross-entropy unless told
+     * otherwise (loss_fn default 'fused_crossentropy') */
+    if (is(nm, "mpt")) s->loss = PP_LOSS_FUSED;
+}
+
+/* The pipeline schedule the notes name. Megatron-LM turns
+ * --overlap-p2p-communication off unless the schedule is interleaved
+ * (arguments.py: "Overlap P2P communication is disabled if not using the
+ * interleaved schedule"), so "PP comm overlap on" means interleaved; without
+ * a printed v, one block per virtual stage. */
+static void schedule_rules(const row *r, scenario *sc)
+{
+    pp_strategy *s = &sc->s;
     int pp_overlap = strstr(r->f[C_SOURCE], "PP comm overlap on") != NULL;
     if (strstr(r->f[C_NOTES], "interleaved schedule") || (pp_overlap && s->pp > 1)) {
         s->schedule = PP_SCHED_INTERLEAVED;
         s->virtual_stages = sc->model.layers / s->pp;
     }
-    const char *vp = strstr(r->f[C_NOTES], "VP=");
-    if (!vp) vp = strstr(r->f[C_NOTES], "virtual pipeline ");
-    if (vp && s->pp > 1) {
-        int v = atoi(strchr(vp, vp[2] == '=' ? '=' : ' ') + 1);
-        if (v > 1 && sc->model.layers % (s->pp * v) == 0) {
-            s->schedule = PP_SCHED_INTERLEAVED;
-            s->virtual_stages = v;
-        }
+    const char *vp = strstr(r->f[C_NOTES], "VP="), *vp2 = strstr(r->f[C_NOTES], "virtual pipeline ");
+    int v = 0;
+    if (vp) v = atoi(vp + 3);
+    else if (vp2) v = atoi(vp2 + 17);
+    if (v > 1 && s->pp > 1 && sc->model.layers % (s->pp * v) == 0) {
+        s->schedule = PP_SCHED_INTERLEAVED;
+        s->virtual_stages = v;
     }
-    /* llm-foundry's MPT uses flash-attn's fused cross-entropy unless told
-     * otherwise (loss_fn default 'fused_crossentropy') */
-    if (!strncmp(name, "mpt", 3)) sc->s.loss = PP_LOSS_FUSED;
-    if (!strncmp(name, "mtnlg", 5)) mtnlg_setup(sc);
-    if (!strncmp(name, "llama3", 6) && !llama3_setup(sc)) return 0;
-    if (!strncmp(name, "bloom", 5) && !bloom_setup(r, sc)) return 0;
+}
+
+static int build(const row *r, scenario *sc)
+{
+    memset(sc, 0, sizeof *sc);
+    if (!load_hardware(r, sc)) return 0;
+    read_columns(r, sc);
+    framework_rules(r, sc);
+    schedule_rules(r, sc);
+    const char *name = r->f[C_NAME];
+    if (is(name, "mtnlg")) mtnlg_setup(sc);
+    if (is(name, "llama3") && !llama3_setup(sc)) return 0;
+    if (is(name, "bloom") && !bloom_setup(r, sc)) return 0;
     sc->basis = basis_for(name);
     /* BigScience's TFLOP/s formula under-reported until 02-21 ("TFLOPs
      * calculation improved"); for rows before it, compare the seconds per
