@@ -530,6 +530,7 @@ static void print_preamble(void)
            "  memory read on the first and last stages (\"Mem = max memory used by the first (last) nodes\n"
            "  with the word embedding matrix\"); rows before the 02-21 TFLOP/s formula fix compared on the\n"
            "  seconds per iteration the logs print;\n"
+           "- MosaicML (llm-foundry): flash-attn's fused cross-entropy, MPTConfig's default loss_fn;\n"
            "- Megatron-Core/NeMo/Megatron-Bridge: distributed optimizer (ZeRO-1), sequence parallelism and TP\n"
            "  overlap with TP > 1; the 25.09 Megatron-Bridge table (no precision column) repeats FP8 recipes;\n"
            "  \"PP comm overlap on\" means the interleaved schedule (Megatron-LM disables\n"
@@ -537,8 +538,9 @@ static void print_preamble(void)
            "- figures compared on the source's FLOP basis: hardware TFLOP/s (with recompute) for Narayanan\n"
            "  and BLOOM, MFU for Korthikanti, model TFLOP/s otherwise.\n\n"
            "Constants: each GPU's matmul and attention efficiency is fitted to these rows (Calibration,\n"
-           "below); everything else (NCCL efficiency, HBM efficiency, memory buffers) is from sources cited in\n"
-           "docs/time.md and docs/memory.md and was not tuned here.\n\n"
+           "below), and the unaligned-GEMM factor of materialised attention to three BLOOM rows\n"
+           "(docs/time.md); everything else (NCCL efficiency and overlap slowdown, HBM efficiency, memory\n"
+           "buffers) is from sources cited in docs/time.md and docs/memory.md and was not tuned here.\n\n"
            "## Summary (absolute percentage error)\n\n| figure | rows | median | worst |\n|---|---|---|---|\n");
 }
 
