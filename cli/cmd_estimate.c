@@ -39,6 +39,7 @@ static const cli_opt opts[] = {
     {"allgather-bucket", 1, "DeepSpeed allgather_bucket_size, elements (default 5e8)"},
     {"cuda-context-gib", 1, "CUDA context and kernels per GPU, GiB (default 1.0)"},
     {"fragmentation", 1, "allocator overhead on activations, fraction (default 0.10)"},
+    {"free-pipeline-outputs", 0, "a stage frees its outputs once sent (Megatron); default: kept (DeepSpeed)"},
     {"order", 1, "rank order, fastest first (default tp-cp-dp-pp)"},
     CLI_FINETUNE_OPTS,
     {"measured-step-s", 1, "calibrate: your measured step time for this strategy, s"},
@@ -151,6 +152,7 @@ int cli_strategy(const cli_args *a, const pp_model *m, const pp_cluster *c, pp_s
     s->sp = cli_has(a, "sp");
     s->overlap_dp = !cli_has(a, "no-dp-overlap");
     s->overlap_tp = cli_has(a, "tp-overlap");
+    s->buf.free_pipeline_outputs = cli_has(a, "free-pipeline-outputs");
     const char *ord = cli_get(a, "order");
     if (ord) {
         if (strlen(ord) >= sizeof s->order) {

@@ -305,9 +305,11 @@ static void stage_estimate(const pp_model *m, const pp_cluster *c, const pp_stra
     if (is_last) {
         o->logits_bytes = logits_bytes(m, s, tok);
     }
-    /* pipeline: each in-flight micro-batch's output is kept for its backward
-     * (DeepSpeed PipelineEngine), plus a receive buffer */
-    o->p2p_bytes = s->pp > 1 ? (o->inflight + 1) * 2 * tok * m->hidden / rep : 0;
+    /* pipeline: DeepSpeed's PipelineEngine keeps each in-flight micro-batch's
+     * output for its backward; Megatron frees it once sent (training always
+     * sets deallocate_pipeline_outputs); plus a receive buffer */
+    double outs = s->buf.free_pipeline_outputs ? 1 : o->inflight;
+    o->p2p_bytes = s->pp > 1 ? (outs + 1) * 2 * tok * m->hidden / rep : 0;
     comm_buffers(s, &sp, o);
     o->context_bytes = s->buf.cuda_context + pp__nccl_bytes(s);
 

@@ -265,6 +265,9 @@ typedef struct pp_buffers {
     double fragmentation;        /* fraction added to dynamic (activation) memory */
     double reserve;              /* bytes of GPU memory never usable */
     double host_reserve;         /* fraction of host RAM kept for the OS and loaders */
+    int free_pipeline_outputs;   /* 1: a stage's outputs are freed once sent (Megatron's
+                                    deallocate_pipeline_outputs); 0: kept until their
+                                    backward (DeepSpeed PipelineEngine, the default) */
 } pp_buffers;
 
 typedef struct pp_strategy {

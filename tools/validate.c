@@ -272,8 +272,12 @@ static void framework_rules(const row *r, scenario *sc)
     /* the Megatron-Bridge 25.09 table has no precision column; its rows repeat
      * the FP8 recipes of the 25.11 and 26.02 tables (same layout, same TFLOP/s) */
     if (is(nm, "mbridge2509")) s->precision = PP_PREC_FP8;
-    /* Megatron-LM accumulates and reduces bf16 gradients in an fp32 main_grad */
-    if (mcore || is(nm, "narayanan") || is(nm, "korthikanti")) s->grad_accum_dtype = PP_GRAD_FP32;
+    /* Megatron-LM accumulates and reduces bf16 gradients in an fp32 main_grad,
+     * and its training always sets deallocate_pipeline_outputs */
+    if (mcore || is(nm, "narayanan") || is(nm, "korthikanti")) {
+        s->grad_accum_dtype = PP_GRAD_FP32;
+        s->buf.free_pipeline_outputs = 1;
+    }
     /* llm-foundry's MPT uses flash-attn's fused cross-entropy unless told
      * otherwise (loss_fn default 'fused_crossentropy') */
     if (is(nm, "mpt")) s->loss = PP_LOSS_FUSED;
@@ -531,6 +535,7 @@ static void print_preamble(void)
            "  with the word embedding matrix\"); rows before the 02-21 TFLOP/s formula fix compared on the\n"
            "  seconds per iteration the logs print;\n"
            "- MosaicML (llm-foundry): flash-attn's fused cross-entropy, MPTConfig's default loss_fn;\n"
+           "- Megatron-LM family: fp32 main grads, pipeline outputs freed once sent (deallocate_pipeline_outputs);\n"
            "- Megatron-Core/NeMo/Megatron-Bridge: distributed optimizer (ZeRO-1), sequence parallelism and TP\n"
            "  overlap with TP > 1; the 25.09 Megatron-Bridge table (no precision column) repeats FP8 recipes;\n"
            "  \"PP comm overlap on\" means the interleaved schedule (Megatron-LM disables\n"

@@ -390,3 +390,23 @@ Test(memory, fp8_keeps_one_byte_gemm_inputs)
     double fp8 = pp__block_act_bytes(&m, &s, PP_BLOCK_DENSE, PP_RECOMPUTE_NONE);
     cr_expect_float_eq(bf16 - fp8, 7.0 * 2048 * 4096, 1, "%.0f bytes fewer", bf16 - fp8);
 }
+
+/* Pipeline buffers of stage 0 (1F1B, p = 4 holds 4 micro-batches): DeepSpeed
+ * keeps each in-flight output until its backward, plus a receive buffer,
+ * (4 + 1) x 2 s b h; Megatron frees outputs once sent, (1 + 1) x 2 s b h. */
+Test(memory, pipeline_outputs_kept_or_freed)
+{
+    pp_model m = gpt(8, 4096, 32, 50304, 2048);
+    pp_cluster c = cluster(1, 4, 80);
+    pp_strategy s = strat(1, 0, PP_RECOMPUTE_FULL);
+    s.pp = 4, s.dp = 1, s.global_batch = 16;
+    pp_error err = {""};
+    cr_assert_eq(pp_strategy_resolve(&s, &m, &c, &err), PP_OK, "%s", err.msg);
+    double act = 2.0 * 2048 * 4096;
+    pp_memory mem;
+    pp_memory_estimate(&m, &c, &s, &mem);
+    cr_expect_float_eq(mem.stages[0].p2p_bytes, 5 * act, 1);
+    s.buf.free_pipeline_outputs = 1;
+    pp_memory_estimate(&m, &c, &s, &mem);
+    cr_expect_float_eq(mem.stages[0].p2p_bytes, 2 * act, 1);
+}
