@@ -41,6 +41,7 @@ static const cli_opt opts[] = {
     {"attention", 1, "flash|materialised (default flash)"},
     {"cp-comm", 1, "context parallelism: ring or allgather (default ring)"},
     {"loss", 1, "loss kernel: fp32, fused or chunked (default fp32)"},
+    {"grad-accum", 1, "gradient accumulation: 16bit, fp32 or 16bit+fp32 (default 16bit)"},
     {"no-partition", 0, "keep the default even stage split (no ILP)"},
     {"no-stage-recompute", 0, "full recompute is uniform, not chosen per stage"},
     {"ilp-time-limit", 1, "safety net per stage-split ILP, s (default 10)"},
@@ -126,7 +127,7 @@ static int parse_objective(const cli_args *a, pp_objective *o)
 /* Options estimate also has that fix what is not searched. */
 static int base_strategy(const cli_args *a, const pp_model *m, const pp_cluster *c, pp_strategy *s)
 {
-    static const char *const keep[] = {"optimizer", "attention", "cp-comm", "loss", "reduce-bucket", "allgather-bucket", "cuda-context-gib",
+    static const char *const keep[] = {"optimizer", "attention", "cp-comm", "loss", "grad-accum", "reduce-bucket", "allgather-bucket", "cuda-context-gib",
                                        "fragmentation", "free-pipeline-outputs", "order", "no-dp-overlap", "tp-overlap", "mode", "lora-alpha",
                                        "lora-dropout", "lora-targets", "freeze"};
     cli_args f;

@@ -36,6 +36,12 @@ static const char *grad_name(pp_grad_accum g)
 static int soft_rules(pp_strategy *s, pp_notes *notes)
 {
     int changed = 0, bf = pp__ds_is_bf16(s);
+    if (s->pp > 1 && s->buf.free_pipeline_outputs) {
+        pp__note(notes, "DeepSpeed's PipelineEngine keeps each stage's outputs until their backward: estimating "
+                        "without --free-pipeline-outputs");
+        s->buf.free_pipeline_outputs = 0;
+        changed++;
+    }
     long nd = (long)s->dp * s->cp;
     if (bf && s->zero == 0) {
         /* §5 + engine.py get_data_types: bf16 without ZeRO accumulates in

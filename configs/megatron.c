@@ -52,6 +52,18 @@ static int lm_soft_rules(pp_strategy *s, pp_notes *notes)
         s->overlap_tp = 0;
         changed++;
     }
+    if (s->pp > 1 && !s->buf.free_pipeline_outputs) {
+        pp__note(notes, "Megatron-LM frees each stage's outputs once sent (deallocate_pipeline_outputs is always on): "
+                        "estimating with --free-pipeline-outputs");
+        s->buf.free_pipeline_outputs = 1;
+        changed++;
+    }
+    if (s->loss == PP_LOSS_CHUNKED) {
+        pp__note(notes, "Megatron-LM has no chunked linear cross-entropy; its fused kernel "
+                        "(--cross-entropy-loss-fusion) is the nearest: estimating with --loss fused");
+        s->loss = PP_LOSS_FUSED;
+        changed++;
+    }
     return changed;
 }
 
@@ -178,9 +190,10 @@ static pp_status lm_hard_rules(const pp_model *m, const pp_strategy *r, pp_error
     if (un < 0)
         return pp__fail(err, PP_ERR_INPUT, "stage split %s cannot be expressed: Megatron-LM sets only the first and last "
                         "stages (--decoder-first/last-pipeline-num-layers) and splits the rest evenly", split);
-    if (un > 0 && r->schedule == PP_SCHED_INTERLEAVED)
-        return pp__fail(err, PP_ERR_INPUT, "stage split %s with the interleaved schedule: Megatron-LM's "
-                        "--num-layers-per-virtual-pipeline-stage needs an even split", split);
+    if (r->schedule == PP_SCHED_INTERLEAVED && (un > 0 || m->layers % (r->pp * r->virtual_stages)))
+        return pp__fail(err, PP_ERR_INPUT, "stage split %s with %d virtual stages: Megatron-LM's "
+                        "--num-layers-per-virtual-pipeline-stage needs an even split into pp x v equal chunks", split,
+                        r->virtual_stages);
     return arch_rules(m, r, PP_MEGATRON_LM, err);
 }
 
@@ -207,6 +220,10 @@ pp_status pp_megatron_adapt(const pp_model *m, const pp_cluster *c, pp_strategy 
     if (flavor == PP_MEGATRON_DEEPSPEED) {
         pp_status st = pp_deepspeed_adapt(m, c, s, notes, err);
         if (st != PP_OK) return st;
+        if (s->cp > 1)
+            pp__note(notes, "Megatron-DeepSpeed splits the sequence with DeepSpeed-Ulysses (--ds-sequence-parallel-size: "
+                            "all-to-all over heads); the estimate costs context parallelism as the %s",
+                     s->cp_comm == PP_CP_ALLGATHER ? "all-gather of K/V" : "K/V ring");
         pp_strategy r = *s;
         if ((st = pp_strategy_resolve(&r, m, c, err)) != PP_OK) return st;
         return ds_hard_rules(m, &r, err);
@@ -371,7 +388,8 @@ static void parallel_flags(pp__sbuf *b, const pp_model *m, const pp_strategy *s,
     }
     if (s->sp) flag(b, "--sequence-parallel");
     if (s->cp > 1) flag_int(b, lm ? "--context-parallel-size" : "--ds-sequence-parallel-size", s->cp);
-    if (lm && s->cp > 1) pp__sb_printf(b, "  --cp-comm-type %s\n", s->cp_comm == PP_CP_ALLGATHER ? "allgather" : "p2p");
+    /* Megatron passes the value to Transformer Engine, which takes "all_gather" */
+    if (lm && s->cp > 1) pp__sb_printf(b, "  --cp-comm-type %s\n", s->cp_comm == PP_CP_ALLGATHER ? "all_gather" : "p2p");
     if (s->ep > 1) flag_int(b, lm ? "--expert-model-parallel-size" : "--moe-expert-parallel-size", s->ep);
     if (lm && s->zero == 1) flag(b, "--use-distributed-optimizer");
     if (lm && s->overlap_dp && s->dp * s->cp > 1) {
@@ -379,6 +397,7 @@ static void parallel_flags(pp__sbuf *b, const pp_model *m, const pp_strategy *s,
         if (s->zero == 1) flag(b, "--overlap-param-gather");
     }
     if (lm && s->overlap_tp) flag(b, "--tp-comm-overlap");
+    if (lm && s->loss == PP_LOSS_FUSED) flag(b, "--cross-entropy-loss-fusion");
     pp__sb_printf(b, "  # batch: %d sequences per step = micro-batch %d x %d micro-batches x dp %d\n", s->global_batch,
                   s->micro_batch, s->grad_accum, s->dp);
     flag_int(b, "--micro-batch-size", s->micro_batch);

@@ -23,6 +23,9 @@ static void add_strategy(cJSON *o, const pp_strategy *s)
     cJSON_AddStringToObject(j, "attention", pp_attention_name(s->attention));
     cJSON_AddStringToObject(j, "cp_comm", pp_cp_comm_name(s->cp_comm));
     cJSON_AddStringToObject(j, "loss", pp_loss_name(s->loss));
+    const char *const *grads = pp_enum_names(PP_ENUM_GRAD_ACCUM, &n);
+    cJSON_AddStringToObject(j, "grad_accum_dtype", grads[s->grad_accum_dtype]);
+    cJSON_AddBoolToObject(j, "free_pipeline_outputs", s->buf.free_pipeline_outputs);
     cJSON_AddNumberToObject(j, "micro_batch", s->micro_batch);
     cJSON_AddNumberToObject(j, "grad_accum", s->grad_accum);
     cJSON_AddNumberToObject(j, "global_batch", s->global_batch);

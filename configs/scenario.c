@@ -13,7 +13,7 @@
 static const char *const scenario_keys[] = {
     "model", "cluster", "nodes", "gpus", "global_batch", "seq", "top", "objective", "train_tokens",
     "price_per_gpu_hour", "max_tp_per_node", "dp", "tp", "pp", "cp", "ep", "sp", "zero", "micro_batch",
-    "virtual_stages", "precision", "offload", "recompute", "schedule", "optimizer", "attention", "cp_comm", "loss",
+    "virtual_stages", "precision", "offload", "recompute", "schedule", "optimizer", "attention", "cp_comm", "loss", "free_pipeline_outputs",
     "grad_accum_dtype", "mode", "lora_rank", "lora_alpha", "lora_dropout", "lora_targets",
     "freeze_embeddings", "freeze_layers", "stage_partition", NULL};
 
@@ -108,6 +108,7 @@ static void read_base(jr_ctx *c, const cJSON *o, const char *path, pp_strategy *
     if (jr_enum(c, o, path, "cp_comm", 0, names, n, &e)) b->cp_comm = (pp_cp_comm)e;
     names = pp_enum_names(PP_ENUM_LOSS, &n);
     if (jr_enum(c, o, path, "loss", 0, names, n, &e)) b->loss = (pp_loss)e;
+    jr_bool(c, o, path, "free_pipeline_outputs", 0, &b->buf.free_pipeline_outputs);
     names = pp_enum_names(PP_ENUM_GRAD_ACCUM, &n);
     if (jr_enum(c, o, path, "grad_accum_dtype", 0, names, n, &e)) b->grad_accum_dtype = (pp_grad_accum)e;
     names = pp_enum_names(PP_ENUM_MODE, &n);

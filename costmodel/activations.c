@@ -48,7 +48,10 @@ static double attn_act(const pp_model *m, const act_dims *d, pp_recompute r, int
         k = v = m->kv_heads * hd;
     }
     double repl = d->gin * d->tok * d->h + (d->drop ? d->tok * d->h : 0) + latent; /* QKV input, mask */
-    double split = 2 * d->tok * (q + k + v) + d->gin * d->tok * o; /* Q, K, V, projection input */
+    /* projection input: flash attention keeps its 16-bit output O, which is
+     * that input; under fp8 Transformer Engine keeps its 1-byte cast too */
+    double oin = flash ? 2 + (d->gin < 2 ? d->gin : 0) : d->gin;
+    double split = 2 * d->tok * (q + k + v) + oin * d->tok * o; /* Q, K, V, projection input */
     double core = 0;
     if (flash)
         core = 4 * d->tok * a; /* fp32 log-sum-exp per head; O is the projection input */

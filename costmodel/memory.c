@@ -254,7 +254,7 @@ static double logits_bytes(const pp_model *m, const pp_strategy *s, double tok)
     switch (s->loss) {
     case PP_LOSS_FUSED: per = 4 * logits, keep = 2 * logits; break;
     case PP_LOSS_CHUNKED: {
-        double chunks = ceil((double)m->vocab / m->hidden), chunk = exp2(ceil(log2(tok / chunks)));
+        double chunks = ceil((double)m->vocab / m->hidden), chunk = fmax(1, exp2(ceil(log2(tok / chunks))));
         per = 8 * (chunk < tok ? chunk : tok) * m->vocab / s->tp, keep = 0;
         break;
     }

@@ -170,14 +170,23 @@ static void stage_blocks(const pp_model *m, const pp_cluster *c, const pp_strate
     }
 }
 
-/* ZeRO-3 parameter gathers per micro-batch, overlapped with compute. */
+/* ZeRO-3 traffic of one micro-batch: every weight gathered for forward and
+ * again for backward (16-bit at most), and the trained weights' gradients
+ * reduce-scattered (16-bit). */
+static double zero3_traffic(const pp_strategy *s, const groups *g, const stage_t *st)
+{
+    double w = pp__weight_bytes(s->precision) > 2 ? 2 : pp__weight_bytes(s->precision);
+    double all = st->dense + st->expert, fr = all > 0 ? st->trainable / all : 1;
+    double ag = pp__allgather_s(&g->dp, st->dense * w) + pp__allgather_s(&g->edp, st->expert * w);
+    double rs = pp__reducescatter_s(&g->dp, fr * st->dense * 2) + pp__reducescatter_s(&g->edp, fr * st->expert * 2);
+    return 2 * ag + rs;
+}
+
+/* ZeRO-3 traffic per micro-batch, overlapped with compute. */
 static double zero3_exposed(const pp_strategy *s, const groups *g, const stage_t *st)
 {
     if (s->zero != 3) return 0;
-    double w = pp__weight_bytes(s->precision) > 2 ? 2 : pp__weight_bytes(s->precision);
-    double ag = pp__allgather_s(&g->dp, st->dense * w) + pp__allgather_s(&g->edp, st->expert * w);
-    double rs = pp__reducescatter_s(&g->dp, st->dense * 2) + pp__reducescatter_s(&g->edp, st->expert * 2);
-    return pp__exposed(g->slowdown, 2 * ag + rs, s->overlap_dp ? st->compute : 0);
+    return pp__exposed(g->slowdown, zero3_traffic(s, g, st), s->overlap_dp ? st->compute : 0);
 }
 
 /* DP/ZeRO gradient traffic per step and the part left exposed. */
@@ -204,7 +213,7 @@ static void dp_comm(const pp_strategy *s, const groups *g, stage_t *st)
         st->dp_exposed = m * pp__exposed(g->slowdown, rs, hide) + ag;
         break;
     default: /* ZeRO-3: gathers and reduce-scatters every micro-batch */
-        st->dp_total = m * (2 * ag + rs);
+        st->dp_total = m * zero3_traffic(s, g, st);
         st->dp_exposed = m * st->zero3;
         break;
     }

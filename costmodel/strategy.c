@@ -176,7 +176,6 @@ pp_status pp_split_deepspeed(int layers, int pp, int embedding, int *stage_layer
             return pp__fail(err, PP_ERR_INPUT,
                             "--stage-layers deepspeed: stage %d gets no transformer block (%d blocks over %d stages); "
                             "DeepSpeed refuses such a split", k, layers, pp);
-    for (int k = pp; k < PP_MAX_STAGES; k++) stage_layers[k] = 0;
     return PP_OK;
 }
 
@@ -195,10 +194,11 @@ static pp_status check_split(pp_strategy *s, const pp_model *m, pp_error *err)
         /* interleaved: v chunks per stage, at most one of them empty (the slot
          * Llama 3 and Megatron's --account-for-embedding-in-pipeline-split give
          * the embedding or the head) */
-        if (s->schedule == PP_SCHED_INTERLEAVED && i < s->pp && s->stage_layers[i] < s->virtual_stages - 1)
+        int v = s->virtual_stages, n = s->stage_layers[i];
+        if (s->schedule == PP_SCHED_INTERLEAVED && i < s->pp && (n < v - 1 || (n % v && (n + 1) % v)))
             return pp__fail(err, PP_ERR_INPUT,
-                            "--stage-layers: stage %d has %d blocks, too few for --virtual-stages %d (at least %d)", i,
-                            s->stage_layers[i], s->virtual_stages, s->virtual_stages - 1);
+                            "--stage-layers: stage %d has %d blocks: with --virtual-stages %d a stage holds a multiple "
+                            "of %d blocks, or one fewer (a chunk left to the embedding or the head)", i, n, v, v);
     }
     if (sum != m->layers)
         return pp__fail(err, PP_ERR_INPUT, "--stage-layers: blocks sum to %d, but %s has %d", sum, m->name, m->layers);

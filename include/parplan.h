@@ -313,7 +313,8 @@ PP_API pp_status pp_strategy_resolve(pp_strategy *s, const pp_model *m, const pp
  * partition_method "type:transformer" (embedding = 0) or
  * "type:transformer|embedding" (embedding = 1: the input embedding and the
  * tied/untied head each weigh one block). Fills blocks per stage into
- * stage_layers[0..pp-1]; PP_ERR_INPUT when a stage would get no block. */
+ * stage_layers[0..pp-1] (nothing beyond); PP_ERR_INPUT when a stage would
+ * get no block. */
 PP_API pp_status pp_split_deepspeed(int layers, int pp, int embedding, int *stage_layers, pp_error *err);
 
 PP_API const char *pp_offload_name(pp_offload o);

@@ -196,7 +196,10 @@ static int llama3_setup(scenario *sc)
 {
     pp_strategy *s = &sc->s;
     int p = s->pp, per = (sc->model.layers + 2) / p;
-    if (p < 2 || per * p != sc->model.layers + 2) return 0;
+    if (p < 2 || per * p != sc->model.layers + 2) {
+        snprintf(sc->note, sizeof sc->note, "blocks + 2 not divisible by pp");
+        return 0;
+    }
     for (int i = 0; i < p; i++) s->stage_layers[i] = i == 0 || i == p - 1 ? per - 1 : per;
     s->schedule = PP_SCHED_INTERLEAVED;
     s->virtual_stages = per;
@@ -428,6 +431,7 @@ static void add_throughput(results *o, const row *r, const scenario *sc, const p
 static void add_memory(results *o, const row *r, const pp_plan *p, const char *cfg, int oom)
 {
     double mem = num(r->f[C_MEM]);
+    if (o->rows_o >= MAXROWS || o->rows_m >= MAXROWS) return;
     if (oom) {
         o->oom_fits += p->memory.fits;
         o->n_oom++;

@@ -85,7 +85,8 @@ Test(search, pruning_never_loses_the_best, .timeout = 600)
 }
 
 /* Bounds against pp_estimate on candidates spread over the space. */
-static void check_bounds(const char *mn, const char *cn, int nodes, int gb, int seq)
+static void check_bounds_with(const char *mn, const char *cn, int nodes, int gb, int seq, unsigned precisions,
+                              pp_grad_accum grads)
 {
     pp_model m;
     pp_cluster c;
@@ -93,6 +94,8 @@ static void check_bounds(const char *mn, const char *cn, int nodes, int gb, int 
     pp_search_opts o;
     pp_search_opts_default(&o);
     o.global_batch = gb, o.seq = seq;
+    if (precisions) o.precisions = precisions;
+    o.base.grad_accum_dtype = grads;
     pp__space sp;
     pp_error e;
     cr_assert_eq(pp__space_init(&sp, &m, &c, &o, &e), PP_OK);
@@ -129,12 +132,21 @@ static void check_bounds(const char *mn, const char *cn, int nodes, int gb, int 
     pp__bounds_free(b);
 }
 
+static void check_bounds(const char *mn, const char *cn, int nodes, int gb, int seq)
+{
+    check_bounds_with(mn, cn, nodes, gb, seq, 0, PP_GRAD_16);
+}
+
 Test(search, bounds_are_lower_bounds, .timeout = 600)
 {
     check_bounds("llama3-70b", "dgx-h100", 4, 256, 8192);
     check_bounds("gpt3-175b", "dgx-a100-80g", 16, 512, 2048);
     check_bounds("deepseek-v3", "dgx-h100", 16, 512, 4096);
     check_bounds("mixtral-8x22b", "dgx-h100", 8, 256, 4096);
+    /* fp32 weights and fp32 gradients change the DP/ZeRO bytes the bound uses */
+    check_bounds_with("llama3-8b", "dgx-h100", 2, 64, 4096, 1u << PP_PREC_FP32, PP_GRAD_16);
+    check_bounds_with("llama3-8b", "dgx-h100", 2, 64, 4096, 0, PP_GRAD_FP32);
+    check_bounds_with("llama3-8b", "dgx-h100", 2, 64, 4096, 0, PP_GRAD_16_FP32);
 }
 
 /* ------------------------------------------------------------ the CLI */
