@@ -34,12 +34,20 @@ def grid(exe, csv, fam):
         out[(mm, at)] = errors(exe, csv, env)
     return out
 
+DEFAULT = (0.58, 0.25)  # costmodel/compute.c MATMUL_EFF_DEFAULT, ATTN_EFF_DEFAULT
+
 def best(table, names):
+    """lowest (median, worst) error; among ties - a constant the rows do not
+    constrain, e.g. attention efficiency when no row uses fused attention -
+    the value nearest the documented default, not the first on the grid"""
     scored = []
     for k, e in table.items():
         errs = [abs(e[n]) for n in names if n in e]
-        if errs: scored.append(((statistics.median(errs), max(errs)), k))
-    return min(scored)
+        if errs:
+            near = abs(k[0] - DEFAULT[0]) + abs(k[1] - DEFAULT[1])
+            scored.append(((round(statistics.median(errs), 6), round(max(errs), 6)), near, k))
+    score, _, k = min(scored)
+    return score, k
 
 def main():
     exe, csv = sys.argv[1], sys.argv[2]
