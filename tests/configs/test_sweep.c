@@ -151,3 +151,31 @@ Test(sweep, library_request_round_trip)
     cr_expect(strstr(out, "did you mean") != NULL, "%s", out);
     pp_free(out);
 }
+
+/* The strategy choices a scenario may fix: good values read back, bad ones
+ * are refused with the key's path and what was expected. */
+Test(sweep, scenario_strategy_choices)
+{
+    pp_scenario sc;
+    pp_error err = {""};
+    const char *ok = "{\"model\": \"llama3-8b\", \"cluster\": \"dgx-h100\", \"global_batch\": 8, \"loss\": \"chunked\","
+                     " \"cp_comm\": \"allgather\", \"grad_accum_dtype\": \"fp32\", \"free_pipeline_outputs\": true}";
+    cr_assert_eq(pp_scenario_parse(ok, strlen(ok), "t.json", &sc, &err), PP_OK, "%s", err.msg);
+    cr_expect_eq(sc.opts.base.loss, PP_LOSS_CHUNKED);
+    cr_expect_eq(sc.opts.base.cp_comm, PP_CP_ALLGATHER);
+    cr_expect_eq(sc.opts.base.grad_accum_dtype, PP_GRAD_FP32);
+    cr_expect_eq(sc.opts.base.buf.free_pipeline_outputs, 1);
+    static const struct { const char *json, *path, *want; } bad[] = {
+        {"\"loss\": \"fp16\"", "$.loss", "fp32|fused|chunked"},
+        {"\"cp_comm\": \"a2a\"", "$.cp_comm", "ring|allgather"},
+        {"\"free_pipeline_outputs\": 1", "$.free_pipeline_outputs", "true or false"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        char json[256];
+        snprintf(json, sizeof json, "{\"model\": \"llama3-8b\", \"cluster\": \"dgx-h100\", \"global_batch\": 8, %s}",
+                 bad[i].json);
+        err.msg[0] = '\0';
+        cr_expect_eq(pp_scenario_parse(json, strlen(json), "t.json", &sc, &err), PP_ERR_INPUT, "%s", json);
+        cr_expect(strstr(err.msg, bad[i].path) && strstr(err.msg, bad[i].want), "%s: %s", json, err.msg);
+    }
+}
