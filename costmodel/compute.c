@@ -3,7 +3,8 @@
  * (docs/time.md). Three kinds of work:
  *   - GEMMs at the GPU's measured large-GEMM efficiency (MAMF, Bekman,
  *     ml-engineering "Maximum Achievable Matmul FLOPS"), lowered for small
- *     dimensions by d/(d + 64) (tile quantisation; an assumption);
+ *     dimensions by d/(d + 64) (tile quantisation; an assumed curve, checked
+ *     against EleutherAI cookbook shapes in docs/time.md);
  *   - fused attention (FlashAttention-2/cuDNN) at its own efficiency, causal
  *     (half the s^2 work), backward 2.5x forward (Dao 2023, Sec. 3);
  *   - elementwise kernels (norms, bias+dropout+residual, activation, rotary,
