@@ -34,12 +34,17 @@ void pp__model_defaults(pp_model *m)
     if (m->position == PP_POS_LEARNED && m->max_positions == 0) m->max_positions = m->seq;
 }
 
+/* Block i is MoE under the first_dense_layers/every pattern. */
+static int moe_in_pattern(int i, int first_dense, int every)
+{
+    return i >= first_dense && (i - first_dense) % every == 0;
+}
+
 void pp__model_set_moe_layers(pp_model *m, int first_dense, int every)
 {
     if (every < 1) every = 1;
     for (int i = 0; i < m->layers && i < PP_MAX_LAYERS; i++)
-        m->block_kind[i] = (m->experts > 0 && i >= first_dense && (i - first_dense) % every == 0)
-                               ? PP_BLOCK_MOE : PP_BLOCK_DENSE;
+        m->block_kind[i] = m->experts > 0 && moe_in_pattern(i, first_dense, every) ? PP_BLOCK_MOE : PP_BLOCK_DENSE;
 }
 
 /* "175.0B", "671B", "1T", "760470528" -> parameters. */
@@ -233,7 +238,7 @@ static void add_shape_details(cJSON *o, const pp_model *m)
 static int moe_pattern_is(const pp_model *m, int first, int every)
 {
     for (int i = 0; i < m->layers; i++)
-        if ((m->block_kind[i] == PP_BLOCK_MOE) != (i >= first && (i - first) % every == 0)) return 0;
+        if ((m->block_kind[i] == PP_BLOCK_MOE) != moe_in_pattern(i, first, every)) return 0;
     return 1;
 }
 

@@ -81,6 +81,12 @@ static double mlp_act(const pp_model *m, const act_dims *d, int kind)
     return (inputs + mask + router) / d->rep + inner / d->t;
 }
 
+double pp__cp_kv_bytes(const pp_model *m, const pp_strategy *s)
+{
+    double tok = (double)s->micro_batch * s->seq / s->cp;
+    return 2 * tok * 2.0 * m->kv_heads * pp__head_dim(m) / s->tp;
+}
+
 double pp__block_act_bytes(const pp_model *m, const pp_strategy *s, int kind, pp_recompute r)
 {
     act_dims d = dims(m, s);

@@ -26,6 +26,9 @@
  * under recompute mode r (NONE, SELECTIVE or FULL). Korthikanti et al. 2022
  * Sec. 4, generalised: GQA, gated MLP, MoE, dropout, flash attention, CP. */
 double pp__block_act_bytes(const pp_model *m, const pp_strategy *s, int kind, pp_recompute r);
+/* 16-bit K and V of one micro-batch's sequence chunk on this rank (s/cp
+ * tokens, kv_heads/tp heads): what context parallelism moves and holds. */
+double pp__cp_kv_bytes(const pp_model *m, const pp_strategy *s);
 /* Optimizer-state bytes per trainable parameter (master copy included). */
 double pp__optimizer_bytes_per_param(const pp_model *m, pp_optimizer o, pp_precision p);
 /* Bytes per stored weight and per gradient element. */

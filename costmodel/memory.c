@@ -267,10 +267,10 @@ static double logits_bytes(const pp_model *m, const pp_strategy *s, double tok)
 /* Context parallelism's K/V in flight during one block's backward: the ring
  * holds the next K,V chunk and the dK,dV chunk it passes on; the all-gather
  * kind holds the whole sequence's K,V and their gradients. */
-static double cp_kv_bytes(const pp_model *m, const pp_strategy *s, double tok)
+static double cp_kv_bytes(const pp_model *m, const pp_strategy *s)
 {
     if (s->cp <= 1) return 0;
-    double kv = 2 * tok * 2.0 * m->kv_heads * pp__head_dim(m) / s->tp; /* 16-bit K,V of this rank's chunk */
+    double kv = pp__cp_kv_bytes(m, s);
     return s->cp_comm == PP_CP_ALLGATHER ? 2 * kv * s->cp : 2 * kv;
 }
 
@@ -298,7 +298,7 @@ static void stage_estimate(const pp_model *m, const pp_cluster *c, const pp_stra
     if (is_first && m->embed_norm) extra += 2 * tok * m->hidden / rep; /* its input, not checkpointed */
     if (is_last) extra += 2 * 2 * tok * m->hidden / rep;            /* final norm + head inputs */
     o->act_per_microbatch = stage_act(m, s, i, first, last, &o->recompute_bytes) + extra;
-    o->recompute_bytes += cp_kv_bytes(m, s, tok);
+    o->recompute_bytes += cp_kv_bytes(m, s);
     o->inflight = inflight(s, i);
     double act = o->act_per_microbatch * o->inflight;
 

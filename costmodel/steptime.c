@@ -62,9 +62,15 @@ typedef struct stage_t {
     double hw_flops;                                        /* incl. recompute, per mb */
 } stage_t;
 
+/* Exposed TP, CP and EP time of one block per micro-batch, s. */
+typedef struct block_comm_t {
+    double tp, cp, ep;
+} block_comm_t;
+
 static void block_comm(const pp_model *m, const pp_strategy *s, const groups *g, int kind,
-                       const pp__block_times *bt, int recomputed, stage_t *st)
+                       const pp__block_times *bt, int recomputed, block_comm_t *st)
 {
+    *st = (block_comm_t){0, 0, 0};
     double tok = (double)s->micro_batch * s->seq / s->cp, rep = s->sp ? s->tp : 1;
     double act = 2 * tok * m->hidden; /* 16-bit activations */
     /* TP: 2 all-reduces fwd, 2 bwd (SP: all-gather + reduce-scatter, same volume) */
@@ -73,26 +79,26 @@ static void block_comm(const pp_model *m, const pp_strategy *s, const groups *g,
     /* Transformer Engine's userbuffers move TP traffic with copy engines or
      * a few SMs: no NCCL slowdown charged on the hidden part */
     if (s->overlap_tp) tp = pp__exposed(0, tp, bt->gemm_fwd_s * 3);
-    st->tp += tp;
+    st->tp = tp;
     /* CP, per block: ring attention passes the K,V chunk (cp-1) times forward
      * and K,V + dK,dV backward, under the attention core; the all-gather kind
      * gathers K,V before the core (exposed) and reduce-scatters dK,dV after
      * the backward one (Llama 3, Dubey et al. 2024, Sec. 3.3.2) */
     if (s->cp > 1) {
-        double kv = 2 * tok * 2.0 * m->kv_heads * pp__head_dim(m) / s->tp; /* this rank's K,V chunk */
+        double kv = pp__cp_kv_bytes(m, s);
         if (s->cp_comm == PP_CP_ALLGATHER) {
             double ag = pp__allgather_s(&g->cp, kv * s->cp);
-            st->cp += (2 + (recomputed ? 1 : 0)) * ag + pp__reducescatter_s(&g->cp, kv * s->cp);
+            st->cp = (2 + (recomputed ? 1 : 0)) * ag + pp__reducescatter_s(&g->cp, kv * s->cp);
         } else {
             double ring = (s->cp - 1) * pp__sendrecv_s(&g->cp, kv) * 3;
-            st->cp += pp__exposed(g->slowdown, ring, bt->core_fwd_s * 3.5);
+            st->cp = pp__exposed(g->slowdown, ring, bt->core_fwd_s * 3.5);
         }
     }
     /* EP: all-to-all dispatch + combine, fwd and bwd */
     if (kind == PP_BLOCK_MOE && s->ep > 1) {
         double cf = m->capacity_factor > 0 ? m->capacity_factor : 1;
         double bytes = tok * m->topk * cf * 2.0 * m->hidden / rep;
-        st->ep += (4 + (recomputed ? 2 : 0)) * pp__alltoall_s(&g->ep, bytes);
+        st->ep = (4 + (recomputed ? 2 : 0)) * pp__alltoall_s(&g->ep, bytes);
     }
 }
 
@@ -120,9 +126,11 @@ static double lora_fwd(const pp_model *m, const pp_cluster *c, const pp_strategy
 typedef struct kind_cost {
     pp__block_times bt;
     double lora_s, lora_flops, dequant_s, flops;
+    block_comm_t comm[2]; /* [recomputed] */
 } kind_cost;
 
-static void kind_costs(const pp_model *m, const pp_cluster *c, const pp_strategy *s, kind_cost kc[PP_BLOCK_COUNT])
+static void kind_costs(const pp_model *m, const pp_cluster *c, const pp_strategy *s, const groups *g,
+                       kind_cost kc[PP_BLOCK_COUNT])
 {
     double hbm = pp__hbm_bw_eff(&c->gpu);
     for (int kind = 0; kind < PP_BLOCK_COUNT; kind++) {
@@ -133,6 +141,7 @@ static void kind_costs(const pp_model *m, const pp_cluster *c, const pp_strategy
         k->dequant_s = s->ft.mode == PP_MODE_QLORA
             ? pp__quantizable_block_params(m, kind) / s->tp * (pp__qlora_bytes_per_param() + 2) / hbm : 0;
         k->flops = block_flops(m, s, kind);
+        for (int r = 0; r < 2; r++) block_comm(m, s, g, kind, &k->bt, r, &k->comm[r]);
     }
 }
 
@@ -141,7 +150,7 @@ static void stage_blocks(const pp_model *m, const pp_cluster *c, const pp_strate
 {
     int n = 0, k = pp__recomputed_blocks(s, stage, last - first + 1);
     kind_cost kc[PP_BLOCK_COUNT];
-    kind_costs(m, c, s, kc);
+    kind_costs(m, c, s, g, kc);
     for (int i = first; i <= last && i >= 0; i++, n++) {
         int kind = m->block_kind[i], back = pp__block_needs_backward(s, i), frozen = pp__base_frozen(s, i);
         const kind_cost *q = &kc[kind];
@@ -166,7 +175,9 @@ static void stage_blocks(const pp_model *m, const pp_cluster *c, const pp_strate
             double qk = m->heads * (double)pp__head_dim(m);
             st->hw_flops += 4 * (double)s->micro_batch * s->seq / s->cp * s->seq * qk / s->tp;
         }
-        block_comm(m, s, g, kind, &q->bt, full, st);
+        st->tp += q->comm[full].tp;
+        st->cp += q->comm[full].cp;
+        st->ep += q->comm[full].ep;
     }
 }
 

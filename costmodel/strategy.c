@@ -179,11 +179,18 @@ pp_status pp_split_deepspeed(int layers, int pp, int embedding, int *stage_layer
     return PP_OK;
 }
 
+/* Whether the caller gave a split: any of the first n counts set. */
+static int split_given(const pp_strategy *s, int n)
+{
+    for (int i = 0; i < n && i < PP_MAX_STAGES; i++)
+        if (s->stage_layers[i] != 0) return 1;
+    return 0;
+}
+
 static pp_status check_split(pp_strategy *s, const pp_model *m, pp_error *err)
 {
-    int sum = 0, given = 0;
-    for (int i = 0; i < PP_MAX_STAGES; i++) given |= s->stage_layers[i] != 0;
-    if (!given) {
+    int sum = 0;
+    if (!split_given(s, PP_MAX_STAGES)) {
         default_split(s, m->layers);
         return PP_OK;
     }
@@ -256,9 +263,7 @@ static pp_status check_schedule(const pp_strategy *s, const pp_model *m, pp_erro
     }
     if (s->pp < 2 || s->virtual_stages < 2)
         return pp__fail(err, PP_ERR_INPUT, "interleaved schedule needs --pp >= 2 and --virtual-stages >= 2");
-    int given = 0;
-    for (int i = 0; i < s->pp && i < PP_MAX_STAGES; i++) given |= s->stage_layers[i] != 0;
-    if (!given && m->layers % (s->pp * s->virtual_stages)) /* an explicit split may be uneven */
+    if (!split_given(s, s->pp) && m->layers % (s->pp * s->virtual_stages)) /* an explicit split may be uneven */
         return pp__fail(err, PP_ERR_INPUT, "interleaved: %d blocks not divisible by pp*v = %d*%d (or give --stage-layers)",
                         m->layers, s->pp, s->virtual_stages);
     if (s->grad_accum % s->pp)

@@ -357,7 +357,6 @@ static int evaluate(scenario *sc, pp_plan *best, char *why, size_t cap)
     return found;
 }
 
-static const char *name_of(const row *r) { return r->f[C_NAME]; }
 
 /* The GPUs the source read: for BLOOM, the nodes holding the word embedding,
  * stages 0 and p-1 ("Mem = max memory used by the first (last) nodes with
@@ -439,7 +438,7 @@ static void add_memory(results *o, const row *r, const pp_plan *p, const char *c
                  p->memory.peak_bytes / 1073741824.0, p->memory.fits ? "**fits (wrong)**" : "OOM predicted");
     }
     if (mem > 0) {
-        double pred = measured_bytes(name_of(r), &p->memory) / 1073741824.0; /* nvidia-smi prints MiB: GiB */
+        double pred = measured_bytes(r->f[C_NAME], &p->memory) / 1073741824.0; /* nvidia-smi prints MiB: GiB */
         double e = 100 * (pred - mem) / mem;
         o->merr[o->nm++] = fabs(e);
         snprintf(o->tbl_m[o->rows_m++], 2400, "| %s | %s | %.1f | %.1f | %+.1f%% | %s |", r->f[C_NAME], cfg, mem, pred,

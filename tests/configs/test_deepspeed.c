@@ -28,27 +28,11 @@
 #include <unistd.h>
 
 #include "parplan.h"
+#include "tests/fixtures.h"
 
 #define GOLDEN PARPLAN_SOURCE_DIR "/tests/golden/deepspeed"
 
 /* ------------------------------------------------------------ fixtures */
-
-static pp_model model(const char *name)
-{
-    pp_model m;
-    pp_error err = {""};
-    cr_assert_eq(pp_model_load(name, &m, &err), PP_OK, "%s: %s", name, err.msg);
-    return m;
-}
-
-static pp_cluster cluster(const char *name, int nodes)
-{
-    pp_cluster c;
-    pp_error err = {""};
-    cr_assert_eq(pp_cluster_load(name, &c, &err), PP_OK, "%s: %s", name, err.msg);
-    cr_assert_eq(pp_cluster_resize(&c, nodes, 0, &err), PP_OK, "%s", err.msg);
-    return c;
-}
 
 static pp_strategy base(const pp_model *m, const pp_cluster *c, int tp, int pp, int cp)
 {
@@ -273,8 +257,8 @@ TestSuite(deepspeed_values);
 
 Test(deepspeed_values, batch_rule_uses_the_data_parallel_size)
 {
-    pp_model m = model("llama3-8b");
-    pp_cluster c = cluster("dgx-h100", 4); /* 32 GPUs */
+    pp_model m = fx_model("llama3-8b");
+    pp_cluster c = fx_cluster("dgx-h100", 4, 0); /* 32 GPUs */
     pp_strategy s = base(&m, &c, 2, 2, 2); /* DP = 32 / 8 = 4, not 32 */
     s.zero = 1;
     s.micro_batch = 2;
@@ -295,8 +279,8 @@ Test(deepspeed_values, batch_rule_uses_the_data_parallel_size)
 
 Test(deepspeed_values, buckets_are_the_memory_models)
 {
-    pp_model m = model("llama3-8b");
-    pp_cluster c = cluster("dgx-h100", 1);
+    pp_model m = fx_model("llama3-8b");
+    pp_cluster c = fx_cluster("dgx-h100", 1, 0);
     pp_strategy s = base(&m, &c, 1, 1, 1);
     s.zero = 2;
     s.buf.reduce_bucket = 2e8;
@@ -325,8 +309,8 @@ Test(deepspeed_values, buckets_are_the_memory_models)
 
 Test(deepspeed_values, fp16_block_and_hyper_parameters)
 {
-    pp_model m = model("gpt3-1.3b");
-    pp_cluster c = cluster("dgx-a100-80g", 1);
+    pp_model m = fx_model("gpt3-1.3b");
+    pp_cluster c = fx_cluster("dgx-a100-80g", 1, 0);
     pp_strategy s = base(&m, &c, 1, 1, 1);
     s.precision = PP_PREC_FP16;
     s.zero = 2;
@@ -363,8 +347,8 @@ Test(deepspeed_values, fp16_block_and_hyper_parameters)
 
 Test(deepspeed_values, bf16_without_zero_is_bf16_optimizer)
 {
-    pp_model m = model("llama3-8b");
-    pp_cluster c = cluster("dgx-h100", 1);
+    pp_model m = fx_model("llama3-8b");
+    pp_cluster c = fx_cluster("dgx-h100", 1, 0);
     pp_strategy s = base(&m, &c, 1, 1, 1);
     pp_notes n = {0};
     pp_deepspeed_opts o;
@@ -381,8 +365,8 @@ Test(deepspeed_values, bf16_without_zero_is_bf16_optimizer)
 
 Test(deepspeed_values, fp8_emits_bf16_and_says_so)
 {
-    pp_model m = model("llama3-8b");
-    pp_cluster c = cluster("dgx-h100", 1);
+    pp_model m = fx_model("llama3-8b");
+    pp_cluster c = fx_cluster("dgx-h100", 1, 0);
     pp_strategy s = base(&m, &c, 1, 1, 1);
     s.precision = PP_PREC_FP8;
     s.zero = 1;
@@ -398,8 +382,8 @@ Test(deepspeed_values, fp8_emits_bf16_and_says_so)
 
 Test(deepspeed_values, offload_and_optimizer_rules)
 {
-    pp_model m = model("llama3-8b");
-    pp_cluster c = cluster("dgx-h100", 1);
+    pp_model m = fx_model("llama3-8b");
+    pp_cluster c = fx_cluster("dgx-h100", 1, 0);
     pp_deepspeed_opts o;
     pp_deepspeed_opts_default(&o);
     pp_notes n = {0};
@@ -481,8 +465,8 @@ Test(deepspeed_golden, files_match)
     int update = getenv("PARPLAN_UPDATE_GOLDEN") != NULL;
     for (size_t i = 0; i < sizeof goldens / sizeof *goldens; i++) {
         const golden *g = &goldens[i];
-        pp_model m = model(g->model);
-        pp_cluster c = cluster(g->cluster, g->nodes);
+        pp_model m = fx_model(g->model);
+        pp_cluster c = fx_cluster(g->cluster, g->nodes, 0);
         pp_strategy s = base(&m, &c, g->tp, g->pp, g->cp);
         s.zero = g->zero;
         s.micro_batch = g->micro;
@@ -542,8 +526,8 @@ static void refused(const pp_model *m, const pp_cluster *c, pp_strategy s, const
 
 Test(deepspeed_refuse, deepspeed_cannot_run_these)
 {
-    pp_model m = model("llama3-8b");
-    pp_cluster c = cluster("dgx-h100", 2);
+    pp_model m = fx_model("llama3-8b");
+    pp_cluster c = fx_cluster("dgx-h100", 2, 0);
     pp_deepspeed_opts o;
     pp_deepspeed_opts_default(&o);
     pp_strategy s = base(&m, &c, 1, 2, 1);
@@ -584,8 +568,8 @@ Test(deepspeed_refuse, deepspeed_cannot_run_these)
 
 Test(deepspeed_refuse, check_refuses_what_adapt_would_change)
 {
-    pp_model m = model("llama3-8b");
-    pp_cluster c = cluster("dgx-h100", 1);
+    pp_model m = fx_model("llama3-8b");
+    pp_cluster c = fx_cluster("dgx-h100", 1, 0);
     pp_strategy s = base(&m, &c, 1, 1, 1); /* bf16, ZeRO-0: DeepSpeed would run BF16_Optimizer */
     pp_error err = {""};
     cr_assert_eq(pp_deepspeed_check(&m, &c, &s, NULL, &err), PP_ERR_INPUT);
@@ -616,8 +600,8 @@ static readcase *read_text(const char *text, const char *model_name, const char 
 {
     readcase *r = calloc(1, sizeof *r);
     cr_assert(r);
-    pp_model m = model(model_name);
-    pp_cluster c = cluster(cluster_name, nodes);
+    pp_model m = fx_model(model_name);
+    pp_cluster c = fx_cluster(cluster_name, nodes, 0);
     r->s = base(&m, &c, tp, pp, cp);
     r->st = pp_deepspeed_parse(text, strlen(text), "ds.json", &m, &c, &r->s, &r->o, &r->warn, &r->err);
     return r;
@@ -954,8 +938,8 @@ out:
 
 static void sweep(const char *model_name, const char *cluster_name, int nodes, tally *t)
 {
-    pp_model m = model(model_name);
-    pp_cluster c = cluster(cluster_name, nodes);
+    pp_model m = fx_model(model_name);
+    pp_cluster c = fx_cluster(cluster_name, nodes, 0);
     static const int tps[] = {1, 2, 8}, pps[] = {1, 2, 4}, cps[] = {1, 2};
     static const pp_precision precs[] = {PP_PREC_FP32, PP_PREC_FP16, PP_PREC_BF16, PP_PREC_FP8};
     unsigned seed = 12345;
@@ -1214,8 +1198,8 @@ TestSuite(deepspeed_search, .timeout = 1200);
 
 static void search_scenario(const char *model_name, const char *cluster_name, int nodes, int global_batch, tally *t)
 {
-    pp_model m = model(model_name);
-    pp_cluster c = cluster(cluster_name, nodes);
+    pp_model m = fx_model(model_name);
+    pp_cluster c = fx_cluster(cluster_name, nodes, 0);
     pp_search_opts so;
     pp_search_opts_default(&so);
     so.global_batch = global_batch;

@@ -12,29 +12,13 @@
 #include <string.h>
 
 #include "parplan.h"
+#include "tests/fixtures.h"
 
 #define HF_DIR PARPLAN_SOURCE_DIR "/tests/data/hf/"
 
-static pp_model load_hf(const char *file)
-{
-    pp_model m;
-    pp_error e = {""};
-    pp_status st = pp_model_load(file, &m, &e);
-    cr_assert_eq(st, PP_OK, "%s: %s", file, e.msg);
-    return m;
-}
-
-static double total_of(const char *file)
-{
-    pp_model m = load_hf(file);
-    pp_param_counts pc;
-    pp_model_param_counts(&m, &pc);
-    return pc.total;
-}
-
 #define ASSERT_TOTAL(file, expect)                                                            \
     do {                                                                                      \
-        double got_ = total_of(HF_DIR file);                                                  \
+        double got_ = fx_total_params(HF_DIR file);                                                  \
         cr_assert(got_ == (double)(expect), "%s: total %.0f, expected %.0f", file, got_,      \
                   (double)(expect));                                                          \
     } while (0)
@@ -101,7 +85,7 @@ Test(hf_counts, falcon_40b)
  * parplan omits the routers' e_score_correction_bias (58 x 256). */
 Test(hf_counts, deepseek_v3)
 {
-    pp_model m = load_hf(HF_DIR "DeepSeek-V3.json");
+    pp_model m = fx_model(HF_DIR "DeepSeek-V3.json");
     pp_param_counts pc;
     pp_model_param_counts(&m, &pc);
     ASSERT_NEAR_REL(pc.total, 671.0e9, 0.005);
@@ -112,7 +96,7 @@ Test(hf_counts, deepseek_v3)
  * q_lora_rank null. Tensor shapes sum to 15,706,484,224. */
 Test(hf_counts, deepseek_v2_lite)
 {
-    pp_model m = load_hf(HF_DIR "DeepSeek-V2-Lite.json");
+    pp_model m = fx_model(HF_DIR "DeepSeek-V2-Lite.json");
     pp_param_counts pc;
     pp_model_param_counts(&m, &pc);
     ASSERT_NEAR_REL(pc.total, 15.7e9, 0.005);
@@ -124,7 +108,7 @@ Test(hf_counts, deepseek_v2_lite)
  * (hidden x 1: 24 x 2048 = 49,152). */
 Test(hf_counts, qwen15_moe)
 {
-    double t = total_of(HF_DIR "Qwen1.5-MoE-A2.7B.json");
+    double t = fx_total_params(HF_DIR "Qwen1.5-MoE-A2.7B.json");
     cr_assert(t == 14315784192.0 - 24 * 2048, "got %.0f", t);
 }
 
@@ -146,7 +130,7 @@ Test(hf_counts, bloom_176b_aliases)
 
 Test(hf_shape, llama_fields)
 {
-    pp_model m = load_hf(HF_DIR "Meta-Llama-3-8B.json");
+    pp_model m = fx_model(HF_DIR "Meta-Llama-3-8B.json");
     cr_expect_str_eq(m.name, "meta-llama-3-8b");
     cr_expect_str_eq(m.description, "imported from Hugging Face config.json (model_type llama)");
     cr_expect_str_eq(m.source, HF_DIR "Meta-Llama-3-8B.json");
@@ -161,19 +145,19 @@ Test(hf_shape, llama_fields)
 
 Test(hf_shape, name_from_name_or_path)
 {
-    cr_expect_str_eq(load_hf(HF_DIR "Llama-2-7b-hf.json").name, "llama-2-7b-hf");
+    cr_expect_str_eq(fx_model(HF_DIR "Llama-2-7b-hf.json").name, "llama-2-7b-hf");
 }
 
 Test(hf_shape, qwen2_bias_and_tied)
 {
-    pp_model m = load_hf(HF_DIR "Qwen2.5-0.5B.json");
+    pp_model m = fx_model(HF_DIR "Qwen2.5-0.5B.json");
     cr_expect(m.qkv_bias && !m.out_bias && !m.mlp_bias && m.tied_embeddings);
     cr_expect_str_eq(m.name, "qwen2.5-0.5b");
 }
 
 Test(hf_shape, mixtral_all_moe)
 {
-    pp_model m = load_hf(HF_DIR "Mixtral-8x7B-v0.1.json");
+    pp_model m = fx_model(HF_DIR "Mixtral-8x7B-v0.1.json");
     cr_expect_eq(m.experts, 8);
     cr_expect_eq(m.topk, 2);
     cr_expect_eq(m.expert_ffn, 14336);
@@ -182,7 +166,7 @@ Test(hf_shape, mixtral_all_moe)
 
 Test(hf_shape, deepseek_v3_layout)
 {
-    pp_model m = load_hf(HF_DIR "DeepSeek-V3.json");
+    pp_model m = fx_model(HF_DIR "DeepSeek-V3.json");
     cr_expect_eq(m.mla.q_lora_rank, 1536);
     cr_expect_eq(m.mla.kv_lora_rank, 512);
     cr_expect_eq(m.experts, 256);
@@ -195,7 +179,7 @@ Test(hf_shape, deepseek_v3_layout)
 
 Test(hf_shape, deepseek_v2_null_q_lora)
 {
-    pp_model m = load_hf(HF_DIR "DeepSeek-V2-Lite.json");
+    pp_model m = fx_model(HF_DIR "DeepSeek-V2-Lite.json");
     cr_expect_eq(m.mla.q_lora_rank, 0);
     cr_expect_eq(m.shared_experts, 2);
     cr_expect_eq(m.block_kind[0], PP_BLOCK_DENSE);
@@ -204,7 +188,7 @@ Test(hf_shape, deepseek_v2_null_q_lora)
 
 Test(hf_shape, falcon_variants)
 {
-    pp_model a = load_hf(HF_DIR "falcon-7b.json"), b = load_hf(HF_DIR "falcon-40b.json");
+    pp_model a = fx_model(HF_DIR "falcon-7b.json"), b = fx_model(HF_DIR "falcon-40b.json");
     cr_expect(a.kv_heads == 1 && a.norms_per_block == 1 && a.parallel_block && a.tied_embeddings);
     cr_expect(b.kv_heads == 8 && b.norms_per_block == 2 && b.parallel_block);
     cr_expect(!a.qkv_bias && !a.mlp_bias && a.norm == PP_NORM_LAYERNORM);
@@ -212,8 +196,8 @@ Test(hf_shape, falcon_variants)
 
 Test(hf_shape, gpt2_opt_bloom_neox)
 {
-    pp_model g = load_hf(HF_DIR "gpt2.json"), o = load_hf(HF_DIR "opt-125m.json");
-    pp_model b = load_hf(HF_DIR "bloom-560m.json"), n = load_hf(HF_DIR "gpt-neox-20b.json");
+    pp_model g = fx_model(HF_DIR "gpt2.json"), o = fx_model(HF_DIR "opt-125m.json");
+    pp_model b = fx_model(HF_DIR "bloom-560m.json"), n = fx_model(HF_DIR "gpt-neox-20b.json");
     cr_expect(g.position == PP_POS_LEARNED && g.max_positions == 1024 && g.seq == 1024);
     cr_expect(g.ffn == 3072 && g.qkv_bias && g.mlp_bias && g.tied_embeddings);
     cr_expect_eq(g.dropout, 0.1);

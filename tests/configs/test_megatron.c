@@ -17,23 +17,7 @@
 #include <unistd.h>
 
 #include "parplan.h"
-
-static pp_model model(const char *name)
-{
-    pp_model m;
-    pp_error err = {""};
-    cr_assert_eq(pp_model_load(name, &m, &err), PP_OK, "%s: %s", name, err.msg);
-    return m;
-}
-
-static pp_cluster cluster(const char *name, int nodes)
-{
-    pp_cluster c;
-    pp_error err = {""};
-    cr_assert_eq(pp_cluster_load(name, &c, &err), PP_OK, "%s", err.msg);
-    cr_assert_eq(pp_cluster_resize(&c, nodes, 0, &err), PP_OK, "%s", err.msg);
-    return c;
-}
+#include "tests/fixtures.h"
 
 static pp_strategy base(const pp_model *m, const pp_cluster *c, int tp, int pp, int cp)
 {
@@ -127,8 +111,8 @@ TestSuite(megatron_args);
 
 Test(megatron_args, llama3_70b_megatron_lm)
 {
-    pp_model m = model("llama3-70b");
-    pp_cluster c = cluster("dgx-h100", 8);
+    pp_model m = fx_model("llama3-70b");
+    pp_cluster c = fx_cluster("dgx-h100", 8, 0);
     pp_strategy s = base(&m, &c, 8, 4, 1);
     s.sp = 1;
     s.zero = 1;
@@ -169,8 +153,8 @@ Test(megatron_args, llama3_70b_megatron_lm)
 
 Test(megatron_args, megatron_deepspeed_flavor)
 {
-    pp_model m = model("llama3-8b");
-    pp_cluster c = cluster("dgx-h100", 2);
+    pp_model m = fx_model("llama3-8b");
+    pp_cluster c = fx_cluster("dgx-h100", 2, 0);
     pp_strategy s = base(&m, &c, 2, 1, 2); /* bf16, ZeRO-0 -> DeepSpeed BF16_Optimizer */
     char *t = must_args(&m, &c, &s, PP_MEGATRON_DEEPSPEED);
     argv_t a = bash_args(t);
@@ -204,8 +188,8 @@ TestSuite(megatron_split);
 
 static char *split_args(const char *layers, pp_notes *n, pp_error *err)
 {
-    pp_model m = model("llama3-8b"); /* 32 blocks */
-    pp_cluster c = cluster("dgx-h100", 1);
+    pp_model m = fx_model("llama3-8b"); /* 32 blocks */
+    pp_cluster c = fx_cluster("dgx-h100", 1, 0);
     pp_strategy s = base(&m, &c, 2, 4, 1);
     int k = 0;
     for (const char *p = layers; *p;) {
@@ -241,8 +225,8 @@ Test(megatron_split, first_and_last_only)
 
 Test(megatron_split, default_uneven_split)
 {
-    pp_model m = model("llama3-8b");
-    pp_cluster c = cluster("dgx-h100", 3); /* 24 GPUs */
+    pp_model m = fx_model("llama3-8b");
+    pp_cluster c = fx_cluster("dgx-h100", 3, 0); /* 24 GPUs */
     pp_strategy s = base(&m, &c, 8, 3, 1);
     char *t = must_args(&m, &c, &s, PP_MEGATRON_LM);
     argv_t a = bash_args(t);
@@ -259,8 +243,8 @@ TestSuite(megatron_flags);
 
 Test(megatron_flags, recompute_methods)
 {
-    pp_model m = model("llama3-8b");
-    pp_cluster c = cluster("dgx-h100", 1);
+    pp_model m = fx_model("llama3-8b");
+    pp_cluster c = fx_cluster("dgx-h100", 1, 0);
     pp_strategy s = base(&m, &c, 2, 4, 1);
     s.recompute = PP_RECOMPUTE_FULL;
     char *t = must_args(&m, &c, &s, PP_MEGATRON_LM);
@@ -309,8 +293,8 @@ Test(megatron_flags, recompute_methods)
 
 Test(megatron_flags, precision)
 {
-    pp_model m = model("llama3-8b");
-    pp_cluster c = cluster("dgx-h100", 1);
+    pp_model m = fx_model("llama3-8b");
+    pp_cluster c = fx_cluster("dgx-h100", 1, 0);
     pp_strategy s = base(&m, &c, 1, 1, 1);
     s.precision = PP_PREC_FP8;
     char *t = must_args(&m, &c, &s, PP_MEGATRON_LM);
@@ -342,8 +326,8 @@ Test(megatron_flags, precision)
 
 Test(megatron_flags, moe_and_mla)
 {
-    pp_model m = model("mixtral-8x7b");
-    pp_cluster c = cluster("dgx-h100", 2);
+    pp_model m = fx_model("mixtral-8x7b");
+    pp_cluster c = fx_cluster("dgx-h100", 2, 0);
     pp_strategy s = base(&m, &c, 2, 1, 1);
     s.ep = 8;
     char *t = must_args(&m, &c, &s, PP_MEGATRON_LM);
@@ -356,8 +340,8 @@ Test(megatron_flags, moe_and_mla)
     cr_assert(!val(&a, "--moe-layer-freq"), "every block is MoE: the default");
     free(a.buf);
     pp_free(t);
-    m = model("deepseek-v3");
-    c = cluster("dgx-h100", 64);
+    m = fx_model("deepseek-v3");
+    c = fx_cluster("dgx-h100", 64, 0);
     s = base(&m, &c, 8, 1, 1);
     s.ep = 64;
     s.zero = 1;
@@ -400,8 +384,8 @@ static void lm_refuses(const char *model_name, pp_strategy *s, const pp_model *m
 
 Test(megatron_refuse, what_megatron_cannot_express)
 {
-    pp_model m = model("llama3-8b");
-    pp_cluster c = cluster("dgx-h100", 1);
+    pp_model m = fx_model("llama3-8b");
+    pp_cluster c = fx_cluster("dgx-h100", 1, 0);
     pp_strategy s = base(&m, &c, 1, 1, 1);
     s.zero = 3;
     lm_refuses("zero3", &s, &m, &c, PP_MEGATRON_LM, "--use-distributed-optimizer");
@@ -423,11 +407,11 @@ Test(megatron_refuse, what_megatron_cannot_express)
     s = base(&m, &c, 1, 2, 1);
     s.zero = 2;
     lm_refuses("ds pipeline", &s, &m, &c, PP_MEGATRON_DEEPSPEED, "incompatible with pipeline parallelism");
-    pp_model bloom = model("bloom-176b");
-    pp_cluster big = cluster("dgx-a100-80g", 48);
+    pp_model bloom = fx_model("bloom-176b");
+    pp_cluster big = fx_cluster("dgx-a100-80g", 48, 0);
     s = base(&bloom, &big, 4, 12, 1);
     lm_refuses("bloom", &s, &bloom, &big, PP_MEGATRON_LM, "ALiBi");
-    pp_model falcon = model("falcon-40b");
+    pp_model falcon = fx_model("falcon-40b");
     s = base(&falcon, &c, 8, 1, 1);
     lm_refuses("falcon", &s, &falcon, &c, PP_MEGATRON_LM, "parallel attention");
 }
@@ -540,8 +524,8 @@ Test(megatron_property, every_plan_emits_or_refuses)
     int emitted[2] = {0, 0}, refused = 0, invalid = 0;
     unsigned seed = 777;
     for (int mi = 0; models[mi]; mi++) {
-        pp_model m = model(models[mi]);
-        pp_cluster c = cluster(clusters[mi], 2);
+        pp_model m = fx_model(models[mi]);
+        pp_cluster c = fx_cluster(clusters[mi], 2, 0);
         for (int f = 0; f < PP_MEGATRON_FLAVOR_COUNT; f++)
             for (int tp = 1; tp <= 8; tp *= 2)
                 for (int pp = 1; pp <= 4; pp++)
@@ -607,8 +591,8 @@ Test(megatron_property, every_searched_plan_emits_or_refuses, .timeout = 1200)
         {"llama3-8b", "dgx-h100", 2, 256}, {"llama3-70b", "dgx-h100", 8, 512}, {"mixtral-8x7b", "dgx-h100", 4, 256}};
     int emitted = 0, refused = 0;
     for (size_t k = 0; k < sizeof sc / sizeof *sc; k++) {
-        pp_model m = model(sc[k].model);
-        pp_cluster c = cluster(sc[k].cluster, sc[k].nodes);
+        pp_model m = fx_model(sc[k].model);
+        pp_cluster c = fx_cluster(sc[k].cluster, sc[k].nodes, 0);
         pp_search_opts so;
         pp_search_opts_default(&so);
         so.global_batch = sc[k].batch;

@@ -18,23 +18,7 @@
 #include <string.h>
 
 #include "parplan.h"
-
-static pp_model load(const char *name)
-{
-    pp_model m;
-    pp_error err = {""};
-    pp_status st = pp_model_load(name, &m, &err);
-    cr_assert_eq(st, PP_OK, "preset %s: %s", name, err.msg);
-    return m;
-}
-
-static double total_of(const char *name)
-{
-    pp_model m = load(name);
-    pp_param_counts pc;
-    pp_model_param_counts(&m, &pc);
-    return pc.total;
-}
+#include "tests/fixtures.h"
 
 /* ------------------------------------------------------------------ (a) */
 
@@ -71,7 +55,7 @@ Test(presets, every_model_preset_loads_and_validates)
         cr_assert(is_preset_name(name), "preset name '%s' is not lowercase-hyphen", name);
         if (i > 0) cr_assert_lt(strcmp(pp_preset_name(PP_PRESET_MODEL, i - 1), name), 0, "names not sorted");
 
-        pp_model m = load(name);
+        pp_model m = fx_model(name);
         pp_error err = {""};
         cr_assert_eq(pp_model_validate(&m, name, &err), PP_OK, "%s: %s", name, err.msg);
         cr_assert_str_eq(m.name, name, "file %s.json names itself '%s'", name, m.name);
@@ -94,7 +78,7 @@ Test(presets, every_model_preset_loads_and_validates)
         cr_assert_gt(f, 2.0 * (pc.active - pc.embedding), "%s: fwd FLOPs/token %.4g too small", name, f);
     }
     for (int i = 0; required[i]; i++) {
-        pp_model m = load(required[i]);
+        pp_model m = fx_model(required[i]);
         (void)m;
     }
 }
@@ -246,7 +230,7 @@ Test(presets, param_counts_match_published)
 {
     for (size_t i = 0; i < sizeof counts / sizeof counts[0]; i++) {
         const count_row *r = &counts[i];
-        pp_model m = load(r->name);
+        pp_model m = fx_model(r->name);
         pp_param_counts pc;
         pp_model_param_counts(&m, &pc);
         /* the table and the preset's params_reported must agree */
@@ -268,7 +252,7 @@ Test(presets, every_preset_has_a_count_row)
     int n = pp_preset_count(PP_PRESET_MODEL);
     for (int i = 0; i < n; i++) {
         const char *name = pp_preset_name(PP_PRESET_MODEL, i);
-        pp_model m = load(name);
+        pp_model m = fx_model(name);
         if (m.params_reported > 0)
             cr_expect_not_null(row_for(name), "preset %s (published %s) has no row in counts[]", name,
                                m.params_reported_str);
@@ -283,7 +267,7 @@ Test(presets, every_preset_has_a_count_row)
  */
 Test(presets, falcon_180b_matches_checkpoint_with_stored_lm_head)
 {
-    pp_model m = load("falcon-180b");
+    pp_model m = fx_model("falcon-180b");
     pp_param_counts pc;
     pp_model_param_counts(&m, &pc);
     cr_assert(m.tied_embeddings);
@@ -318,7 +302,7 @@ Test(presets, moe_active_params_match_published)
 {
     for (size_t i = 0; i < sizeof actives / sizeof actives[0]; i++) {
         const active_row *r = &actives[i];
-        pp_model m = load(r->name);
+        pp_model m = fx_model(r->name);
         pp_param_counts pc;
         pp_model_param_counts(&m, &pc);
         double rel = (pc.active - r->published) / r->published;
@@ -326,7 +310,7 @@ Test(presets, moe_active_params_match_published)
                   r->name, pc.active, r->published, 100 * rel, 100 * r->tol);
     }
     /* and the dense blocks of DeepSeek-V3: 3 dense, 58 MoE */
-    pp_model m = load("deepseek-v3");
+    pp_model m = fx_model("deepseek-v3");
     int moe = 0;
     for (int i = 0; i < m.layers; i++) moe += m.block_kind[i] == PP_BLOCK_MOE;
     cr_assert_eq(moe, 58);
@@ -338,10 +322,10 @@ Test(presets, moe_active_params_match_published)
 /* Same shapes under different names must count the same. */
 Test(presets, aliases_agree)
 {
-    cr_assert_eq(total_of("megatron-1t"), total_of("korthikanti-1t"));
-    cr_assert_eq(total_of("megatron-529.6b"), total_of("korthikanti-530b"));
-    cr_assert_eq(total_of("llama3-8b"), total_of("llama3.1-8b"));
-    cr_assert_eq(total_of("llama3-70b"), total_of("llama3.1-70b"));
+    cr_assert_eq(fx_total_params("megatron-1t"), fx_total_params("korthikanti-1t"));
+    cr_assert_eq(fx_total_params("megatron-529.6b"), fx_total_params("korthikanti-530b"));
+    cr_assert_eq(fx_total_params("llama3-8b"), fx_total_params("llama3.1-8b"));
+    cr_assert_eq(fx_total_params("llama3-70b"), fx_total_params("llama3.1-70b"));
 }
 
 /* ------------------------------------------------------------------ (c) */
@@ -375,7 +359,7 @@ Test(presets, gpt3_175b_forward_flops_by_hand)
     double passes = 4 * (24 * l * h * h + 4 * l * s * h) + 3 * (2 * h * V);
     cr_assert(fabs(eq3 - passes) <= 1e-12 * eq3, "Eq. 3 %.6g vs passes %.6g", eq3, passes);
 
-    pp_model m = load("gpt3-175b");
+    pp_model m = fx_model("gpt3-175b");
     cr_assert_eq(m.layers, 96);
     cr_assert_eq(m.hidden, 12288);
     cr_assert_eq(m.seq, 2048);

@@ -10,18 +10,11 @@
 #include <string.h>
 
 #include "costmodel/costmodel.h"
-
-static pp_model load(const char *name)
-{
-    pp_model m;
-    pp_error err = {""};
-    cr_assert_eq(pp_model_load(name, &m, &err), PP_OK, "%s", err.msg);
-    return m;
-}
+#include "tests/fixtures.h"
 
 static double lora_count(const char *model, int r, unsigned targets)
 {
-    pp_model m = load(model);
+    pp_model m = fx_model(model);
     pp_strategy s;
     pp_strategy_default(&s);
     s.ft.mode = PP_MODE_LORA;
@@ -65,7 +58,7 @@ Test(finetune, qlora_storage_per_parameter)
  * r=64 on all linear layers, gradient checkpointing, batch 1 (QLoRA Sec. 4-5). */
 Test(finetune, qlora_65b_fits_one_48gb_gpu)
 {
-    pp_model m = load("llama-65b");
+    pp_model m = fx_model("llama-65b");
     pp_cluster c;
     pp_error err = {""};
     cr_assert_eq(pp_cluster_load("workstation-1x-4090", &c, &err), PP_OK, "%s", err.msg);
@@ -92,7 +85,7 @@ Test(finetune, qlora_65b_fits_one_48gb_gpu)
  * of mixed precision (4 bytes) where there is one. */
 Test(finetune, optimizer_bytes_per_parameter)
 {
-    pp_model m = load("llama3-8b");
+    pp_model m = fx_model("llama3-8b");
     struct { pp_optimizer o; double mixed, fp32; const char *why; } t[] = {
         {PP_OPT_ADAMW, 12, 8, "Adam: m, v fp32 (Kingma & Ba; ZeRO's K = 12)"},
         {PP_OPT_ADAM8BIT, 4 + 2 + 8.0 / 2048, 2 + 8.0 / 2048, "bitsandbytes: int8 m, v + fp32 absmax per 2048"},
@@ -114,7 +107,7 @@ Test(finetune, optimizer_bytes_per_parameter)
  * forward instead of two, so LoRA's model FLOPs per token are ~4N, not 6N. */
 Test(finetune, frozen_backward_costs_one_forward)
 {
-    pp_model m = load("llama3-8b");
+    pp_model m = fx_model("llama3-8b");
     pp_cluster c;
     pp_error err = {""};
     cr_assert_eq(pp_cluster_load("dgx-h100", &c, &err), PP_OK, "%s", err.msg);
@@ -138,7 +131,7 @@ Test(finetune, frozen_backward_costs_one_forward)
  * forward/backward pass. */
 Test(finetune, peak_moment_small_vs_large_batch)
 {
-    pp_model m = load("gpt3-1.3b");
+    pp_model m = fx_model("gpt3-1.3b");
     pp_cluster c;
     pp_error err = {""};
     cr_assert_eq(pp_cluster_load("dgx-a100-80g", &c, &err), PP_OK, "%s", err.msg);

@@ -10,23 +10,7 @@
 #include <string.h>
 
 #include "costmodel/costmodel.h"
-
-static pp_model load(const char *name)
-{
-    pp_model m;
-    pp_error err = {""};
-    cr_assert_eq(pp_model_load(name, &m, &err), PP_OK, "%s", err.msg);
-    return m;
-}
-
-static pp_cluster cluster(const char *name, int gpus)
-{
-    pp_cluster c;
-    pp_error err = {""};
-    cr_assert_eq(pp_cluster_load(name, &c, &err), PP_OK, "%s", err.msg);
-    cr_assert_eq(pp_cluster_resize(&c, 0, gpus, &err), PP_OK, "%s", err.msg);
-    return c;
-}
+#include "tests/fixtures.h"
 
 static void estimate(const pp_model *m, const pp_cluster *c, pp_strategy *s, pp_plan *p)
 {
@@ -38,8 +22,8 @@ static void estimate(const pp_model *m, const pp_cluster *c, pp_strategy *s, pp_
  * full recomputation (4 passes over the blocks, 3 over the LM head). */
 Test(time, narayanan_eq3_hardware_flops)
 {
-    pp_model m = load("megatron-145.6b");
-    pp_cluster c = cluster("dgx-a100-80g", 1536);
+    pp_model m = fx_model("megatron-145.6b");
+    pp_cluster c = fx_cluster("dgx-a100-80g", 0, 1536);
     pp_strategy s;
     pp_strategy_default(&s);
     s.tp = 8, s.pp = 8, s.dp = 24, s.seq = 2048, s.global_batch = 2304;
@@ -61,8 +45,8 @@ Test(time, narayanan_eq3_hardware_flops)
  * of the model FLOPs (Korthikanti Sec. 5, hardware vs model FLOPs). */
 Test(time, korthikanti_selective_hardware_flops)
 {
-    pp_model m = load("korthikanti-22b");
-    pp_cluster c = cluster("dgx-a100-80g", 8);
+    pp_model m = fx_model("korthikanti-22b");
+    pp_cluster c = fx_cluster("dgx-a100-80g", 0, 8);
     pp_strategy s;
     pp_strategy_default(&s);
     s.tp = 8, s.dp = 1, s.sp = 1, s.seq = 2048, s.micro_batch = 4, s.global_batch = 4;
@@ -97,7 +81,7 @@ Test(time, collective_formulas)
 
 Test(time, group_tiers_follow_rank_order)
 {
-    pp_cluster c = cluster("dgx-h100", 64);
+    pp_cluster c = fx_cluster("dgx-h100", 0, 64);
     pp__comm_group tp, dp;
     pp__group(&c, 8, 1, &tp);  /* TP=8, stride 1: one node, NVLink */
     pp__group(&c, 8, 8, &dp);  /* DP=8, stride 8: one member per node, NICs */
@@ -110,8 +94,8 @@ Test(time, group_tiers_follow_rank_order)
 /* Bubble: (p-1)/m of the ideal time for 1F1B, (p-1)/(v m) interleaved. */
 Test(time, bubble_fractions)
 {
-    pp_model m = load("gpt3-175b");
-    pp_cluster c = cluster("dgx-a100-80g", 64);
+    pp_model m = fx_model("gpt3-175b");
+    pp_cluster c = fx_cluster("dgx-a100-80g", 0, 64);
     pp_strategy s;
     pp_strategy_default(&s);
     s.tp = 8, s.pp = 8, s.dp = 1, s.seq = 2048, s.global_batch = 32;
@@ -129,8 +113,8 @@ Test(time, bubble_fractions)
 
 Test(time, terms_add_up)
 {
-    pp_model m = load("llama3-70b");
-    pp_cluster c = cluster("dgx-h100", 64);
+    pp_model m = fx_model("llama3-70b");
+    pp_cluster c = fx_cluster("dgx-h100", 0, 64);
     pp_strategy s;
     pp_strategy_default(&s);
     s.tp = 4, s.pp = 4, s.dp = 4, s.sp = 1, s.zero = 1, s.seq = 8192, s.global_batch = 128;
@@ -150,8 +134,8 @@ Test(time, terms_add_up)
  * (1.10 s) with the fitted efficiency. */
 Test(time, calibrate_on_one_run_predicts_another)
 {
-    pp_model m = load("korthikanti-22b");
-    pp_cluster c = cluster("dgx-a100-80g", 8);
+    pp_model m = fx_model("korthikanti-22b");
+    pp_cluster c = fx_cluster("dgx-a100-80g", 0, 8);
     pp_strategy s;
     pp_strategy_default(&s);
     s.tp = 8, s.dp = 1, s.seq = 2048, s.micro_batch = 4, s.global_batch = 4;
@@ -179,8 +163,8 @@ Test(time, calibrate_on_one_run_predicts_another)
  * BLOOM-like h 13824: 64 heads (hd 216, aligned) vs 128 (hd 108, unaligned). */
 Test(time, materialised_attention_core_by_hand)
 {
-    pp_cluster c = cluster("dgx-a100-80g", 8);
-    pp_model m = load("bloom-176b");
+    pp_cluster c = fx_cluster("dgx-a100-80g", 0, 8);
+    pp_model m = fx_model("bloom-176b");
     m.hidden = 13824;
     m.dropout = 0.1;
     pp_strategy s;
@@ -214,8 +198,8 @@ Test(time, overlapped_collectives_slow_compute)
 
     /* ZeRO-3 on 2 nodes, gathers well under the compute: the exposed part is
      * exactly the default 0.20 of the traffic, and nothing with "0" */
-    pp_model m = load("llama2-7b");
-    pp_cluster c = cluster("dgx-h100", 16);
+    pp_model m = fx_model("llama2-7b");
+    pp_cluster c = fx_cluster("dgx-h100", 0, 16);
     pp_strategy s;
     pp_strategy_default(&s);
     s.dp = 16;
@@ -243,8 +227,8 @@ Test(time, overlapped_collectives_slow_compute)
  * dK,dV), hidden under 3.5x the attention core but for the NCCL slowdown. */
 Test(time, context_parallel_ring_and_allgather)
 {
-    pp_model m = load("llama3-8b");
-    pp_cluster c = cluster("dgx-h100", 8);
+    pp_model m = fx_model("llama3-8b");
+    pp_cluster c = fx_cluster("dgx-h100", 0, 8);
     pp_strategy s;
     pp_plan *p = malloc(sizeof *p);
     double tok = 1.0 * 32768 / 4, kv = 2 * tok * 2.0 * m.kv_heads * (m.hidden / m.heads); /* bytes, tp 1 */
@@ -270,8 +254,8 @@ Test(time, context_parallel_ring_and_allgather)
  * FLOPs at peak x matmul_eff x d/(d+64), d = h here (the smallest side). */
 Test(time, unaligned_mlp_width_by_hand)
 {
-    pp_model m = load("llama2-7b");
-    pp_cluster c = cluster("dgx-h100", 8);
+    pp_model m = fx_model("llama2-7b");
+    pp_cluster c = fx_cluster("dgx-h100", 0, 8);
     m.gated_mlp = 0; /* two matrices, as in the formula */
     pp_strategy s;
     pp_strategy_default(&s);
@@ -294,8 +278,8 @@ Test(time, unaligned_mlp_width_by_hand)
  * 2 units against 3: the all-gather and reduce-scatter cost the same here. */
 Test(time, zero3_moves_one_and_a_half_times_zero2)
 {
-    pp_model m = load("llama2-7b");
-    pp_cluster c = cluster("dgx-h100", 16);
+    pp_model m = fx_model("llama2-7b");
+    pp_cluster c = fx_cluster("dgx-h100", 0, 16);
     pp_plan *p = malloc(sizeof *p);
     double t[4];
     for (int z = 2; z <= 3; z++) {
@@ -315,8 +299,8 @@ Test(time, zero3_moves_one_and_a_half_times_zero2)
  * tok x topk x 2 bytes x hidden (dropless: capacity 1). */
 Test(time, expert_parallel_all_to_all_by_hand)
 {
-    pp_model m = load("mixtral-8x7b");
-    pp_cluster c = cluster("dgx-h100", 8);
+    pp_model m = fx_model("mixtral-8x7b");
+    pp_cluster c = fx_cluster("dgx-h100", 0, 8);
     pp_strategy s;
     pp_strategy_default(&s);
     s.ep = 8, s.dp = 8, s.zero = 1, s.micro_batch = 1, s.seq = 4096, s.global_batch = 8;

@@ -14,20 +14,37 @@ typedef struct summary {
     double median, worst; /* absolute percentage error */
 } summary;
 
-static void read_summary(const char *label, summary *s)
+/* Runs tools/validate on the reference runs and the held-out files and
+ * hands each output line to `scan`. */
+static void each_validate_line(void (*scan)(const char *line, void *ctx), void *ctx)
 {
     char cmd[1024], line[4096];
     snprintf(cmd, sizeof cmd, "%s %s/published_runs.csv %s/bloom_chronicles.csv %s/published_more.csv",
              PARPLAN_VALIDATE, PARPLAN_REFERENCE_DIR, PARPLAN_DATA_DIR, PARPLAN_DATA_DIR);
     FILE *p = popen(cmd, "r");
     cr_assert(p, "cannot run %s", cmd);
-    memset(s, 0, sizeof *s);
-    while (fgets(line, sizeof line, p)) {
-        char fmt[128];
-        snprintf(fmt, sizeof fmt, "| %s | %%d | %%lf%%%% | %%lf%%%% |", label);
-        if (sscanf(line, fmt, &s->rows, &s->median, &s->worst) == 3) break;
-    }
+    while (fgets(line, sizeof line, p)) scan(line, ctx);
     pclose(p);
+}
+
+typedef struct summary_scan {
+    const char *label;
+    summary *s;
+} summary_scan;
+
+static void scan_summary(const char *line, void *ctx)
+{
+    summary_scan *q = ctx;
+    char fmt[128];
+    snprintf(fmt, sizeof fmt, "| %s | %%d | %%lf%%%% | %%lf%%%% |", q->label);
+    if (q->s->rows == 0) sscanf(line, fmt, &q->s->rows, &q->s->median, &q->s->worst);
+}
+
+static void read_summary(const char *label, summary *s)
+{
+    memset(s, 0, sizeof *s);
+    summary_scan q = {label, s};
+    each_validate_line(scan_summary, &q);
     cr_assert_gt(s->rows, 0, "no summary line for %s", label);
 }
 
@@ -50,21 +67,19 @@ Test(validation, memory_against_bloom_nvidia_smi)
     cr_expect_leq(s.worst, 12.0, "worst %.1f%% (issue 3 target: 15%%)", s.worst);
 }
 
+static void scan_oom(const char *line, void *ctx)
+{
+    int *v = ctx;
+    sscanf(line, "Runs the source reports as out of memory: %d; predicted to fit: %d.", &v[0], &v[1]);
+    sscanf(line, "Held out, more BigScience runs reported out of memory: %d; predicted to fit: %d.", &v[2], &v[3]);
+}
+
 /* Issue 3: never predict "fits" for a run the source reports as OOM. */
 Test(validation, never_fits_when_the_source_ran_out_of_memory)
 {
-    char cmd[1024], line[4096];
-    int n = -1, fits = -1;
-    int hn = -1, hfits = -1;
-    snprintf(cmd, sizeof cmd, "%s %s/published_runs.csv %s/bloom_chronicles.csv %s/published_more.csv",
-             PARPLAN_VALIDATE, PARPLAN_REFERENCE_DIR, PARPLAN_DATA_DIR, PARPLAN_DATA_DIR);
-    FILE *p = popen(cmd, "r");
-    cr_assert(p, "cannot run %s", cmd);
-    while (fgets(line, sizeof line, p)) {
-        sscanf(line, "Runs the source reports as out of memory: %d; predicted to fit: %d.", &n, &fits);
-        sscanf(line, "Held out, more BigScience runs reported out of memory: %d; predicted to fit: %d.", &hn, &hfits);
-    }
-    pclose(p);
+    int v[4] = {-1, -1, -1, -1}; /* reference: rows, fit; held out: rows, fit */
+    each_validate_line(scan_oom, v);
+    int n = v[0], fits = v[1], hn = v[2], hfits = v[3];
     cr_expect_geq(n, 2, "OOM rows evaluated: %d", n);
     cr_expect_eq(fits, 0, "%d of %d OOM runs predicted to fit", fits, n);
     /* held out: 206B (h 14336, 82 blocks, 128 heads) is predicted at 67 GiB
