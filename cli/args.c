@@ -59,7 +59,7 @@ static int unknown_opt(const cli_cmd *cmd, const char *arg)
     const char *eq = strchr(arg, '=');
     size_t len = eq ? (size_t)(eq - arg - 2) : strlen(arg + 2);
     const cli_opt *near = nearest_opt(cmd, arg + 2, len);
-    fprintf(stderr, "parplan %s: unknown option '%.*s'", cmd->name, (int)(len + 2 < 200 ? len + 2 : 200), arg);
+    fprintf(stderr, "parplan %s: unknown option '%s'", cmd->name, cli_qn(arg, len + 2));
     if (near) fprintf(stderr, " (did you mean --%s?)", near->name);
     fprintf(stderr, "; see `parplan %s --help`\n", cmd->name);
     return 2;
@@ -137,7 +137,7 @@ int cli_num(const cli_args *a, const char *name, double lo, double hi, double de
     errno = 0;
     double d = strtod(v, &end);
     if (end == v || *end || errno || !isfinite(d) || d < lo || d > hi) {
-        fprintf(stderr, "parplan: --%s: expected a number in [%g, %g], got '%s'\n", name, lo, hi, v);
+        fprintf(stderr, "parplan: --%s: expected a number in [%g, %g], got '%s'\n", name, lo, hi, cli_q(v));
         return 2;
     }
     *out = d;
@@ -153,7 +153,7 @@ int cli_int(const cli_args *a, const char *name, long lo, long hi, int def, int 
     errno = 0;
     long d = strtol(v, &end, 10);
     if (end == v || *end || errno || d < lo || d > hi) {
-        fprintf(stderr, "parplan: --%s: expected an integer in [%ld, %ld], got '%s'\n", name, lo, hi, v);
+        fprintf(stderr, "parplan: --%s: expected an integer in [%ld, %ld], got '%s'\n", name, lo, hi, cli_q(v));
         return 2;
     }
     *out = (int)d;
@@ -176,8 +176,26 @@ int cli_format(const cli_args *a, const char *allowed, const char **out)
         }
         p = bar ? bar + 1 : NULL;
     }
-    fprintf(stderr, "parplan: --format: expected one of %s, got '%s'\n", allowed, v);
+    fprintf(stderr, "parplan: --format: expected one of %s, got '%s'\n", allowed, cli_q(v));
     return 2;
+}
+
+/* A quotable copy of a value from the command line or a file: at most 64
+ * characters (then "...", N characters), control characters as '?'. Four
+ * rotating buffers, so up to four may appear in one message. */
+const char *cli_q(const char *s) { return cli_qn(s, strlen(s)); }
+
+/* The first n characters of s, quoted as cli_q does. */
+const char *cli_qn(const char *s, size_t n)
+{
+    static char buf[4][112];
+    static int next;
+    char *b = buf[next++ % 4];
+    size_t k = 0;
+    for (; k < n && k < 64; k++) b[k] = (unsigned char)s[k] < 0x20 || s[k] == 0x7f ? '?' : s[k];
+    if (n > 64) snprintf(b + k, sizeof buf[0] - k, "... (%zu characters)", n);
+    else b[k] = '\0';
+    return b;
 }
 
 /* Prints err as one line: control characters (a newline or a terminal

@@ -45,6 +45,10 @@ int cli_int(const cli_args *a, const char *name, long lo, long hi, int def, int 
 int cli_num(const cli_args *a, const char *name, double lo, double hi, double def, double *out);
 /* Output format: "table" (default) or one of the allowed; returns 2 on error. */
 int cli_format(const cli_args *a, const char *allowed, const char **out);
+/* A value quoted in a message: capped at 64 characters, control characters
+ * as '?' (static storage, four at a time). */
+const char *cli_q(const char *s);
+const char *cli_qn(const char *s, size_t n); /* the first n characters of s */
 /* Prints err and returns the exit code of st. */
 int cli_fail(pp_status st, const pp_error *err);
 

@@ -58,7 +58,7 @@ static int parse_amount(const char *flag, const char *v, double hi, double *out)
             }
     if (end == v || *end || errno || !isfinite(d) || d <= 0 || d > hi) {
         fprintf(stderr, "parplan: --%s: expected a positive number up to %g (suffix k, M, B or T allowed), got '%s'\n",
-                flag, hi, shown);
+                flag, hi, cli_q(shown));
         return 2;
     }
     *out = d;
@@ -76,7 +76,7 @@ static int parse_counts(const char *flag, const char *s, char sep, int *v, int c
         long x = strtol(p, &end, 10);
         if (end == p || errno || x < 1 || x > (1 << 20) || (*end && *end != sep) || *n >= cap) {
             fprintf(stderr, "parplan: --%s: expected up to %d counts in [1, %d] separated by '%c', got '%s'\n", flag,
-                    cap, 1 << 20, sep, s);
+                    cap, 1 << 20, sep, cli_q(s));
             return 2;
         }
         v[(*n)++] = (int)x;
@@ -126,7 +126,7 @@ static int cluster_index(const req *q, const char *flag, const char *name)
         int d = distance(name, q->cl[i].cluster.name);
         if (d < bd) bd = d, best = i;
     }
-    fprintf(stderr, "parplan: --%s: '%s' is not one of the --clusters", flag, name);
+    fprintf(stderr, "parplan: --%s: '%s' is not one of the --clusters", flag, cli_q(name));
     if (best >= 0 && bd <= 3) fprintf(stderr, " (did you mean %s?)", q->cl[best].cluster.name);
     fprintf(stderr, "; expected CLUSTER=PRICE with CLUSTER one of");
     for (int i = 0; i < q->ncl; i++) fprintf(stderr, "%s%s", i ? ", " : " ", q->cl[i].cluster.name);
@@ -156,14 +156,14 @@ static int set_prices(req *q, const char *flag, const char *v, double hi, size_t
     for (char *save = NULL, *it = strtok_r(buf, ",", &save); it; it = strtok_r(NULL, ",", &save)) {
         char *eq = strchr(it, '=');
         if (!eq || eq == it || !eq[1]) {
-            fprintf(stderr, "parplan: --%s: expected CLUSTER=PRICE,... (e.g. dgx-h100=2.99), got '%s'\n", flag, it);
+            fprintf(stderr, "parplan: --%s: expected CLUSTER=PRICE,... (e.g. dgx-h100=2.99), got '%s'\n", flag, cli_q(it));
             return 2;
         }
         *eq = '\0';
         int ci = cluster_index(q, flag, it);
         if (ci < 0) return 2;
         if (seen[ci]++) {
-            fprintf(stderr, "parplan: --%s: %s is given twice\n", flag, it);
+            fprintf(stderr, "parplan: --%s: %s is given twice\n", flag, cli_q(it));
             return 2;
         }
         double d;
@@ -264,7 +264,7 @@ static int parse_search(const cli_args *a, req *q)
     if (cli_has(a, "no-partition")) o->search.stage_partition = 0;
     const char *obj = cli_get(a, "objective");
     if (obj && strcmp(obj, "throughput") && strcmp(obj, "cost")) {
-        fprintf(stderr, "parplan: --objective: expected throughput or cost, got '%s'\n", obj);
+        fprintf(stderr, "parplan: --objective: expected throughput or cost, got '%s'\n", cli_q(obj));
         return 2;
     }
     o->search.objective = obj && !strcmp(obj, "cost") ? PP_OBJ_COST : PP_OBJ_THROUGHPUT;
@@ -321,10 +321,9 @@ static int parse_all(const cli_args *a, req *q)
         fprintf(stderr, "parplan: --plot: expected a file name for the SVG chart\n");
         return 2;
     }
-    if (q->plot && !q->force && access(q->plot, F_OK) == 0) {
-        fprintf(stderr, "parplan: %s: already exists; not overwritten (use --force to replace it)\n", q->plot);
-        return 2;
-    }
+    pp_error err = {""};
+    pp_status st = q->plot ? pp_write_check(q->plot, q->force, &err) : PP_OK; /* before the searches */
+    if (st != PP_OK) return cli_fail(st, &err);
     return 0;
 }
 

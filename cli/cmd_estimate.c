@@ -1,7 +1,6 @@
 /* cmd_estimate.c — `parplan estimate`: memory (and time) of one strategy. */
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "cli.h"
 
@@ -75,7 +74,7 @@ static int parse_enum(const cli_args *a, const char *name, int which, int *out)
     if (e < 0) {
         fprintf(stderr, "parplan: --%s: expected one of", name);
         for (int i = 0; i < n; i++) fprintf(stderr, "%s%s", i ? "|" : " ", names[i]);
-        fprintf(stderr, ", got '%s'\n", v);
+        fprintf(stderr, ", got '%s'\n", cli_q(v));
         return 2;
     }
     *out = e;
@@ -96,7 +95,7 @@ static int parse_stage_layers(const char *v, const pp_model *m, pp_strategy *s)
         char *end;
         long x = strtol(p, &end, 10);
         if (end == p || x < 0 || x > PP_MAX_LAYERS || n >= PP_MAX_STAGES || (*end && *end != ',')) {
-            fprintf(stderr, "parplan: --stage-layers: expected comma-separated block counts, got '%s'\n", v);
+            fprintf(stderr, "parplan: --stage-layers: expected comma-separated block counts, got '%s'\n", cli_q(v));
             return 2;
         }
         s->stage_layers[n++] = (int)x;
@@ -156,7 +155,7 @@ int cli_strategy(const cli_args *a, const pp_model *m, const pp_cluster *c, pp_s
     const char *ord = cli_get(a, "order");
     if (ord) {
         if (strlen(ord) >= sizeof s->order) {
-            fprintf(stderr, "parplan: --order: expected e.g. tp-cp-dp-pp, got '%s'\n", ord);
+            fprintf(stderr, "parplan: --order: expected e.g. tp-cp-dp-pp, got '%s'\n", cli_q(ord));
             return 2;
         }
         memcpy(s->order, ord, strlen(ord) + 1);
@@ -253,7 +252,7 @@ static int parse_hparams(const cli_args *a, pp_hparams *h)
     const char *b = cli_get(a, "adam-betas");
     char tail;
     if (b && sscanf(b, "%lf,%lf%c", &h->beta1, &h->beta2, &tail) != 2) {
-        fprintf(stderr, "parplan: --adam-betas: expected B1,B2 such as 0.9,0.95, got '%s'\n", b);
+        fprintf(stderr, "parplan: --adam-betas: expected B1,B2 such as 0.9,0.95, got '%s'\n", cli_q(b));
         return 2;
     }
     return 0;
@@ -327,26 +326,44 @@ static int prepare_emit(const cli_args *a, const pp_model *m, const pp_cluster *
                         : pp_deepspeed_adapt(m, c, s, &e->notes, &err);
     if (st == PP_OK && e->ds_path) st = pp_deepspeed_check(m, c, s, &e->ds, &err);
     if (st == PP_OK && e->mg_path) st = pp_megatron_check(m, c, s, &e->mg, &err);
-    if (st == PP_OK && !e->force) {
-        const char *paths[2] = {e->ds_path, e->mg_path};
-        for (int i = 0; i < 2; i++)
-            if (paths[i] && access(paths[i], F_OK) == 0) {
-                fprintf(stderr, "parplan: %s: already exists; not overwritten (use --force to replace it)\n", paths[i]);
-                return 2;
-            }
-    }
+    /* every destination checked before the (slow) estimate and any write */
+    const char *paths[2] = {e->ds_path, e->mg_path};
+    for (int i = 0; i < 2 && st == PP_OK; i++)
+        if (paths[i]) st = pp_write_check(paths[i], e->force, &err);
     return st == PP_OK ? 0 : cli_fail(st, &err);
 }
 
+/* dir of ds_path + name, for the HF files written beside ds_config.json */
+static void beside(const char *ds_path, const char *name, char *buf, size_t cap)
+{
+    const char *slash = strrchr(ds_path, '/');
+    snprintf(buf, cap, "%.*s%s", slash ? (int)(slash - ds_path) + 1 : 0, ds_path, name);
+}
+
+/* Every requested file rendered first, then written as one set: all of them
+ * or none (pp_write_files). */
 static int write_emit(const pp_model *m, const pp_cluster *c, const pp_plan *p, emit_req *e)
 {
     pp_error err = {""};
     pp_status st = PP_OK;
-    if (e->ds_path) st = pp_deepspeed_write(m, c, p, &e->ds, e->ds_path, e->force, &e->notes, &err);
+    char *text[4] = {NULL}, trainer[4096], adapter[4096];
+    pp_out_file f[4];
+    int n = 0;
+    if (e->ds_path && (st = pp_deepspeed_to_string(m, c, p, &e->ds, &text[n], &e->notes, &err)) == PP_OK)
+        f[n] = (pp_out_file){e->ds_path, text[n], strlen(text[n])}, n++;
     /* fine-tuning plans also get the HF Trainer config and the PEFT adapter config */
-    if (st == PP_OK && e->ds_path && p->strategy.ft.mode != PP_MODE_FULL)
-        st = pp_hf_write(m, c, p, &e->ds, e->ds_path, e->force, &e->notes, &err);
-    if (st == PP_OK && e->mg_path) st = pp_megatron_write(m, c, p, &e->mg, e->mg_path, e->force, &e->notes, &err);
+    if (st == PP_OK && e->ds_path && p->strategy.ft.mode != PP_MODE_FULL) {
+        beside(e->ds_path, "ds_config_trainer.json", trainer, sizeof trainer);
+        beside(e->ds_path, "adapter_config.json", adapter, sizeof adapter);
+        if ((st = pp_hf_trainer_deepspeed_to_string(m, c, p, &e->ds, &text[n], &e->notes, &err)) == PP_OK)
+            f[n] = (pp_out_file){trainer, text[n], strlen(text[n])}, n++;
+        if (st == PP_OK && (st = pp_peft_config_to_string(m, p, &text[n], &err)) == PP_OK)
+            f[n] = (pp_out_file){adapter, text[n], strlen(text[n])}, n++;
+    }
+    if (st == PP_OK && e->mg_path && (st = pp_megatron_args(m, c, p, &e->mg, &text[n], &e->notes, &err)) == PP_OK)
+        f[n] = (pp_out_file){e->mg_path, text[n], strlen(text[n])}, n++;
+    if (st == PP_OK && n) st = pp_write_files(f, n, e->force, &err);
+    for (int i = 0; i < 4; i++) pp_free(text[i]);
     return st == PP_OK ? 0 : cli_fail(st, &err);
 }
 
@@ -383,7 +400,7 @@ static int run(const cli_args *a)
     pp_strategy s;
     int rc;
     if (a->npos) {
-        fprintf(stderr, "parplan estimate: unexpected argument '%s'; options start with -- (see `parplan estimate --help`)\n", a->pos[0]);
+        fprintf(stderr, "parplan estimate: unexpected argument '%s'; options start with -- (see `parplan estimate --help`)\n", cli_q(a->pos[0]));
         return 2;
     }
     if ((rc = cli_format(a, "table|json", &fmt)) || (rc = cli_load_model(a, &m)) || (rc = cli_load_cluster(a, &c)) ||

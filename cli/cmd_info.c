@@ -14,7 +14,7 @@ static int list_presets(const char *cmd, pp_preset_kind kind, const cli_args *a,
     if (cli_format(a, "table|json", &fmt)) return 2;
     if (a->npos) {
         fprintf(stderr, "parplan %s: unexpected argument '%.200s': expected no arguments; usage: parplan %s [--format json]\n",
-                cmd, a->pos[0], cmd);
+                cmd, cli_q(a->pos[0]), cmd);
         return 2;
     }
     int n = pp_preset_count(kind), json = !strcmp(fmt, "json");

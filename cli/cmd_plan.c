@@ -67,7 +67,7 @@ static int int_list(const cli_args *a, const char *name, long lo, long hi, pp_in
         long x = strtol(p, &end, 10);
         if (end == p || errno || x < lo || x > hi || (*end && *end != ',') || s->n >= PP_SET_MAX) {
             fprintf(stderr, "parplan: --%s: expected up to %d comma-separated integers in [%ld, %ld], got '%s'\n", name,
-                    PP_SET_MAX, lo, hi, v);
+                    PP_SET_MAX, lo, hi, cli_q(v));
             return 2;
         }
         s->v[s->n++] = (int)x;
@@ -97,7 +97,7 @@ static int enum_list(const cli_args *a, const char *name, int which, unsigned *m
             fprintf(stderr, "parplan: --%s: expected a comma-separated list of", name);
             for (int i = 0, k = 0; i < n; i++)
                 if (!(which == PP_ENUM_PRECISION && i == PP_PREC_TF32)) fprintf(stderr, "%s%s", k++ ? "|" : " ", names[i]);
-            fprintf(stderr, " (or all), got '%s'\n", t);
+            fprintf(stderr, " (or all), got '%s'\n", cli_q(t));
             return 2;
         }
         *mask |= 1u << e;
@@ -120,7 +120,7 @@ static int parse_objective(const cli_args *a, pp_objective *o)
             *o = (pp_objective)i;
             return 0;
         }
-    fprintf(stderr, "parplan: --objective: expected throughput, cost or memory, got '%s'\n", v);
+    fprintf(stderr, "parplan: --objective: expected throughput, cost or memory, got '%s'\n", cli_q(v));
     return 2;
 }
 
@@ -362,7 +362,7 @@ static int parse_ranks(const cli_args *a, int *ranks, int *n)
         char *end;
         long r = strtol(p, &end, 10);
         if (end == p || r < 1 || r > 4096 || (*end && *end != ',')) {
-            fprintf(stderr, "parplan: --lora-rank: expected ranks in [1, 4096], comma-separated, got '%s'\n", v);
+            fprintf(stderr, "parplan: --lora-rank: expected ranks in [1, 4096], comma-separated, got '%s'\n", cli_q(v));
             return 2;
         }
         ranks[(*n)++] = (int)r;

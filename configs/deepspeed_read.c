@@ -122,28 +122,6 @@ static void warn_unread(ds_reader *r, const cJSON *obj, const char *path, const 
             warn(r, path, it->string, "unknown key: DeepSpeed %s%s", why, suggest(it->string, known, sug, sizeof sug));
 }
 
-/* DeepSpeed's json loader rejects duplicate keys at any depth (§2). */
-static void check_duplicates(ds_reader *r, const cJSON *obj, const char *path)
-{
-    for (const cJSON *a = obj ? obj->child : NULL; a && r->jr.st == PP_OK; a = a->next) {
-        if (a->string)
-            for (const cJSON *b = a->next; b; b = b->next)
-                if (b->string && strcmp(a->string, b->string) == 0) {
-                    dfail(r, path, a->string,
-                            "duplicate key: DeepSpeed's loader raises ValueError: Duplicate keys in DeepSpeed config");
-                    return;
-                }
-        if (cJSON_IsObject(a)) {
-            char sub[160];
-            snprintf(sub, sizeof sub, "%s.%.60s", path, a->string ? a->string : "?");
-            check_duplicates(r, a, sub);
-        } else if (cJSON_IsArray(a)) {
-            for (const cJSON *e = a->child; e; e = e->next)
-                if (cJSON_IsObject(e)) check_duplicates(r, e, path);
-        }
-    }
-}
-
 /* ------------------------------------------------------------- top level */
 
 /* Top-level keys DeepSpeed v0.14.5 reads (runtime/constants.py and the
@@ -1043,12 +1021,13 @@ pp_status pp_deepspeed_parse(const char *text, size_t len, const char *where, co
 {
     pp_deepspeed_opts local;
     pp_deepspeed_opts_default(&local);
-    cJSON *root = jr_parse(text, len, where, err);
+    /* DeepSpeed's loader rejects duplicate keys at any depth (§2); so does jr_parse */
+    cJSON *root = jr_parse_ex(text, len, where, "DeepSpeed's loader raises ValueError: Duplicate keys in DeepSpeed "
+                              "config", err);
     if (!root) return err && strstr(err->msg, "out of memory") ? PP_ERR_NOMEM : PP_ERR_INPUT;
     pp_strategy base = *s, out = *s;
     ds_reader r = {{where, err, PP_OK}, warnings, m, &base, 1};
-    check_duplicates(&r, root, "$");
-    if (r.jr.st == PP_OK) fill(&r, root, c, &out, &local);
+    fill(&r, root, c, &out, &local);
     cJSON_Delete(root);
     if (r.jr.st != PP_OK) return r.jr.st;
     pp_strategy resolved = out;

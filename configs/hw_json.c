@@ -476,12 +476,14 @@ pp_status pp_cluster_load(const char *arg, pp_cluster *out, pp_error *err)
         return pp__fail(err, PP_ERR_INPUT, "--cluster: expected a preset name or a JSON file (see `parplan clusters`)");
     if (!pp__looks_like_path(arg)) {
         const pp_embedded_file *f = pp__preset_find(PP_PRESET_CLUSTER, arg);
-        if (!f) {
+        if (!f && !jr_exists(arg)) { /* else read it as a path: "is a directory", "is a FIFO" */
             char hint[320];
             suggest(PP_PRESET_CLUSTER, arg, hint, sizeof hint);
-            return pp__fail(err, PP_ERR_INPUT, "unknown cluster '%.64s'%s (see `parplan clusters`)", arg, hint);
+            pp__fail(err, PP_ERR_INPUT, "unknown cluster '%.64s'%s (see `parplan clusters`)", arg, hint);
+            if (err) jr_sanitize(err->msg);
+            return PP_ERR_INPUT;
         }
-        return pp_cluster_parse(f->data, f->len, f->path, out, err);
+        if (f) return pp_cluster_parse(f->data, f->len, f->path, out, err);
     }
     char *text;
     size_t len;

@@ -615,9 +615,33 @@ PP_API pp_status pp_megatron_write(const pp_model *m, const pp_cluster *c, const
                                    const pp_megatron_opts *o, const char *path, int force, pp_notes *notes,
                                    pp_error *err);
 
-/* Writes len bytes to path: to a temporary file in the same directory, then
- * renamed over path, so path is complete or untouched. Without force an
- * existing path is left alone and PP_ERR_IO says so. */
+/* ---------------------------------------------------------------- files out
+ * Every file parplan writes (ds_config.json, Megatron arguments, the HF and
+ * PEFT configs, SVG charts) goes through pp_write_files: each file goes to a
+ * temporary file in its own directory, is fsynced, and only when all of a
+ * set are written are they renamed into place; if installing one fails, the
+ * ones already in place are removed again (an old file replaced with force
+ * is put back). So a set of files is complete or untouched, never half.
+ * Every destination is checked first (pp_write_check): its directory exists
+ * and is writable, and the name is absent, or, with force, a regular file.
+ * force never replaces a directory, a symbolic link (not written through:
+ * give the target's path), a device such as /dev/full, a FIFO or a socket.
+ * Errors: PP_ERR_INPUT for a missing path or the same file twice; PP_ERR_IO
+ * (exit 2) for a bad destination; PP_ERR_INTERNAL (exit 3) when the bytes
+ * could not be written (disk full, file size limit, I/O error). The message
+ * names the file and the system's reason (strerror). */
+
+typedef struct pp_out_file {
+    const char *path;
+    const char *data;
+    size_t len;              /* bytes of data */
+} pp_out_file;
+
+/* PP_OK when path could be written now (see above); nothing is created. */
+PP_API pp_status pp_write_check(const char *path, int force, pp_error *err);
+/* Writes n files as one set (see above). */
+PP_API pp_status pp_write_files(const pp_out_file *files, int n, int force, pp_error *err);
+/* One file: pp_write_files with n = 1. */
 PP_API pp_status pp_write_file(const char *path, const char *data, size_t len, int force, pp_error *err);
 
 /* ---------------------------------------------------------------- planner
