@@ -198,6 +198,53 @@ const char *cli_qn(const char *s, size_t n)
     return b;
 }
 
+/* Control characters of s as '?': C0 (newline, ESC), DEL, and C1 (U+0080
+ * to U+009F, which some terminals obey). */
+static void safe_copy(const char *s, char *b, size_t cap)
+{
+    size_t k = 0;
+    for (const unsigned char *p = (const unsigned char *)s; *p && k + 1 < cap; p++) {
+        if (*p == 0xc2 && p[1] >= 0x80 && p[1] <= 0x9f) p++, b[k++] = '?';
+        else b[k++] = *p < 0x20 || *p == 0x7f ? '?' : (char)*p;
+    }
+    b[k] = '\0';
+}
+
+const char *cli_safe(const char *s)
+{
+    static char buf[8][2 * PP_TEXT_LEN];
+    static int next;
+    char *b = buf[next++ % 8];
+    safe_copy(s ? s : "", b, sizeof buf[0]);
+    return b;
+}
+
+const char *cli_csv(const char *s)
+{
+    static char buf[4][4 * PP_TEXT_LEN];
+    static int next;
+    char *b = buf[next++ % 4], tmp[2 * PP_TEXT_LEN];
+    safe_copy(s ? s : "", tmp, sizeof tmp);
+    if (!strpbrk(tmp, ",\"")) return memcpy(b, tmp, strlen(tmp) + 1);
+    size_t k = 0;
+    b[k++] = '"';
+    for (const char *p = tmp; *p && k + 3 < sizeof buf[0]; p++) {
+        if (*p == '"') b[k++] = '"';
+        b[k++] = *p;
+    }
+    b[k++] = '"';
+    b[k] = '\0';
+    return b;
+}
+
+void cli_print_text(FILE *f, const char *text)
+{
+    for (const unsigned char *p = (const unsigned char *)text; p && *p; p++) {
+        if (*p == 0xc2 && p[1] >= 0x80 && p[1] <= 0x9f) p++, fputc('?', f);
+        else fputc(*p == '\n' || (*p >= 0x20 && *p != 0x7f) ? *p : '?', f);
+    }
+}
+
 /* Prints err as one line: control characters (a newline or a terminal
  * escape quoted from a file or an argument) become '?'. */
 int cli_fail(pp_status st, const pp_error *err)

@@ -49,6 +49,14 @@ int cli_format(const cli_args *a, const char *allowed, const char **out);
  * as '?' (static storage, four at a time). */
 const char *cli_q(const char *s);
 const char *cli_qn(const char *s, size_t n); /* the first n characters of s */
+/* A name or text from a file, for a table: control characters (C0, DEL,
+ * C1: a newline, a terminal escape) as '?' (static storage, eight at a
+ * time). cli_csv: the same, quoted per RFC 4180 when it holds a comma or a
+ * quote (four at a time). */
+const char *cli_safe(const char *s);
+const char *cli_csv(const char *s);
+/* Prints multi-line text (an explanation), each line through cli_safe. */
+void cli_print_text(FILE *f, const char *text);
 /* Prints err and returns the exit code of st. */
 int cli_fail(pp_status st, const pp_error *err);
 

@@ -127,9 +127,9 @@ static int cluster_index(const req *q, const char *flag, const char *name)
         if (d < bd) bd = d, best = i;
     }
     fprintf(stderr, "parplan: --%s: '%s' is not one of the --clusters", flag, cli_q(name));
-    if (best >= 0 && bd <= 3) fprintf(stderr, " (did you mean %s?)", q->cl[best].cluster.name);
+    if (best >= 0 && bd <= 3) fprintf(stderr, " (did you mean %s?)", cli_safe(q->cl[best].cluster.name));
     fprintf(stderr, "; expected CLUSTER=PRICE with CLUSTER one of");
-    for (int i = 0; i < q->ncl; i++) fprintf(stderr, "%s%s", i ? ", " : " ", q->cl[i].cluster.name);
+    for (int i = 0; i < q->ncl; i++) fprintf(stderr, "%s%s", i ? ", " : " ", cli_safe(q->cl[i].cluster.name));
     fprintf(stderr, "\n");
     return -1;
 }
@@ -230,7 +230,7 @@ static int apply_counts(const cli_args *a, req *q)
         for (int k = 0; k < n; k++) {
             long long x = nd ? (long long)v[k] * cc->cluster.gpus_per_node : v[k];
             if (x > (1 << 20)) {
-                fprintf(stderr, "parplan: --nodes %d: %s would have %lld GPUs, more than %d\n", v[k], cc->cluster.name,
+                fprintf(stderr, "parplan: --nodes %d: %s would have %lld GPUs, more than %d\n", v[k], cli_safe(cc->cluster.name),
                         x, 1 << 20);
                 return 2;
             }
@@ -366,7 +366,7 @@ static void print_prices(const pp_compare_result *r)
     for (int ci = 0; ci < r->nclusters; ci++) {
         const pp_compare_cluster *cc = &r->clusters[ci];
         const pp_gpu *g = &cc->cluster.gpu;
-        printf("  %-16s %-14s ", cc->cluster.name, g->name);
+        printf("  %-16s %-14s ", cli_safe(cc->cluster.name), cli_safe(g->name));
         if (cc->purchase_usd_per_gpu > 0) {
             double rate = cc->purchase_usd_per_gpu / (r->opts.amortize_years * 8766.0);
             printf("purchase $%.0f/GPU over %g years = $%.3f/GPU-hour", cc->purchase_usd_per_gpu, r->opts.amortize_years,
@@ -377,12 +377,12 @@ static void print_prices(const pp_compare_result *r)
             printf("\n");
         } else if (cc->price_usd_per_gpu_hour > 0) {
             printf("$%.2f/GPU-hour (given; catalog ", cc->price_usd_per_gpu_hour);
-            if (g->price_usd_per_hour > 0) printf("$%.2f of %s)\n", g->price_usd_per_hour, g->price_date);
+            if (g->price_usd_per_hour > 0) printf("$%.2f of %s)\n", g->price_usd_per_hour, cli_safe(g->price_date));
             else printf("has none)\n");
         } else if (g->price_usd_per_hour > 0) {
-            printf("$%.2f/GPU-hour on-demand, catalog price of %s\n", g->price_usd_per_hour, g->price_date);
+            printf("$%.2f/GPU-hour on-demand, catalog price of %s\n", g->price_usd_per_hour, cli_safe(g->price_date));
         } else {
-            printf("no catalog price: cost unknown (give --price-per-gpu-hour %s=PRICE)\n", cc->cluster.name);
+            printf("no catalog price: cost unknown (give --price-per-gpu-hour %s=PRICE)\n", cli_safe(cc->cluster.name));
         }
     }
 }
@@ -395,14 +395,14 @@ static void print_table(const pp_compare_result *r)
     int seq = 0;
     for (int i = 0; i < r->n && !seq; i++)
         if (r->options[i].status == PP_OK) seq = r->options[i].plan.strategy.seq;
-    printf("%s on %s tokens: global batch %d x %d tokens, best plan of each option by %s\n\n", r->model, t,
+    printf("%s on %s tokens: global batch %d x %d tokens, best plan of each option by %s\n\n", cli_safe(r->model), t,
            o->search.global_batch, seq, o->search.objective == PP_OBJ_COST ? "cost" : "throughput");
     printf("  %-3s %-18s %6s  %-34s %9s %10s %10s %9s %s\n", "#", "option", "GPUs", "best plan", "days", "cost", "kWh",
            "tok/s/$", o->deadline_days > 0 ? "deadline" : "");
     for (int i = 0; i < r->n; i++) {
         const pp_compare_option *e = &r->options[i];
         char name[PP_NAME_LEN + 2], plan[96], cost[24];
-        snprintf(name, sizeof name, "%s%s", r->clusters[e->cluster].cluster.name, e->from_search ? "*" : "");
+        snprintf(name, sizeof name, "%s%s", cli_safe(r->clusters[e->cluster].cluster.name), e->from_search ? "*" : "");
         if (e->status != PP_OK) {
             printf("%c %-3d %-18s %6d  %-34s %9s %10s %10s %9s %s\n", ' ', i, name, e->gpus,
                    e->status == PP_ERR_INFEASIBLE ? "nothing fits (below)" : "no valid strategy (below)", "-", "-", "-",
@@ -423,8 +423,8 @@ static void print_table(const pp_compare_result *r)
            "  kWh = GPU board power (TDP) x GPU-hours; host CPUs, network and cooling are not counted\n");
     for (int i = 0; i < r->n; i++)
         if (r->options[i].status != PP_OK)
-            printf("  #%d %s x %d: %s\n", i, r->clusters[r->options[i].cluster].cluster.name, r->options[i].gpus,
-                   r->options[i].error);
+            printf("  #%d %s x %d: %s\n", i, cli_safe(r->clusters[r->options[i].cluster].cluster.name), r->options[i].gpus,
+                   cli_safe(r->options[i].error));
 }
 
 static void print_option(const pp_compare_result *r, int i)
@@ -432,7 +432,7 @@ static void print_option(const pp_compare_result *r, int i)
     const pp_compare_option *e = &r->options[i];
     char cost[24];
     fmt_usd(cost, sizeof cost, e->cost_usd);
-    printf("%s x %d GPU%s (%d node%s): %.1f days, %s", r->clusters[e->cluster].cluster.name, e->gpus,
+    printf("%s x %d GPU%s (%d node%s): %.1f days, %s", cli_safe(r->clusters[e->cluster].cluster.name), e->gpus,
            e->gpus == 1 ? "" : "s", e->nodes, e->nodes == 1 ? "" : "s", e->days, cost);
 }
 
@@ -474,7 +474,7 @@ static void print_summary(const pp_compare_result *r)
         printf("smallest GPU count meeting the %g-day deadline (search over whole nodes):\n", o->deadline_days);
         for (int ci = 0; ci < r->nclusters; ci++) {
             const pp_compare_min *mn = &r->mins[ci];
-            printf("  %-16s ", r->clusters[ci].cluster.name);
+            printf("  %-16s ", cli_safe(r->clusters[ci].cluster.name));
             if (mn->found && mn->option >= 0) {
                 printf("%d GPU%s (%d node%s): %.1f days, ", mn->gpus, mn->gpus == 1 ? "" : "s", mn->nodes,
                        mn->nodes == 1 ? "" : "s", r->options[mn->option].days);
@@ -494,7 +494,7 @@ static void print_summary(const pp_compare_result *r)
 static void progress(void *user, int done, const struct pp_compare_option *e)
 {
     const req *q = user;
-    fprintf(stderr, "\rparplan: %d searched, last %.30s x %d GPUs   ", done, q->cl[e->cluster].cluster.name, e->gpus);
+    fprintf(stderr, "\rparplan: %d searched, last %.30s x %d GPUs   ", done, cli_safe(q->cl[e->cluster].cluster.name), e->gpus);
     fflush(stderr);
 }
 

@@ -176,7 +176,7 @@ static void print_memory(const pp_model *m, const pp_cluster *c, const pp_plan *
     const pp_strategy *s = &p->strategy;
     const pp_memory *mem = &p->memory;
     printf("%s on %d x %s: dp %d, tp %d, pp %d, cp %d, ep %d%s, ZeRO-%d, %s, recompute %s, micro-batch %d x %d, seq %d\n",
-           m->name, pp_cluster_gpus(c), c->gpu.name, s->dp, s->tp, s->pp, s->cp, s->ep, s->sp ? " +sp" : "",
+           cli_safe(m->name), pp_cluster_gpus(c), cli_safe(c->gpu.name), s->dp, s->tp, s->pp, s->cp, s->ep, s->sp ? " +sp" : "",
            s->zero, pp_enum_names(PP_ENUM_PRECISION, &(int){0})[s->precision], pp_recompute_name(s->recompute),
            s->micro_batch, s->grad_accum, s->seq);
     if (s->ft.mode != PP_MODE_FULL || p->params_trainable < p->params_total) {
@@ -233,7 +233,7 @@ static void print_time(const pp_plan *p)
 
 static void print_notes(const pp_notes *n, const char *kind)
 {
-    for (int i = 0; i < n->n; i++) fprintf(stderr, "parplan: %s: %s\n", kind, n->line[i]);
+    for (int i = 0; i < n->n; i++) fprintf(stderr, "parplan: %s: %s\n", kind, cli_safe(n->line[i]));
     if (n->dropped) fprintf(stderr, "parplan: %s: (%d more)\n", kind, n->dropped);
 }
 

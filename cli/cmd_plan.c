@@ -239,7 +239,7 @@ static void print_plan(int rank, const pp_plan *p)
 static void print_table(const pp_model *m, const pp_cluster *c, const pp_search_opts *o, const pp_plan_list *l)
 {
     const pp_search_stats *st = &l->stats;
-    printf("%s on %d x %s (%s), global batch %d, seq %d\n", m->name, pp_cluster_gpus(c), c->gpu.name, c->name,
+    printf("%s on %d x %s (%s), global batch %d, seq %d\n", cli_safe(m->name), pp_cluster_gpus(c), cli_safe(c->gpu.name), cli_safe(c->name),
            o->global_batch, o->seq ? o->seq : m->seq);
     printf("searched %lld valid strategies: %lld over memory by bound, %lld beyond the top %d by bound, %lld costed "
            "(%lld fit), %d stage-split ILPs\n\n",
@@ -319,7 +319,7 @@ static void print_csv(const pp_model *m, const pp_cluster *c, const pp_plan_list
         join(rc, sizeof rc, rcv, s->pp);
         printf("%d,%s,%s,%d,%d,%d,%d,%d,%d,%d,%d,%s,%s,%s,%d,%d,%d,%d,%s,%d,%s,%s,%.9g,%d,%.9g,%.9g,%.9g,%.9g,%.9g,"
                "%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g\n",
-               i + 1, m->name, c->name, pp_cluster_gpus(c), s->dp, s->tp, s->pp, s->cp, s->ep, s->sp, s->zero,
+               i + 1, cli_csv(m->name), cli_csv(c->name), pp_cluster_gpus(c), s->dp, s->tp, s->pp, s->cp, s->ep, s->sp, s->zero,
                pp_offload_name(s->offload), pp_recompute_name(s->recompute), prec_name(s->precision), s->micro_batch,
                s->grad_accum, s->global_batch, s->seq, pp_schedule_name(s->schedule), s->virtual_stages, lay, rc,
                p->memory.peak_bytes, p->memory.peak_stage, t->step_s, t->compute_s, t->recompute_s, t->tp_comm_s,
@@ -338,7 +338,8 @@ static int infeasible(const pp_model *m, const pp_cluster *c, const pp_search_op
     pp_plan_why_infeasible(m, c, o, l, &text, &e2);
     if (!strcmp(fmt, "json")) {
         printf("{\n\"schema_version\": %d,\n\"plans\": [],\n\"error\": \"", PP_SCHEMA_VERSION);
-        for (const char *p = err->msg; *p; p++) printf(*p == '"' || *p == '\\' ? "\\%c" : "%c", *p);
+        for (const char *p = err->msg; *p; p++)
+            if ((unsigned char)*p >= 0x20) printf(*p == '"' || *p == '\\' ? "\\%c" : "%c", *p);
         printf("\"");
         if (l->nearest) {
             char *j = pp_plan_to_json(m, c, l->nearest);
@@ -347,7 +348,7 @@ static int infeasible(const pp_model *m, const pp_cluster *c, const pp_search_op
         }
         printf("\n}\n");
     }
-    if (text) fprintf(strcmp(fmt, "table") ? stderr : stdout, "%s", text);
+    if (text) cli_print_text(strcmp(fmt, "table") ? stderr : stdout, text);
     pp_free(text);
     return cli_fail(PP_ERR_INFEASIBLE, err);
 }
@@ -464,7 +465,10 @@ static int run(const cli_args *a)
     if (!strcmp(fmt, "json")) rc = print_json(&m, &c, &l, why);
     else if (!strcmp(fmt, "csv")) print_csv(&m, &c, &l);
     else print_table(&m, &c, &o, &l);
-    if (why && strcmp(fmt, "json")) fprintf(strcmp(fmt, "csv") ? stdout : stderr, "Why:\n%s", why);
+    if (why && strcmp(fmt, "json")) {
+        fprintf(strcmp(fmt, "csv") ? stdout : stderr, "Why:\n");
+        cli_print_text(strcmp(fmt, "csv") ? stdout : stderr, why);
+    }
     pp_free(why);
     pp_plan_list_free(&l);
     return rc;

@@ -42,12 +42,14 @@ TestSuite(io_out, .init = mk, .fini = rm_all);
 TestSuite(io_force, .init = mk, .fini = rm_all);
 TestSuite(io_set, .init = mk, .fini = rm_all);
 TestSuite(io_in, .init = mk, .fini = rm_all);
+TestSuite(io_text, .init = mk, .fini = rm_all);
 
 static void at(char *buf, const char *name) { snprintf(buf, PATH_MAX, "%s/%s", dir, name); }
 
 typedef struct res {
     int code, sig;
     char err[4096];
+    char out[16384]; /* the first 16 KiB of stdout when it went to the capture */
 } res;
 
 /* Runs parplan with args (NULL-terminated) in dir; stdout to out_path
@@ -90,6 +92,11 @@ static res run(const char *out_path, long fsize, ...)
     size_t k = fread(r.err, 1, sizeof r.err - 1, f);
     r.err[k] = '\0';
     fclose(f);
+    if (!out_path && (f = fopen(po, "r"))) {
+        k = fread(r.out, 1, sizeof r.out - 1, f);
+        r.out[k] = '\0';
+        fclose(f);
+    }
     return r;
 }
 
@@ -271,4 +278,75 @@ Test(io_in, a_fifo_as_input_never_hangs)
     cr_assert(mkfifo(fifo2, 0644) == 0);
     res r = run(NULL, 0, "model", "show", "pipe", NULL);
     cr_expect(r.code == 2 && strstr(r.err, "pipe: is a FIFO"), "exit %d; %s", r.code, r.err);
+}
+
+/* ------------------------------------------------------------ item 6 */
+
+/* A model and a cluster whose names and descriptions hold ESC sequences,
+ * a newline, BEL and a C1 CSI (U+009B): every table prints them with '?'
+ * and never emits a control byte other than the line ends. */
+static const char EVIL_MODEL[] =
+    "{\"name\": \"ev\\u001b[31mil\\nX,y\", \"description\": \"d\\u001b]0;title\\u0007\", \"source\": \"s\\u009b2Jx\",\n"
+    " \"layers\": 32, \"hidden\": 4096, \"heads\": 32, \"kv_heads\": 8, \"ffn\": 14336, \"gated_mlp\": true,\n"
+    " \"activation\": \"silu\", \"vocab\": 128256, \"seq\": 8192, \"tied_embeddings\": false, \"norm\": \"rmsnorm\",\n"
+    " \"position\": \"rope\"}\n";
+static const char EVIL_CLUSTER[] =
+    "{\"name\": \"c\\u001b[2J8\", \"description\": \"x\\ny\", \"gpu\": \"h100-sxm\", \"nodes\": 1, \"gpus_per_node\": 8,\n"
+    " \"intra\": {\"kind\": \"nvlink\", \"gbytes_per_s_bidir\": 900, \"latency_us\": 3.4},\n"
+    " \"inter\": {\"kind\": \"infiniband\", \"nics\": 8, \"nic_gbit_s\": 400, \"latency_us\": 5},\n"
+    " \"pcie\": {\"gen\": 5}, \"host_mem_gib\": 2048}\n";
+
+static void expect_clean(res r, const char *what, const char *needle)
+{
+    cr_expect_eq(r.code, 0, "%s: exit %d; %s", what, r.code, r.err);
+    for (const unsigned char *p = (const unsigned char *)r.out; *p; p++) {
+        cr_expect(*p >= 0x20 || *p == '\n', "%s: control byte 0x%02x in stdout: %.200s", what, *p,
+                  (const char *)p - 20 > r.out ? (const char *)p - 20 : r.out);
+        cr_expect(!(*p == 0xc2 && p[1] == 0x9b), "%s: C1 CSI in stdout", what);
+        if (*p < 0x20 && *p != '\n') break;
+    }
+    cr_expect(strstr(r.out, needle), "%s: \"%s\" not in stdout: %.400s", what, needle, r.out);
+    cr_expect(!strstr(r.out, "il\nX"), "%s: the name's newline was printed raw", what);
+}
+
+Test(io_text, control_characters_in_names_are_escaped)
+{
+    char pm[PATH_MAX], pc[PATH_MAX];
+    at(pm, "evil.json");
+    at(pc, "evilc.json");
+    FILE *f = fopen(pm, "w");
+    cr_assert(f && fputs(EVIL_MODEL, f) >= 0 && fclose(f) == 0);
+    f = fopen(pc, "w");
+    cr_assert(f && fputs(EVIL_CLUSTER, f) >= 0 && fclose(f) == 0);
+    expect_clean(run(NULL, 0, "model", "show", "evil.json", NULL), "model show", "ev?[31mil?X,y");
+    expect_clean(run(NULL, 0, "cluster", "show", "evilc.json", NULL), "cluster show", "c?[2J8");
+    expect_clean(run(NULL, 0, "estimate", "--model", "evil.json", "--cluster", "evilc.json", "--zero", "1", NULL),
+                 "estimate", "ev?[31mil?X,y on 8 x h100-sxm");
+    expect_clean(run(NULL, 0, "plan", "--model", "evil.json", "--cluster", "evilc.json", "--global-batch", "64",
+                     "--top", "1", NULL), "plan", "ev?[31mil?X,y on 8 x h100-sxm (c?[2J8)");
+    expect_clean(run(NULL, 0, "plan", "--model", "evil.json", "--cluster", "evilc.json", "--global-batch", "64",
+                     "--top", "1", "--format", "csv", NULL), "plan csv", "1,\"ev?[31mil?X,y\",c?[2J8,");
+    expect_clean(run(NULL, 0, "compare", "--model", "evil.json", "--clusters", "evilc.json", "--train-tokens", "1T",
+                     NULL), "compare", "c?[2J8");
+}
+
+/* ------------------------------------------------------------ item 8 */
+
+Test(io_text, long_arguments_are_echoed_capped)
+{
+    size_t n = 100000;
+    char *big = malloc(n + 1);
+    cr_assert(big);
+    memset(big, '7', n);
+    big[n] = '\0';
+    res r = run(NULL, 0, "estimate", "--model", "llama3-8b", "--cluster", "dgx-h100", "--tp", big, NULL);
+    cr_expect(r.code == 2 && strlen(r.err) < 300 && strstr(r.err, "(100000 characters)"), "exit %d, %zu bytes: %.300s",
+              r.code, strlen(r.err), r.err);
+    memset(big, 'q', n);
+    r = run(NULL, 0, "model", "show", big, NULL);
+    cr_expect(r.code == 2 && strlen(r.err) < 300, "exit %d, %zu bytes: %.300s", r.code, strlen(r.err), r.err);
+    big[0] = '-', big[1] = '-';
+    r = run(NULL, 0, "plan", big, NULL);
+    cr_expect(r.code == 2 && strlen(r.err) < 300, "exit %d, %zu bytes: %.300s", r.code, strlen(r.err), r.err);
+    free(big);
 }
