@@ -693,6 +693,19 @@ typedef struct pp_search_opts {
                                   gradient dtype, buffers, rank order, overlap */
 } pp_search_opts;
 
+/* GLPK: the stage-split ILP is solved with GLPK (planner/ilp_glpk.c). A
+ * program that uses GLPK itself keeps its GLPK state as it had it: GLPK
+ * keeps everything per thread (the terminal output flag set with
+ * glp_term_out, the glp_error_hook, every glp_prob, and glp_free_env frees
+ * them all), and parplan runs each solve on a thread it creates and joins
+ * within the call. There it switches terminal output off, installs its own
+ * error hook, and calls glp_free_env before the thread ends (also after a
+ * GLPK error). Nothing of this reaches the calling thread: its hook,
+ * terminal setting and objects are untouched, and no GLPK environment is
+ * left on it. This needs a GLPK built with thread-local storage
+ * (glp_config("TLS") not NULL, as Debian's is); without it parplan does not
+ * call GLPK and splits stages with its exact DP (stats.ilp_fallbacks). */
+
 /* Defaults: top 3, throughput, everything searched, ILP on. global_batch
  * must still be set. */
 PP_API void pp_search_opts_default(pp_search_opts *o);
