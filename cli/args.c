@@ -1,4 +1,5 @@
 /* args.c — option parsing, help and common loaders for the subcommands. */
+#include <ctype.h>
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
@@ -128,16 +129,39 @@ const char *cli_get(const cli_args *a, const char *name)
 
 int cli_has(const cli_args *a, const char *name) { return cli_get(a, name) != NULL; }
 
+int cli_parse_num(const char *s, size_t len, double *out)
+{
+    static const struct { const char *suf; double f; } suf[] = {
+        {"Ki", 1024.0}, {"Mi", 1048576.0}, {"Gi", 1073741824.0}, {"Ti", 1099511627776.0},
+        {"k", 1e3}, {"K", 1e3}, {"M", 1e6}, {"m", 1e6}, {"B", 1e9}, {"b", 1e9}, {"G", 1e9}, {"T", 1e12}, {"t", 1e12}};
+    char buf[128];
+    if (len == 0 || len >= sizeof buf || isspace((unsigned char)s[0])) return -1;
+    memcpy(buf, s, len);
+    buf[len] = '\0';
+    char *end;
+    errno = 0;
+    double d = strtod(buf, &end);
+    if (end == buf || errno || !isfinite(d)) return -1;
+    if (*end) {
+        size_t k = 0;
+        while (k < sizeof suf / sizeof *suf && strcmp(end, suf[k].suf) != 0) k++;
+        if (k == sizeof suf / sizeof *suf) return -1;
+        d *= suf[k].f;
+    }
+    if (!isfinite(d)) return -1;
+    *out = d;
+    return 0;
+}
+
 int cli_num(const cli_args *a, const char *name, double lo, double hi, double def, double *out)
 {
     const char *v = cli_get(a, name);
     *out = def;
     if (!v) return 0;
-    char *end;
-    errno = 0;
-    double d = strtod(v, &end);
-    if (end == v || *end || errno || !isfinite(d) || d < lo || d > hi) {
-        fprintf(stderr, "parplan: --%s: expected a number in [%g, %g], got '%s'\n", name, lo, hi, cli_q(v));
+    double d;
+    if (cli_parse_num(v, strlen(v), &d) != 0 || d < lo || d > hi) {
+        fprintf(stderr, "parplan: --%s: expected a number in [%g, %g] (suffix k, M, B, T or Ki, Mi, Gi allowed), got "
+                        "'%s'\n", name, lo, hi, cli_q(v));
         return 2;
     }
     *out = d;
@@ -149,11 +173,10 @@ int cli_int(const cli_args *a, const char *name, long lo, long hi, int def, int 
     const char *v = cli_get(a, name);
     *out = def;
     if (!v) return 0;
-    char *end;
-    errno = 0;
-    long d = strtol(v, &end, 10);
-    if (end == v || *end || errno || d < lo || d > hi) {
-        fprintf(stderr, "parplan: --%s: expected an integer in [%ld, %ld], got '%s'\n", name, lo, hi, cli_q(v));
+    double d;
+    if (cli_parse_num(v, strlen(v), &d) != 0 || d != floor(d) || d < (double)lo || d > (double)hi) {
+        fprintf(stderr, "parplan: --%s: expected an integer in [%ld, %ld] (suffix k, M or Ki, Mi allowed), got '%s'\n",
+                name, lo, hi, cli_q(v));
         return 2;
     }
     *out = (int)d;

@@ -38,27 +38,15 @@ static const cli_opt opts[] = {
 
 /* ------------------------------------------------------------ parsing */
 
-/* A positive amount with an optional suffix (k, M/m, B/G, T; case as
- * shown). 0 ok, 2 after printing the error. */
+/* A positive amount (cli_parse_num: suffix k, M, B, T, ...; a leading '$'
+ * allowed). 0 ok, 2 after printing the error. */
 static int parse_amount(const char *flag, const char *v, double hi, double *out)
 {
-    const char *shown = v;
-    if (*v == '$') v++; /* --budget-usd '$2M' */
-    char *end;
-    errno = 0;
-    double d = strtod(v, &end);
-    static const struct { char c; double f; } suf[] = {{'k', 1e3}, {'K', 1e3}, {'M', 1e6}, {'m', 1e6}, {'B', 1e9},
-                                                      {'b', 1e9}, {'G', 1e9}, {'T', 1e12}, {'t', 1e12}};
-    if (end != v && *end)
-        for (size_t i = 0; i < sizeof suf / sizeof *suf; i++)
-            if (*end == suf[i].c && end[1] == '\0') {
-                d *= suf[i].f;
-                end++;
-                break;
-            }
-    if (end == v || *end || errno || !isfinite(d) || d <= 0 || d > hi) {
+    const char *num = *v == '$' ? v + 1 : v; /* --budget-usd '$2M' */
+    double d;
+    if (cli_parse_num(num, strlen(num), &d) != 0 || d <= 0 || d > hi) {
         fprintf(stderr, "parplan: --%s: expected a positive number up to %g (suffix k, M, B or T allowed), got '%s'\n",
-                flag, hi, cli_q(shown));
+                flag, hi, cli_q(v));
         return 2;
     }
     *out = d;
@@ -71,10 +59,10 @@ static int parse_counts(const char *flag, const char *s, char sep, int *v, int c
     *n = 0;
     const char *p = s;
     while (1) {
-        char *end;
-        errno = 0;
-        long x = strtol(p, &end, 10);
-        if (end == p || errno || x < 1 || x > (1 << 20) || (*end && *end != sep) || *n >= cap) {
+        const char *end = strchr(p, sep);
+        if (!end) end = p + strlen(p);
+        double x;
+        if (cli_parse_num(p, (size_t)(end - p), &x) || x < 1 || x > (1 << 20) || x != floor(x) || *n >= cap) {
             fprintf(stderr, "parplan: --%s: expected up to %d counts in [1, %d] separated by '%c', got '%s'\n", flag,
                     cap, 1 << 20, sep, cli_q(s));
             return 2;

@@ -49,6 +49,7 @@ static const cli_opt opts[] = {
     {"price-per-gpu-hour", 1, "override the catalog price, $"},
     {"tdp-w", 1, "override the GPU board power, W"},
     {"format", 1, "table (default) or json"},
+    {"fail-if-oom", 0, "exit 1 when the strategy does not fit (default: DOES NOT FIT is a result, exit 0)"},
     {"deepspeed", 1, "read dp, ZeRO, batch, precision... from this ds_config.json"},
     {"emit-deepspeed", 1, "write ds_config.json for DeepSpeed v0.14.5 to FILE"},
     {"emit-megatron", 1, "write Megatron-LM arguments (Megatron-DeepSpeed with --emit-deepspeed)"},
@@ -92,9 +93,10 @@ static int parse_stage_layers(const char *v, const pp_model *m, pp_strategy *s)
     }
     const char *p = v;
     while (*p) {
-        char *end;
-        long x = strtol(p, &end, 10);
-        if (end == p || x < 0 || x > PP_MAX_LAYERS || n >= PP_MAX_STAGES || (*end && *end != ',')) {
+        const char *end = strchr(p, ',');
+        if (!end) end = p + strlen(p);
+        double x;
+        if (cli_parse_num(p, (size_t)(end - p), &x) || x < 0 || x > PP_MAX_LAYERS || x != (int)x || n >= PP_MAX_STAGES) {
             fprintf(stderr, "parplan: --stage-layers: expected comma-separated block counts, got '%s'\n", cli_q(v));
             return 2;
         }
@@ -448,6 +450,12 @@ static int run(const cli_args *a)
     if (e->ds_path) fprintf(stderr, "parplan: wrote %s%s\n", e->ds_path,
                             p->strategy.ft.mode != PP_MODE_FULL ? " (and ds_config_trainer.json, adapter_config.json beside it)" : "");
     if (e->mg_path) fprintf(stderr, "parplan: wrote %s\n", e->mg_path);
+    if (rc == 0 && cli_has(a, "fail-if-oom") && !p->memory.fits) {
+        fprintf(stderr, "parplan: does not fit: peak %.2f GiB on stage %d of %.2f GiB usable%s (--fail-if-oom)\n",
+                p->memory.peak_bytes / 1073741824.0, p->memory.peak_stage, p->memory.gpu_bytes / 1073741824.0,
+                p->memory.host_fits ? "" : "; offloaded states exceed host memory");
+        rc = 1;
+    }
 done:
     free(e);
     free(warn);

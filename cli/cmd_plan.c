@@ -1,6 +1,7 @@
 #define _GNU_SOURCE /* qsort_r */
 /* cmd_plan.c — `parplan plan`: search every strategy, print the top K. */
 #include <errno.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -62,10 +63,10 @@ static int int_list(const cli_args *a, const char *name, long lo, long hi, pp_in
     s->n = 0;
     if (!v) return 0;
     for (;;) {
-        char *end;
-        errno = 0;
-        long x = strtol(p, &end, 10);
-        if (end == p || errno || x < lo || x > hi || (*end && *end != ',') || s->n >= PP_SET_MAX) {
+        const char *end = strchr(p, ',');
+        if (!end) end = p + strlen(p);
+        double x;
+        if (cli_parse_num(p, (size_t)(end - p), &x) || x < lo || x > hi || x != floor(x) || s->n >= PP_SET_MAX) {
             fprintf(stderr, "parplan: --%s: expected up to %d comma-separated integers in [%ld, %ld], got '%s'\n", name,
                     PP_SET_MAX, lo, hi, cli_q(v));
             return 2;
@@ -360,9 +361,10 @@ static int parse_ranks(const cli_args *a, int *ranks, int *n)
     *n = 0;
     if (!v) return 0;
     for (const char *p = v; *p && *n < 16;) {
-        char *end;
-        long r = strtol(p, &end, 10);
-        if (end == p || r < 1 || r > 4096 || (*end && *end != ',')) {
+        const char *end = strchr(p, ',');
+        if (!end) end = p + strlen(p);
+        double r;
+        if (cli_parse_num(p, (size_t)(end - p), &r) || r < 1 || r > 4096 || r != floor(r)) {
             fprintf(stderr, "parplan: --lora-rank: expected ranks in [1, 4096], comma-separated, got '%s'\n", cli_q(v));
             return 2;
         }

@@ -350,3 +350,39 @@ Test(io_text, long_arguments_are_echoed_capped)
     cr_expect(r.code == 2 && strlen(r.err) < 300, "exit %d, %zu bytes: %.300s", r.code, strlen(r.err), r.err);
     free(big);
 }
+
+/* ------------------------------------------------------------ item 16 */
+
+Test(io_text, one_number_parser_for_every_flag)
+{
+    /* --train-tokens 300B works on plan as on compare: 3e11 tokens */
+    res r = run(NULL, 0, PLAN, "--top", "1", "--train-tokens", "300B", NULL);
+    cr_expect_eq(r.code, 0, "%s", r.err);
+    cr_expect(strstr(r.out, "3e+11 tokens"), "%s", r.out);
+    r = run(NULL, 0, EST, "--train-tokens", "0.3T", NULL);
+    cr_expect(r.code == 0 && strstr(r.out, "3e+11 tokens"), "%s%s", r.err, r.out);
+    /* integers take suffixes too: 1Ki = 1024 sequences, 8Ki = 8192 tokens */
+    r = run(NULL, 0, EST, "--global-batch", "1Ki", "--seq", "8Ki", "--format", "json", NULL);
+    cr_expect_eq(r.code, 0, "%s", r.err);
+    cr_expect(strstr(r.out, "\"global_batch\":\t1024") && strstr(r.out, "\"seq\":\t8192"), "%.600s", r.out);
+    r = run(NULL, 0, PLAN, "--tp", "2,4,8", "--global-batch", "0.128k", NULL);
+    cr_expect_eq(r.code, 0, "%s", r.err);
+    /* a fraction is still not an integer, and a bad suffix is refused */
+    r = run(NULL, 0, EST, "--global-batch", "1.5k5", NULL);
+    cr_expect(r.code == 2 && strstr(r.err, "--global-batch"), "exit %d; %s", r.code, r.err);
+    r = run(NULL, 0, EST, "--micro-batch", "0.5k", "--global-batch", "4000", NULL);
+    cr_expect(r.code == 0, "0.5k = 500 is an integer: exit %d; %s", r.code, r.err);
+}
+
+Test(io_text, fail_if_oom)
+{
+    /* Llama-3-8B without ZeRO on H100s: ~178 GiB per GPU, does not fit */
+    res r = run(NULL, 0, "estimate", "--model", "llama3-8b", "--cluster", "dgx-h100", NULL);
+    cr_expect(r.code == 0 && strstr(r.out, "DOES NOT FIT"), "exit %d: a result, exit 0 by default", r.code);
+    r = run(NULL, 0, "estimate", "--model", "llama3-8b", "--cluster", "dgx-h100", "--fail-if-oom", NULL);
+    cr_expect_eq(r.code, 1, "exit %d; %s", r.code, r.err);
+    cr_expect(strstr(r.out, "DOES NOT FIT") && strstr(r.err, "does not fit") && strstr(r.err, "--fail-if-oom"),
+              "%s", r.err);
+    r = run(NULL, 0, "estimate", "--model", "llama3-8b", "--cluster", "dgx-h100", "--zero", "3", "--fail-if-oom", NULL);
+    cr_expect_eq(r.code, 0, "fits with ZeRO-3: exit %d; %s", r.code, r.err);
+}
