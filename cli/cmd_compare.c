@@ -27,6 +27,7 @@ static const cli_opt opts[] = {
     {"global-batch", 1, "sequences per optimizer step (default: the power of two nearest 4M tokens)"},
     {"seq", 1, "sequence length (default: the model's)"},
     {"objective", 1, "best plan of each option by throughput (default) or cost"},
+    {"precision", 1, "fp32,fp16,bf16,fp8 (a list) for every cluster (default bf16, fp16 on GPUs without it)"},
     {"max-nodes", 1, "largest node count the deadline search tries (default 4096)"},
     {"threads", 1, "OpenMP threads per search (default: all); the result is the same for any"},
     {"no-partition", 0, "keep the default even stage split (no ILP): faster for large models"},
@@ -237,6 +238,32 @@ static int default_batch(int seq)
     return g;
 }
 
+/* --precision bf16 or a list such as bf16,fp8: the same set on every cluster. */
+static int parse_precisions(const cli_args *a, unsigned *mask)
+{
+    const char *v = cli_get(a, "precision");
+    *mask = 0;
+    if (!v) return 0;
+    int n;
+    const char *const *names = pp_enum_names(PP_ENUM_PRECISION, &n);
+    for (const char *p = v, *end; *p || p == v; p = *end ? end + 1 : end) {
+        end = strchr(p, ',');
+        if (!end) end = p + strlen(p);
+        int e = -1;
+        for (int i = 0; i < n; i++)
+            if (i != PP_PREC_TF32 && strlen(names[i]) == (size_t)(end - p) && !strncmp(names[i], p, (size_t)(end - p)))
+                e = i;
+        if (e < 0) {
+            fprintf(stderr, "parplan: --precision: expected a comma-separated list of fp32|fp16|bf16|fp8, got '%s'\n",
+                    cli_q(v));
+            return 2;
+        }
+        *mask |= 1u << e;
+        if (!*end) break;
+    }
+    return 0;
+}
+
 static int parse_search(const cli_args *a, req *q)
 {
     int rc;
@@ -250,6 +277,7 @@ static int parse_search(const cli_args *a, req *q)
     if ((rc = cli_num(a, "ilp-time-limit", 0.01, 3600, o->search.ilp_time_limit_s, &o->search.ilp_time_limit_s)))
         return rc;
     if (cli_has(a, "no-partition")) o->search.stage_partition = 0;
+    if ((rc = parse_precisions(a, &o->search.precisions))) return rc;
     const char *obj = cli_get(a, "objective");
     if (obj && strcmp(obj, "throughput") && strcmp(obj, "cost")) {
         fprintf(stderr, "parplan: --objective: expected throughput or cost, got '%s'\n", cli_q(obj));
@@ -350,7 +378,8 @@ static void plan_summary(const pp_strategy *s, char *out, size_t cap)
 
 static void print_prices(const pp_compare_result *r)
 {
-    printf("\nprices (cost = GPU-hours x $/GPU-hour):\n");
+    printf("\nprices (cost = GPU-hours x $/GPU-hour; catalog prices are on-demand list prices, not reserved or spot:\n"
+           "give --price-per-gpu-hour CLUSTER=PRICE,... for your own rates):\n");
     for (int ci = 0; ci < r->nclusters; ci++) {
         const pp_compare_cluster *cc = &r->clusters[ci];
         const pp_gpu *g = &cc->cluster.gpu;
@@ -364,8 +393,9 @@ static void print_prices(const pp_compare_result *r)
                        rate + g->tdp_w / 1000 * r->opts.usd_per_kwh);
             printf("\n");
         } else if (cc->price_usd_per_gpu_hour > 0) {
-            printf("$%.2f/GPU-hour (given; catalog ", cc->price_usd_per_gpu_hour);
-            if (g->price_usd_per_hour > 0) printf("$%.2f of %s)\n", g->price_usd_per_hour, cli_safe(g->price_date));
+            printf("$%.2f/GPU-hour given (your rate; catalog ", cc->price_usd_per_gpu_hour);
+            if (g->price_usd_per_hour > 0)
+                printf("on-demand $%.2f of %s)\n", g->price_usd_per_hour, cli_safe(g->price_date));
             else printf("has none)\n");
         } else if (g->price_usd_per_hour > 0) {
             printf("$%.2f/GPU-hour on-demand, catalog price of %s\n", g->price_usd_per_hour, cli_safe(g->price_date));
@@ -385,16 +415,16 @@ static void print_table(const pp_compare_result *r)
         if (r->options[i].status == PP_OK) seq = r->options[i].plan.strategy.seq;
     printf("%s on %s tokens: global batch %d x %d tokens, best plan of each option by %s\n\n", cli_safe(r->model), t,
            o->search.global_batch, seq, o->search.objective == PP_OBJ_COST ? "cost" : "throughput");
-    printf("  %-3s %-18s %6s  %-34s %9s %10s %10s %9s %s\n", "#", "option", "GPUs", "best plan", "days", "cost", "kWh",
-           "tok/s/$", o->deadline_days > 0 ? "deadline" : "");
+    printf("  %-3s %-18s %6s  %-34s %-5s %6s %9s %10s %10s %9s %s\n", "#", "option", "GPUs", "best plan", "prec", "MFU",
+           "days", "cost", "kWh", "tok/s/$", o->deadline_days > 0 ? "deadline" : "");
     for (int i = 0; i < r->n; i++) {
         const pp_compare_option *e = &r->options[i];
         char name[PP_NAME_LEN + 2], plan[96], cost[24];
         snprintf(name, sizeof name, "%s%s", cli_safe(r->clusters[e->cluster].cluster.name), e->from_search ? "*" : "");
         if (e->status != PP_OK) {
-            printf("%c %-3d %-18s %6d  %-34s %9s %10s %10s %9s %s\n", ' ', i, name, e->gpus,
+            printf("%c %-3d %-18s %6d  %-34s %-5s %6s %9s %10s %10s %9s %s\n", ' ', i, name, e->gpus,
                    e->status == PP_ERR_INFEASIBLE ? "nothing fits (below)" : "no valid strategy (below)", "-", "-", "-",
-                   "-", o->deadline_days > 0 ? "-" : "");
+                   "-", "-", "-", o->deadline_days > 0 ? "-" : "");
             continue;
         }
         plan_summary(&e->plan.strategy, plan, sizeof plan);
@@ -403,12 +433,18 @@ static void print_table(const pp_compare_result *r)
         if (isfinite(e->tokens_per_s_per_usd_hour)) snprintf(rate, sizeof rate, "%.0f", e->tokens_per_s_per_usd_hour);
         const char *dl = o->deadline_days > 0 ? (e->meets_deadline ? "yes" : "no") : "";
         char mark = i == r->cheapest ? '>' : e->pareto ? '+' : ' ';
-        printf("%c %-3d %-18s %6d  %-34s %9.1f %10s %10.0f %9s %s%s\n", mark, i, name, e->gpus, plan, e->days, cost,
-               e->energy_kwh, rate, dl, o->budget_usd > 0 && !e->within_budget ? " (over budget)" : "");
+        char mfu[16] = "?";
+        if (isfinite(e->mfu_bf16)) snprintf(mfu, sizeof mfu, "%.1f%%", 100 * e->mfu_bf16);
+        printf("%c %-3d %-18s %6d  %-34s %-5s %6s %9.1f %10s %10.0f %9s %s%s\n", mark, i, name, e->gpus, plan,
+               pp_precision_name(e->plan.strategy.precision), mfu, e->days, cost, e->energy_kwh, rate, dl,
+               o->budget_usd > 0 && !e->within_budget ? " (over budget)" : "");
     }
     printf("\n  > cheapest meeting the constraints   + Pareto front (no option both cheaper and faster)\n"
            "  * added by the deadline search        tok/s/$ = tokens/s per $/hour of the whole option\n"
-           "  kWh = GPU board power (TDP) x GPU-hours; host CPUs, network and cooling are not counted\n");
+           "  kWh = GPU board power (TDP) x GPU-hours; host CPUs, network and cooling are not counted\n"
+           "  MFU = model FLOP/s per GPU over its dense bf16 peak (fp16 where it has none), the same basis in every row;\n"
+           "  prec = the plan's precision (%s)\n",
+           o->search.precisions ? "as asked with --precision" : "bf16 on every GPU that has it, unless --precision says");
     for (int i = 0; i < r->n; i++)
         if (r->options[i].status != PP_OK)
             printf("  #%d %s x %d: %s\n", i, cli_safe(r->clusters[r->options[i].cluster].cluster.name), r->options[i].gpus,
@@ -538,7 +574,7 @@ const cli_cmd cli_cmd_compare = {"compare", "what-if: cluster types x GPU counts
     "  parplan compare --model M --clusters A,B[:G1:G2],... [--gpus N,... | --nodes N,...] --train-tokens T\n"
     "                  [--deadline-days D] [--budget-usd X] [--price-per-gpu-hour CLUSTER=PRICE,...]\n"
     "                  [--purchase-usd-per-gpu CLUSTER=PRICE,... --amortize-years Y [--usd-per-kwh E]]\n"
-    "                  [--global-batch G] [--seq S] [--objective throughput|cost] [--max-nodes N]\n"
+    "                  [--global-batch G] [--seq S] [--precision bf16] [--objective throughput|cost] [--max-nodes N]\n"
     "                  [--no-partition] [--ilp-time-limit S] [--format table|json|csv] [--plot FILE.svg [--force]]",
     "  parplan compare --model llama3-70b --clusters dgx-h100,dgx-a100-80g --gpus 256,512 --train-tokens 2T\n"
     "  parplan compare --model llama3-8b --clusters dgx-h100,dgx-a100-80g,dgx-b200 --nodes 4,8 \\\n"

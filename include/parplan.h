@@ -862,6 +862,19 @@ typedef enum pp_price_kind {
 } pp_price_kind;
 
 PP_API const char *pp_price_kind_name(pp_price_kind k); /* "none", "catalog", ... */
+/* What kind of rental rate a price is: "on-demand" (the catalog's prices are
+ * on-demand list prices, never reserved or spot), "given" (the user's rate,
+ * whatever their contract), "purchase", "none". */
+PP_API const char *pp_price_basis(pp_price_kind k);
+/* The precision compare uses on every cluster unless told otherwise: bf16,
+ * or fp16 on a GPU without bf16 (V100). */
+PP_API pp_precision pp_compare_default_precision(const pp_gpu *g);
+/* Model FLOPs utilisation on one basis for every GPU: model FLOP/s per GPU
+ * over the dense peak of pp_compare_default_precision (bf16), whatever
+ * precision the plan runs in (pp_throughput.mfu is over the plan's own
+ * precision's peak, so an fp8 plan's mfu is against twice the FLOP/s). NaN
+ * when not computable. */
+PP_API double pp_compare_mfu_bf16(const pp_cluster *c, const pp_plan *p);
 
 /* One cluster type to compare. */
 typedef struct pp_compare_cluster {
@@ -876,7 +889,9 @@ struct pp_compare_option;
 
 typedef struct pp_compare_opts {
     pp_search_opts search;   /* global_batch (required), seq, objective (throughput or
-                                cost), threads, restrictions; top_k is forced to 1 */
+                                cost), threads, restrictions; top_k is forced to 1;
+                                precisions 0 = pp_compare_default_precision on every
+                                cluster (bf16), never fp8 unless asked */
     double train_tokens;     /* tokens to train on, > 0 (required) */
     double deadline_days;    /* > 0: a deadline; 0 = none */
     double budget_usd;       /* > 0: a budget; 0 = none */
@@ -917,6 +932,7 @@ typedef struct pp_compare_option {
     double tokens_per_s;
     double tokens_per_s_per_usd_hour; /* tokens/s / (GPUs x $/GPU-hour) */
     double tokens_per_usd;   /* = 3600 x the above */
+    double mfu_bf16;         /* pp_compare_mfu_bf16: one basis for every option; NaN without a plan */
     int meets_deadline;      /* 1 when a deadline is given and days <= it */
     int within_budget;       /* 1 when a budget is given and cost <= it */
     int pareto;              /* on the Pareto front of (days, cost) */
