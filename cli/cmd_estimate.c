@@ -260,26 +260,25 @@ static int parse_hparams(const cli_args *a, pp_hparams *h)
     return 0;
 }
 
-/* --deepspeed FILE: the file decides what DeepSpeed decides. */
+/* --deepspeed FILE: the file decides what DeepSpeed decides. --micro-batch,
+ * --global-batch and --precision are the HF Trainer's arguments: they fill
+ * "auto" values and keys the file leaves out (pp_hf_trainer_args). */
 static int read_deepspeed(const cli_args *a, const pp_model *m, const pp_cluster *c, pp_strategy *s,
                           pp_deepspeed_opts *dso, pp_notes *warn)
 {
-    static const char *const from_file[] = {"dp", "zero", "micro-batch", "global-batch", "offload", "reduce-bucket",
-                                            "allgather-bucket", "no-dp-overlap", NULL};
+    static const char *const from_file[] = {"dp", "zero", "offload", "reduce-bucket", "allgather-bucket",
+                                            "no-dp-overlap", NULL};
     for (int i = 0; from_file[i]; i++)
         if (cli_has(a, from_file[i])) {
             fprintf(stderr, "parplan: --%s: with --deepspeed it comes from the DeepSpeed config; give one of them\n",
                     from_file[i]);
             return 2;
         }
-    const char *prec = cli_get(a, "precision");
-    if (prec && strcmp(prec, "fp8") != 0) {
-        fprintf(stderr, "parplan: --precision: with --deepspeed the precision comes from the config; only fp8 (which "
-                        "a DeepSpeed config cannot say) may be given, got '%s'\n", prec);
-        return 2;
-    }
+    pp_hf_trainer_args hf = {cli_has(a, "micro-batch") ? s->micro_batch : 0,
+                             cli_has(a, "global-batch") ? s->global_batch : 0,
+                             cli_has(a, "precision") ? (int)s->precision : -1};
     pp_error err = {""};
-    pp_status st = pp_deepspeed_read(cli_get(a, "deepspeed"), m, c, s, dso, warn, &err);
+    pp_status st = pp_deepspeed_read_hf(cli_get(a, "deepspeed"), m, c, &hf, s, dso, warn, &err);
     return st == PP_OK ? 0 : cli_fail(st, &err);
 }
 

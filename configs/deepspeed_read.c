@@ -1016,8 +1016,9 @@ static void fill(ds_reader *r, const cJSON *root, const pp_cluster *c, pp_strate
     read_checkpointing(r, root, s);
 }
 
-pp_status pp_deepspeed_parse(const char *text, size_t len, const char *where, const pp_model *m, const pp_cluster *c,
-                             pp_strategy *s, pp_deepspeed_opts *o, pp_notes *warnings, pp_error *err)
+pp_status pp_deepspeed_parse_hf(const char *text, size_t len, const char *where, const pp_model *m,
+                                const pp_cluster *c, const pp_hf_trainer_args *hf, pp_strategy *s,
+                                pp_deepspeed_opts *o, pp_notes *warnings, pp_error *err)
 {
     pp_deepspeed_opts local;
     pp_deepspeed_opts_default(&local);
@@ -1027,7 +1028,10 @@ pp_status pp_deepspeed_parse(const char *text, size_t len, const char *where, co
     if (!root) return err && strstr(err->msg, "out of memory") ? PP_ERR_NOMEM : PP_ERR_INPUT;
     pp_strategy base = *s, out = *s;
     ds_reader r = {{where, err, PP_OK}, warnings, m, &base, 1};
-    fill(&r, root, c, &out, &local);
+    long rest = (long)s->tp * s->pp * s->cp;
+    if (rest >= 1 && pp_cluster_gpus(c) % rest == 0) /* else fill() says so */
+        pp__ds_fill_auto(root, &r.jr, m, c, (int)(pp_cluster_gpus(c) / rest), hf, warnings);
+    if (r.jr.st == PP_OK) fill(&r, root, c, &out, &local);
     cJSON_Delete(root);
     if (r.jr.st != PP_OK) return r.jr.st;
     pp_strategy resolved = out;
@@ -1039,14 +1043,26 @@ pp_status pp_deepspeed_parse(const char *text, size_t len, const char *where, co
     return PP_OK;
 }
 
-pp_status pp_deepspeed_read(const char *path, const pp_model *m, const pp_cluster *c, pp_strategy *s,
-                            pp_deepspeed_opts *o, pp_notes *warnings, pp_error *err)
+pp_status pp_deepspeed_parse(const char *text, size_t len, const char *where, const pp_model *m, const pp_cluster *c,
+                             pp_strategy *s, pp_deepspeed_opts *o, pp_notes *warnings, pp_error *err)
+{
+    return pp_deepspeed_parse_hf(text, len, where, m, c, NULL, s, o, warnings, err);
+}
+
+pp_status pp_deepspeed_read_hf(const char *path, const pp_model *m, const pp_cluster *c, const pp_hf_trainer_args *hf,
+                               pp_strategy *s, pp_deepspeed_opts *o, pp_notes *warnings, pp_error *err)
 {
     char *text;
     size_t len;
     pp_status st = jr_read_file(path, &text, &len, err);
     if (st != PP_OK) return st;
-    st = pp_deepspeed_parse(text, len, path, m, c, s, o, warnings, err);
+    st = pp_deepspeed_parse_hf(text, len, path, m, c, hf, s, o, warnings, err);
     free(text);
     return st;
+}
+
+pp_status pp_deepspeed_read(const char *path, const pp_model *m, const pp_cluster *c, pp_strategy *s,
+                            pp_deepspeed_opts *o, pp_notes *warnings, pp_error *err)
+{
+    return pp_deepspeed_read_hf(path, m, c, NULL, s, o, warnings, err);
 }

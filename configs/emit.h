@@ -48,4 +48,10 @@ pp__ds_wrapper pp__ds_wrapper_of(const pp_strategy *s);
  * Transformer Engine with bf16 everywhere else). */
 int pp__ds_is_bf16(const pp_strategy *s);
 
+/* Fills the "auto" values of a parsed ds_config.json as the Hugging Face
+ * integration does (configs/deepspeed_auto.c), noting each; a mismatch
+ * with hf fails jr. dp is the data-parallel size. hf may be NULL. */
+void pp__ds_fill_auto(cJSON *root, jr_ctx *jr, const pp_model *m, const pp_cluster *c, int dp,
+                      const pp_hf_trainer_args *hf, pp_notes *notes);
+
 #endif

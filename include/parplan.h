@@ -575,7 +575,8 @@ PP_API pp_status pp_deepspeed_write(const pp_model *m, const pp_cluster *c, cons
                                     const pp_deepspeed_opts *o, const char *path, int force, pp_notes *notes,
                                     pp_error *err);
 /* Reads a user's ds_config.json the way DeepSpeed v0.14.5 does (batch rule,
- * defaults, "auto", its failures) into s. On entry s carries what a
+ * defaults, its failures; "auto" filled in first as the Hugging Face Trainer
+ * does, see pp_hf_trainer_args below) into s. On entry s carries what a
  * DeepSpeed config does not: tp, pp, cp, ep, sp, seq, recompute, schedule,
  * stage split, attention, order (and precision fp8 or optimizer as
  * fallbacks); the file sets dp, ZeRO, offload, precision, gradient dtype,
@@ -587,6 +588,31 @@ PP_API pp_status pp_deepspeed_parse(const char *text, size_t len, const char *wh
                                     pp_notes *warnings, pp_error *err);
 PP_API pp_status pp_deepspeed_read(const char *path, const pp_model *m, const pp_cluster *c, pp_strategy *s,
                                    pp_deepspeed_opts *o, pp_notes *warnings, pp_error *err);
+
+/* What the Hugging Face Trainer (or Accelerate) fills into "auto" values of
+ * a ds_config.json before DeepSpeed reads it: its TrainingArguments
+ * (transformers integrations/deepspeed.py; every rule in
+ * configs/deepspeed_auto.c and docs/deepspeed.md). 0 or -1 = not given:
+ * the Trainer's default (per_device_train_batch_size 8, accumulation 1),
+ * and for the precision parplan's default, bf16 (the Trainer's own default
+ * is fp32). A given value that a number in the file contradicts is the
+ * Trainer's mismatch error (PP_ERR_INPUT naming the key); a key the file
+ * leaves out takes the given value. The model's hidden size fills the ZeRO
+ * bucket keys. Every value filled in is added to the warnings. */
+typedef struct pp_hf_trainer_args {
+    int micro_batch;   /* per_device_train_batch_size; 0 = not given */
+    int global_batch;  /* sequences per step: accumulation = global / (micro x dp); 0 = not given */
+    int precision;     /* pp_precision of --bf16/--fp16/neither (fp8: bf16 outside its GEMMs); -1 = not given */
+} pp_hf_trainer_args;
+
+/* pp_deepspeed_parse / _read with the Trainer's arguments for "auto" (hf
+ * may be NULL: none given). The plain functions are these with NULL. */
+PP_API pp_status pp_deepspeed_parse_hf(const char *text, size_t len, const char *where, const pp_model *m,
+                                       const pp_cluster *c, const pp_hf_trainer_args *hf, pp_strategy *s,
+                                       pp_deepspeed_opts *o, pp_notes *warnings, pp_error *err);
+PP_API pp_status pp_deepspeed_read_hf(const char *path, const pp_model *m, const pp_cluster *c,
+                                      const pp_hf_trainer_args *hf, pp_strategy *s, pp_deepspeed_opts *o,
+                                      pp_notes *warnings, pp_error *err);
 
 /* Megatron-LM (Megatron-Core) or Megatron-DeepSpeed command-line arguments. */
 typedef enum pp_megatron_flavor {

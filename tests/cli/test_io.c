@@ -386,3 +386,25 @@ Test(io_text, fail_if_oom)
     r = run(NULL, 0, "estimate", "--model", "llama3-8b", "--cluster", "dgx-h100", "--zero", "3", "--fail-if-oom", NULL);
     cr_expect_eq(r.code, 0, "fits with ZeRO-3: exit %d; %s", r.code, r.err);
 }
+
+/* ------------------------------------------------------------ item 14 */
+
+Test(io_text, hf_trainer_auto_config_with_micro_batch)
+{
+    char p[PATH_MAX];
+    at(p, "ds_hf.json");
+    FILE *f = fopen(p, "w");
+    cr_assert(f);
+    fputs("{\"bf16\": {\"enabled\": \"auto\"}, \"zero_optimization\": {\"stage\": 3, \"reduce_bucket_size\": \"auto\"},\n"
+          " \"gradient_accumulation_steps\": \"auto\", \"train_batch_size\": \"auto\",\n"
+          " \"train_micro_batch_size_per_gpu\": \"auto\"}\n", f);
+    cr_assert(fclose(f) == 0);
+    res r = run(NULL, 0, "estimate", "--model", "llama3-8b", "--cluster", "dgx-h100", "--deepspeed", "ds_hf.json",
+                "--micro-batch", "2", "--global-batch", "64", NULL);
+    cr_expect_eq(r.code, 0, "exit %d; %s", r.code, r.err);
+    cr_expect(strstr(r.out, "micro-batch 2 x 4"), "%.300s", r.out);
+    cr_expect(strstr(r.err, "\"auto\" filled in") && strstr(r.err, "train_micro_batch_size_per_gpu"), "%s", r.err);
+    /* no flags: the Trainer's defaults, 8 per GPU */
+    r = run(NULL, 0, "estimate", "--model", "llama3-8b", "--cluster", "dgx-h100", "--deepspeed", "ds_hf.json", NULL);
+    cr_expect(r.code == 0 && strstr(r.out, "micro-batch 8 x 1"), "exit %d; %s%.300s", r.code, r.err, r.out);
+}
