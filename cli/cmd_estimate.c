@@ -444,6 +444,16 @@ static int run(const cli_args *a)
         print_memory(&m, &c, p);
         print_time(p);
     }
+    if (!p->memory.fits) { /* by how much, and what would fit (planner/explain.c, shared with plan) */
+        char *advice = NULL;
+        pp_error e2 = {""};
+        if (pp_oom_advice(&m, &c, p, cli_has(a, "deepspeed") ? PP_ADVICE_DEEPSPEED : 0, &advice, &e2) == PP_OK) {
+            FILE *to = strcmp(fmt, "json") ? stdout : stderr;
+            fputc('\n', to);
+            cli_print_text(to, advice);
+        }
+        pp_free(advice);
+    }
     print_notes(warn, "warning");
     print_notes(&e->notes, "note");
     if (e->ds_path) fprintf(stderr, "parplan: wrote %s%s\n", e->ds_path,

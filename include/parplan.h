@@ -785,10 +785,24 @@ PP_API double pp_plan_objective(const pp_cluster *c, const pp_plan *p, pp_object
 PP_API pp_status pp_plan_explain(const pp_model *m, const pp_cluster *c, const pp_search_opts *o,
                                  const pp_plan_list *list, char **text, pp_error *err);
 /* When nothing fits: the least memory any candidate needed against what is
- * usable, and which change would fit (more GPUs, offload, recompute, a
- * smaller micro-batch, ZeRO), each checked by searching again. */
+ * usable (by how much, on which stage, the largest term), and which change
+ * would fit (more GPUs, offload, recompute, a smaller micro-batch, ZeRO),
+ * each checked by searching again, fastest first. The same words and
+ * ranking as pp_oom_advice. */
 PP_API pp_status pp_plan_why_infeasible(const pp_model *m, const pp_cluster *c, const pp_search_opts *o,
                                         const pp_plan_list *list, char **text, pp_error *err);
+
+/* When an estimated plan p (from pp_estimate) does not fit: by how much, on
+ * which stage and which term dominates, and the smallest changes that fit
+ * (micro-batch, recompute, ZeRO stage, offload, tp x 2, pp x 2, or 2-8 times
+ * the GPUs for the same global batch; up to three at once), each checked by
+ * re-estimating and kept only when no smaller change fits, listed by
+ * predicted step time (those on the same GPUs first). flags:
+ * PP_ADVICE_DEEPSPEED names the ds_config.json keys of each change.
+ * *text is caller-freed (pp_free); PP_ERR_INPUT when p fits. */
+#define PP_ADVICE_DEEPSPEED 1u
+PP_API pp_status pp_oom_advice(const pp_model *m, const pp_cluster *c, const pp_plan *p, unsigned flags, char **text,
+                               pp_error *err);
 
 /* ---------------------------------------------------------------- Hugging Face
  * For the HF Trainer + PEFT stack (docs/finetune.md). */

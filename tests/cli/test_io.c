@@ -48,7 +48,7 @@ static void at(char *buf, const char *name) { snprintf(buf, PATH_MAX, "%s/%s", d
 
 typedef struct res {
     int code, sig;
-    char err[4096];
+    char err[16384];
     char out[16384]; /* the first 16 KiB of stdout when it went to the capture */
 } res;
 
@@ -148,9 +148,10 @@ Test(io_out, stdout_under_a_file_size_limit_exits_3)
 {
     char p[PATH_MAX];
     at(p, "out.txt");
-    /* 512 bytes: every one of these prints more (600 to 10,000) */
+    /* 512 bytes: every one of these prints more (600 to 10,000) on stdout; stderr, a file
+     * under the same limit, gets less (a strategy that fits: no advice) */
     expect_stdout_failure(run(p, 512, PLAN, NULL), "File too large", "plan");
-    expect_stdout_failure(run(p, 512, EST, "--format", "json", NULL), "File too large", "estimate json");
+    expect_stdout_failure(run(p, 512, EST, "--format", "json", "--zero", "3", NULL), "File too large", "estimate json");
     expect_stdout_failure(run(p, 512, "models", NULL), "File too large", "models");
     expect_stdout_failure(run(p, 512, CMP, "--format", "csv", NULL), "File too large", "compare csv");
 }
@@ -407,4 +408,27 @@ Test(io_text, hf_trainer_auto_config_with_micro_batch)
     /* no flags: the Trainer's defaults, 8 per GPU */
     r = run(NULL, 0, "estimate", "--model", "llama3-8b", "--cluster", "dgx-h100", "--deepspeed", "ds_hf.json", NULL);
     cr_expect(r.code == 0 && strstr(r.out, "micro-batch 8 x 1"), "exit %d; %s%.300s", r.code, r.err, r.out);
+}
+
+/* ------------------------------------------------------------ item 13 */
+
+Test(io_text, estimate_out_of_memory_says_what_would_fit)
+{
+    res r = run(NULL, 0, "estimate", "--model", "llama3-8b", "--cluster", "dgx-h100", NULL);
+    cr_expect_eq(r.code, 0, "%s", r.err);
+    cr_expect(strstr(r.out, "Does not fit: needs ") && strstr(r.out, "the largest term is optimizer states") &&
+              strstr(r.out, "What would fit (each re-estimated") && strstr(r.out, "- ZeRO-"), "%s", r.out);
+    /* JSON keeps stdout a JSON object; the advice goes to stderr */
+    r = run(NULL, 0, "estimate", "--model", "llama3-8b", "--cluster", "dgx-h100", "--format", "json", NULL);
+    cr_expect(r.code == 0 && r.out[0] == '{' && !strstr(r.out, "What would fit") && strstr(r.err, "What would fit"),
+              "%s", r.err);
+    /* from a ds_config.json: the changes name its keys */
+    char p[PATH_MAX];
+    at(p, "ds.json");
+    FILE *f = fopen(p, "w");
+    cr_assert(f && fputs("{\"train_micro_batch_size_per_gpu\": 1, \"bf16\": {\"enabled\": true},"
+                         " \"zero_optimization\": {\"stage\": 1}}", f) >= 0 && fclose(f) == 0);
+    r = run(NULL, 0, "estimate", "--model", "llama3-70b", "--cluster", "dgx-h100", "--deepspeed", "ds.json", NULL);
+    cr_expect_eq(r.code, 0, "%s", r.err);
+    cr_expect(strstr(r.out, "DOES NOT FIT") && strstr(r.out, "(zero_optimization.stage)"), "%s", r.out);
 }
