@@ -1023,9 +1023,10 @@ pp_status pp_deepspeed_parse_hf(const char *text, size_t len, const char *where,
     pp_deepspeed_opts local;
     pp_deepspeed_opts_default(&local);
     /* DeepSpeed's loader rejects duplicate keys at any depth (§2); so does jr_parse */
+    pp_status pst;
     cJSON *root = jr_parse_ex(text, len, where, "DeepSpeed's loader raises ValueError: Duplicate keys in DeepSpeed "
-                              "config", err);
-    if (!root) return err && strstr(err->msg, "out of memory") ? PP_ERR_NOMEM : PP_ERR_INPUT;
+                              "config", err, &pst);
+    if (!root) return pst;
     pp_strategy base = *s, out = *s;
     ds_reader r = {{where, err, PP_OK}, warnings, m, &base, 1};
     long rest = (long)s->tp * s->pp * s->cp;
@@ -1037,7 +1038,8 @@ pp_status pp_deepspeed_parse_hf(const char *text, size_t len, const char *where,
     pp_strategy resolved = out;
     pp_error e2 = {""};
     pp_status st = pp_strategy_resolve(&resolved, m, c, &e2);
-    if (st != PP_OK) return pp__fail(err, st, "%s: %s", where, e2.msg);
+    if (st != PP_OK) /* the file's values with the command line's degrees break a rule */
+        return pp__fail(err, st, "%s: $: the strategy this file gives cannot run here: %s", where, e2.msg);
     *s = out;
     if (o) *o = local;
     return PP_OK;

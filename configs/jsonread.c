@@ -198,8 +198,12 @@ static const char *scan_value(scan *s, const char *p, const cJSON *node, const c
     return p;
 }
 
-cJSON *jr_parse_ex(const char *text, size_t len, const char *where, const char *dup_hint, pp_error *err)
+cJSON *jr_parse_ex(const char *text, size_t len, const char *where, const char *dup_hint, pp_error *err,
+                   pp_status *status)
 {
+    pp_status dummy;
+    pp_status *st = status ? status : &dummy;
+    *st = PP_ERR_INPUT;
     size_t i = 0;
     while (i < len && (text[i] == ' ' || text[i] == '\n' || text[i] == '\r' || text[i] == '\t')) i++;
     if (i == len) {
@@ -220,7 +224,7 @@ cJSON *jr_parse_ex(const char *text, size_t len, const char *where, const char *
     }
     char *copy = malloc(len + 1);
     if (!copy) {
-        pp__fail(err, PP_ERR_NOMEM, "%.200s: out of memory reading JSON", where);
+        *st = pp__fail(err, PP_ERR_NOMEM, "%.200s: out of memory reading JSON", where);
         return NULL;
     }
     memcpy(copy, text, len);
@@ -246,15 +250,17 @@ cJSON *jr_parse_ex(const char *text, size_t len, const char *where, const char *
         if (s.st != PP_OK) {
             cJSON_Delete(root);
             root = NULL;
+            *st = s.st;
         }
     }
     free(copy);
+    if (root) *st = PP_OK;
     return root;
 }
 
 cJSON *jr_parse(const char *text, size_t len, const char *where, pp_error *err)
 {
-    return jr_parse_ex(text, len, where, NULL, err);
+    return jr_parse_ex(text, len, where, NULL, err, NULL);
 }
 
 int jr_exists(const char *path)

@@ -27,8 +27,11 @@ cJSON *jr_parse(const char *text, size_t len, const char *where, pp_error *err);
 /* jr_parse, and also rejects a key given twice in one object and "\u0000"
  * in a string, naming the JSON path with line:column (both places for a
  * duplicate); dup_hint (may be NULL) is added to the duplicate message.
- * jr_parse is jr_parse_ex with no hint: every reader rejects both. */
-cJSON *jr_parse_ex(const char *text, size_t len, const char *where, const char *dup_hint, pp_error *err);
+ * jr_parse is jr_parse_ex with no hint: every reader rejects both.
+ * *status (may be NULL) receives PP_OK, PP_ERR_INPUT or PP_ERR_NOMEM (the
+ * message alone cannot tell: a key may read "out of memory"). */
+cJSON *jr_parse_ex(const char *text, size_t len, const char *where, const char *dup_hint, pp_error *err,
+                   pp_status *status);
 /* Reads a whole regular file into a NUL-terminated buffer the caller frees.
  * Anything else (a directory, a FIFO, a device) is refused at once, without
  * blocking. */

@@ -170,8 +170,9 @@ pp_status pp__model_native_read(const cJSON *root, const char *where, pp_model *
 
 pp_status pp_model_parse(const char *text, size_t len, const char *where, pp_model *out, pp_error *err)
 {
-    cJSON *root = jr_parse(text, len, where, err);
-    if (!root) return err && strstr(err->msg, "out of memory") ? PP_ERR_NOMEM : PP_ERR_INPUT;
+    pp_status pst;
+    cJSON *root = jr_parse_ex(text, len, where, NULL, err, &pst);
+    if (!root) return pst;
     pp_status st = pp__is_hf_config(root) ? pp__hf_config_read(root, where, out, err)
                                           : pp__model_native_read(root, where, out, err);
     cJSON_Delete(root);
