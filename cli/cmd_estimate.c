@@ -363,7 +363,7 @@ static int write_emit(const pp_model *m, const pp_cluster *c, const pp_plan *p, 
     }
     if (st == PP_OK && e->mg_path && (st = pp_megatron_args(m, c, p, &e->mg, &text[n], &e->notes, &err)) == PP_OK)
         f[n] = (pp_out_file){e->mg_path, text[n], strlen(text[n])}, n++;
-    if (st == PP_OK && n) st = pp_write_files(f, n, e->force, &err);
+    if (st == PP_OK && n) st = pp_write_files(f, n, e->force ? PP_WRITE_FORCE : 0, &err);
     for (int i = 0; i < 4; i++) pp_free(text[i]);
     return st == PP_OK ? 0 : cli_fail(st, &err);
 }

@@ -124,8 +124,28 @@ static void dir_of(const char *path, char *buf, size_t cap)
     else snprintf(buf, cap, "%.*s", (int)(slash - path), path);
 }
 
-pp_status pp_write_check(const char *path, int force, pp_error *err)
+/* The nearest existing ancestor directory of dir (dir itself when it
+ * exists) into buf; 0, or an errno (a component that is not a directory). */
+static int existing_ancestor(const char *dir, char *buf, size_t cap)
 {
+    snprintf(buf, cap, "%s", dir);
+    struct stat st;
+    while (stat(buf, &st) != 0) {
+        if (errno != ENOENT) return errno;
+        char *slash = strrchr(buf, '/');
+        if (!slash) {
+            snprintf(buf, cap, ".");
+            break;
+        }
+        if (slash == buf) slash[1] = '\0';
+        else *slash = '\0';
+    }
+    return 0;
+}
+
+static pp_status check_dest(const char *path, unsigned flags, pp_error *err)
+{
+    int force = (flags & PP_WRITE_FORCE) != 0;
     if (!path || !*path) return pp__fail(err, PP_ERR_INPUT, "output file: expected a path");
     if (path[strlen(path) - 1] == '/')
         return pp__fail(err, PP_ERR_IO, "%.*s: ends in '/': expected a file name", SHOWN, path);
@@ -148,8 +168,13 @@ pp_status pp_write_check(const char *path, int force, pp_error *err)
     } else if (errno != ENOENT && errno != ENOTDIR) {
         return pp__fail(err, PP_ERR_IO, "%.*s: cannot check the destination: %s", SHOWN, path, strerror(errno));
     }
-    char dir[PATH_MAX];
+    char dir[PATH_MAX], have[PATH_MAX];
     dir_of(path, dir, sizeof dir);
+    if ((flags & PP_WRITE_MKDIRS) && stat(dir, &st) != 0 && errno == ENOENT) {
+        int e = existing_ancestor(dir, have, sizeof have); /* created on writing; must be a writable directory */
+        if (e) return pp__fail(err, PP_ERR_IO, "%.*s: directory %.*s: %s", SHOWN, path, SHOWN, dir, strerror(e));
+        snprintf(dir, sizeof dir, "%s", have);
+    }
     if (stat(dir, &st) != 0)
         return pp__fail(err, PP_ERR_IO, "%.*s: directory %.*s: %s", SHOWN, path, SHOWN, dir, strerror(errno));
     if (!S_ISDIR(st.st_mode))
@@ -158,6 +183,49 @@ pp_status pp_write_check(const char *path, int force, pp_error *err)
         return pp__fail(err, PP_ERR_IO, "%.*s: cannot create files in %.*s: %s", SHOWN, path, SHOWN, dir,
                         strerror(errno));
     return PP_OK;
+}
+
+pp_status pp_write_check(const char *path, int force, pp_error *err)
+{
+    return check_dest(path, force ? PP_WRITE_FORCE : 0, err);
+}
+
+/* Directories made for a set, to remove again if it fails. */
+typedef struct made {
+    char *path[64];
+    int n;
+} made;
+
+/* mkdir -p of the directory of path, recording what it created. */
+static int make_dirs(const char *path, made *md)
+{
+    char dir[PATH_MAX];
+    dir_of(path, dir, sizeof dir);
+    struct stat st;
+    if (stat(dir, &st) == 0) return S_ISDIR(st.st_mode) ? 0 : ENOTDIR;
+    for (char *p = dir + 1; ; p++) {
+        char c = *p;
+        if (c != '/' && c != '\0') continue;
+        *p = '\0';
+        if (mkdir(dir, 0777) == 0) {
+            if (md->n == 64) return ENAMETOOLONG;
+            if (!(md->path[md->n] = strdup(dir))) return ENOMEM;
+            md->n++;
+        } else if (errno != EEXIST) {
+            return errno;
+        }
+        *p = c;
+        if (!c) return 0;
+    }
+}
+
+static void made_undo(made *md, int remove)
+{
+    for (int i = md->n - 1; i >= 0; i--) {
+        if (remove) rmdir(md->path[i]);
+        free(md->path[i]);
+    }
+    md->n = 0;
 }
 
 /* The same destination twice in one set (by directory identity and name). */
@@ -226,12 +294,13 @@ static void roll_back(const pp_out_file *f, slot *s, int n)
     }
 }
 
-pp_status pp__write_files_ex(const pp_out_file *files, int n, int force, pp_error *err,
+pp_status pp__write_files_ex(const pp_out_file *files, int n, unsigned flags, pp_error *err,
                              void (*before_install)(int i, void *user), void *user)
 {
+    int force = (flags & PP_WRITE_FORCE) != 0;
     if (n < 1 || !files) return pp__fail(err, PP_ERR_INPUT, "output files: expected at least one");
     for (int i = 0; i < n; i++) {
-        pp_status st = pp_write_check(files[i].path, force, err);
+        pp_status st = check_dest(files[i].path, flags, err);
         if (st != PP_OK) return st;
         for (int j = 0; j < i; j++)
             if (same_destination(files[i].path, files[j].path))
@@ -240,7 +309,13 @@ pp_status pp__write_files_ex(const pp_out_file *files, int n, int force, pp_erro
     slot *s = calloc((size_t)n, sizeof *s);
     if (!s) return pp__fail(err, PP_ERR_NOMEM, "out of memory writing %d files", n);
     pp_status st = PP_OK;
-    for (int i = 0; i < n && st == PP_OK; i++) st = write_temp(&files[i], &s[i], err);
+    made md = {{0}, 0};
+    for (int i = 0; i < n && st == PP_OK; i++) {
+        int e = flags & PP_WRITE_MKDIRS ? make_dirs(files[i].path, &md) : 0;
+        if (e) st = pp__fail(err, errno_status(e), "%.*s: cannot create its directory: %s", SHOWN, files[i].path,
+                             strerror(e));
+        else st = write_temp(&files[i], &s[i], err);
+    }
     for (int i = 0; i < n && st == PP_OK; i++) {
         if (before_install) before_install(i, user);
         struct stat old;
@@ -280,16 +355,17 @@ pp_status pp__write_files_ex(const pp_out_file *files, int n, int force, pp_erro
         }
     }
     slots_free(s, n);
+    made_undo(&md, st != PP_OK);
     return st;
 }
 
-pp_status pp_write_files(const pp_out_file *files, int n, int force, pp_error *err)
+pp_status pp_write_files(const pp_out_file *files, int n, unsigned flags, pp_error *err)
 {
-    return pp__write_files_ex(files, n, force, err, NULL, NULL);
+    return pp__write_files_ex(files, n, flags, err, NULL, NULL);
 }
 
 pp_status pp_write_file(const char *path, const char *data, size_t len, int force, pp_error *err)
 {
     pp_out_file f = {path, data, len};
-    return pp_write_files(&f, 1, force, err);
+    return pp_write_files(&f, 1, force ? PP_WRITE_FORCE : 0, err);
 }

@@ -30,7 +30,7 @@ cJSON *pp__scenario_result(int index, const cJSON *scenario, const char *where, 
 
 /* pp_write_files with a hook called before installing file i (tests make a
  * later install fail there to check the roll-back). */
-pp_status pp__write_files_ex(const pp_out_file *files, int n, int force, pp_error *err,
+pp_status pp__write_files_ex(const pp_out_file *files, int n, unsigned flags, pp_error *err,
                              void (*before_install)(int i, void *user), void *user);
 
 #endif

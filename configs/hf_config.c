@@ -545,10 +545,14 @@ static void set_name(jr_ctx *c, const cJSON *r, const char *where, pp_model *m)
          * "config.json" the working directory's (never "." or "") */
         if (base) *base = '\0';
         else buf[0] = '\0';
-        char *dir = realpath(buf[0] ? buf : ".", NULL);
-        if (dir) snprintf(buf, sizeof buf, "%s", dir);
-        free(dir);
         base = strrchr(buf, '/');
+        const char *last = base ? base + 1 : buf;
+        if (!*last || !strcmp(last, ".") || !strcmp(last, "..")) { /* the directory's real name */
+            char *dir = realpath(buf[0] ? buf : ".", NULL);
+            if (dir) snprintf(buf, sizeof buf, "%s", dir);
+            free(dir);
+            base = strrchr(buf, '/');
+        }
     }
     base = base ? base + 1 : buf;
     if (!strcmp(base, ".") || !strcmp(base, "..")) base[0] = '\0';

@@ -106,7 +106,7 @@ pp_status pp_hf_write(const pp_model *m, const pp_cluster *c, const pp_plan *p, 
         st = pp_peft_config_to_string(m, p, &text[1], err);
         if (st == PP_OK) f[n++] = (pp_out_file){adapter, text[1], strlen(text[1])};
     }
-    if (st == PP_OK) st = pp_write_files(f, n, force, err); /* both or neither */
+    if (st == PP_OK) st = pp_write_files(f, n, force ? PP_WRITE_FORCE : 0, err); /* both or neither */
     pp_free(text[0]);
     pp_free(text[1]);
     return st;

@@ -665,8 +665,11 @@ typedef struct pp_out_file {
 
 /* PP_OK when path could be written now (see above); nothing is created. */
 PP_API pp_status pp_write_check(const char *path, int force, pp_error *err);
-/* Writes n files as one set (see above). */
-PP_API pp_status pp_write_files(const pp_out_file *files, int n, int force, pp_error *err);
+#define PP_WRITE_FORCE 1u  /* replace existing regular files */
+#define PP_WRITE_MKDIRS 2u /* create missing directories (as mkdir -p; e.g. one folder per plan),
+                              and remove the ones created if the set fails */
+/* Writes n files as one set (see above). flags: PP_WRITE_*. */
+PP_API pp_status pp_write_files(const pp_out_file *files, int n, unsigned flags, pp_error *err);
 /* One file: pp_write_files with n = 1. */
 PP_API pp_status pp_write_file(const char *path, const char *data, size_t len, int force, pp_error *err);
 

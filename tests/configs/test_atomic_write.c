@@ -252,3 +252,48 @@ Test(atomic_write, check_names_the_reason_without_creating_anything)
     cr_expect(strstr(err.msg, "is not a directory"), "%s", err.msg);
     cr_expect_eq(leftovers(), 0);
 }
+
+/* One folder per plan (plan --emit DIR): missing directories are made,
+ * and removed again when the set fails. */
+Test(atomic_write, mkdirs_makes_folders_and_removes_them_on_failure)
+{
+    char a[PATH_MAX], b[PATH_MAX], d1[PATH_MAX], d2[PATH_MAX];
+    at(a, "out/plan-1/ds_config.json");
+    at(b, "out/plan-2/ds_config.json");
+    at(d1, "out");
+    pp_out_file f[2] = {{a, "{}\n", 3}, {b, "{}\n", 3}};
+    pp_error err = {""};
+    cr_expect_eq(pp_write_files(f, 2, 0, &err), PP_ERR_IO, "without PP_WRITE_MKDIRS a missing folder is an error");
+    cr_expect(!exists(d1));
+    cr_assert_eq(pp_write_files(f, 2, PP_WRITE_MKDIRS, &err), PP_OK, "%s", err.msg);
+    cr_expect_str_eq(slurp(a), "{}\n");
+    cr_expect_str_eq(slurp(b), "{}\n");
+    /* a set that fails after making out2/plan-1 and out2/plan-2 (the second
+     * file is over a 4 KiB file size limit): both folders and out2 go */
+    at(d2, "out2");
+    at(a, "out2/plan-1/args.sh");
+    at(b, "out2/plan-2/args.sh");
+    static char big[65536];
+    memset(big, 'x', sizeof big);
+    fflush(NULL);
+    pid_t pid = fork();
+    cr_assert(pid >= 0);
+    if (pid == 0) {
+        struct rlimit rl = {4096, 4096};
+        signal(SIGXFSZ, SIG_IGN);
+        if (setrlimit(RLIMIT_FSIZE, &rl) != 0) _exit(10);
+        pp_out_file g[2] = {{a, "x\n", 2}, {b, big, sizeof big}};
+        _exit(pp_write_files(g, 2, PP_WRITE_MKDIRS, &err) == PP_ERR_INTERNAL ? 0 : 11);
+    }
+    int status;
+    cr_assert_eq(waitpid(pid, &status, 0), pid);
+    cr_expect(WIFEXITED(status) && WEXITSTATUS(status) == 0, "child status %d", status);
+    cr_expect(!exists(d2), "a folder made for a failed set was left");
+    /* a regular file in the way of a folder */
+    at(a, "file");
+    put(a, "");
+    at(a, "file/plan-1/x.json");
+    pp_out_file h[1] = {{a, "x", 1}};
+    cr_expect_eq(pp_write_files(h, 1, PP_WRITE_MKDIRS, &err), PP_ERR_IO);
+    cr_expect(strstr(err.msg, "Not a directory") || strstr(err.msg, "not a directory"), "%s", err.msg);
+}
