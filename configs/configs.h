@@ -28,4 +28,9 @@ pp_status pp__scenario_read(const cJSON *o, const char *where, const char *path,
  * caller deletes. status receives the scenario's pp_status. */
 cJSON *pp__scenario_result(int index, const cJSON *scenario, const char *where, pp_status *status);
 
+/* pp_write_files with a hook called before installing file i (tests make a
+ * later install fail there to check the roll-back). */
+pp_status pp__write_files_ex(const pp_out_file *files, int n, unsigned flags, pp_error *err,
+                             void (*before_install)(int i, void *user), void *user);
+
 #endif

@@ -339,7 +339,18 @@ typedef struct pp_strategy {
     int overlap_tp;              /* TP communication overlapped with GEMMs (TE userbuffers);
                                     -1 (default): where the framework does */
     pp_finetune ft;              /* full training by default */
+    unsigned filled;             /* what pp_strategy_resolve derived rather than was given
+                                    (bit per PP_FILLED_*): resolving again derives it anew,
+                                    so a resolved strategy with a changed degree re-resolves
+                                    to the framework's behaviour for it */
 } pp_strategy;
+
+enum {
+    PP_FILLED_FRAMEWORK = 1u << 0, PP_FILLED_GRAD_DTYPE = 1u << 1, PP_FILLED_CP_COMM = 1u << 2,
+    PP_FILLED_LOSS = 1u << 3, PP_FILLED_OVERLAP_DP = 1u << 4, PP_FILLED_OVERLAP_TP = 1u << 5,
+    PP_FILLED_OUTPUTS = 1u << 6, PP_FILLED_REDUCE_BUCKET = 1u << 7, PP_FILLED_ALLGATHER_BUCKET = 1u << 8,
+    PP_FILLED_GRAD_ACCUM = 1u << 9, PP_FILLED_SPLIT = 1u << 10
+};
 
 PP_API void pp_buffers_default(pp_buffers *b);
 /* A strategy with every field at its default (1-way, ZeRO 0, bf16, AdamW,
@@ -667,7 +678,8 @@ PP_API pp_status pp_deepspeed_write(const pp_model *m, const pp_cluster *c, cons
                                     const pp_deepspeed_opts *o, const char *path, int force, pp_notes *notes,
                                     pp_error *err);
 /* Reads a user's ds_config.json the way DeepSpeed v0.14.5 does (batch rule,
- * defaults, "auto", its failures) into s. On entry s carries what a
+ * defaults, its failures; "auto" filled in first as the Hugging Face Trainer
+ * does, see pp_hf_trainer_args below) into s. On entry s carries what a
  * DeepSpeed config does not: tp, pp, cp, ep, sp, seq, recompute, schedule,
  * stage split, attention, order (and precision fp8 or optimizer as
  * fallbacks); the file sets dp, ZeRO, offload, precision, gradient dtype,
@@ -679,6 +691,31 @@ PP_API pp_status pp_deepspeed_parse(const char *text, size_t len, const char *wh
                                     pp_notes *warnings, pp_error *err);
 PP_API pp_status pp_deepspeed_read(const char *path, const pp_model *m, const pp_cluster *c, pp_strategy *s,
                                    pp_deepspeed_opts *o, pp_notes *warnings, pp_error *err);
+
+/* What the Hugging Face Trainer (or Accelerate) fills into "auto" values of
+ * a ds_config.json before DeepSpeed reads it: its TrainingArguments
+ * (transformers integrations/deepspeed.py; every rule in
+ * configs/deepspeed_auto.c and docs/deepspeed.md). 0 or -1 = not given:
+ * the Trainer's default (per_device_train_batch_size 8, accumulation 1),
+ * and for the precision parplan's default, bf16 (the Trainer's own default
+ * is fp32). A given value that a number in the file contradicts is the
+ * Trainer's mismatch error (PP_ERR_INPUT naming the key); a key the file
+ * leaves out takes the given value. The model's hidden size fills the ZeRO
+ * bucket keys. Every value filled in is added to the warnings. */
+typedef struct pp_hf_trainer_args {
+    int micro_batch;   /* per_device_train_batch_size; 0 = not given */
+    int global_batch;  /* sequences per step: accumulation = global / (micro x dp); 0 = not given */
+    int precision;     /* pp_precision of --bf16/--fp16/neither (fp8: bf16 outside its GEMMs); -1 = not given */
+} pp_hf_trainer_args;
+
+/* pp_deepspeed_parse / _read with the Trainer's arguments for "auto" (hf
+ * may be NULL: none given). The plain functions are these with NULL. */
+PP_API pp_status pp_deepspeed_parse_hf(const char *text, size_t len, const char *where, const pp_model *m,
+                                       const pp_cluster *c, const pp_hf_trainer_args *hf, pp_strategy *s,
+                                       pp_deepspeed_opts *o, pp_notes *warnings, pp_error *err);
+PP_API pp_status pp_deepspeed_read_hf(const char *path, const pp_model *m, const pp_cluster *c,
+                                      const pp_hf_trainer_args *hf, pp_strategy *s, pp_deepspeed_opts *o,
+                                      pp_notes *warnings, pp_error *err);
 
 /* Megatron-LM (Megatron-Core) or Megatron-DeepSpeed command-line arguments. */
 typedef enum pp_megatron_flavor {
@@ -707,9 +744,36 @@ PP_API pp_status pp_megatron_write(const pp_model *m, const pp_cluster *c, const
                                    const pp_megatron_opts *o, const char *path, int force, pp_notes *notes,
                                    pp_error *err);
 
-/* Writes len bytes to path: to a temporary file in the same directory, then
- * renamed over path, so path is complete or untouched. Without force an
- * existing path is left alone and PP_ERR_IO says so. */
+/* ---------------------------------------------------------------- files out
+ * Every file parplan writes (ds_config.json, Megatron arguments, the HF and
+ * PEFT configs, SVG charts) goes through pp_write_files: each file goes to a
+ * temporary file in its own directory, is fsynced, and only when all of a
+ * set are written are they renamed into place; if installing one fails, the
+ * ones already in place are removed again (an old file replaced with force
+ * is put back). So a set of files is complete or untouched, never half.
+ * Every destination is checked first (pp_write_check): its directory exists
+ * and is writable, and the name is absent, or, with force, a regular file.
+ * force never replaces a directory, a symbolic link (not written through:
+ * give the target's path), a device such as /dev/full, a FIFO or a socket.
+ * Errors: PP_ERR_INPUT for a missing path or the same file twice; PP_ERR_IO
+ * (exit 2) for a bad destination; PP_ERR_INTERNAL (exit 3) when the bytes
+ * could not be written (disk full, file size limit, I/O error). The message
+ * names the file and the system's reason (strerror). */
+
+typedef struct pp_out_file {
+    const char *path;
+    const char *data;
+    size_t len;              /* bytes of data */
+} pp_out_file;
+
+/* PP_OK when path could be written now (see above); nothing is created. */
+PP_API pp_status pp_write_check(const char *path, int force, pp_error *err);
+#define PP_WRITE_FORCE 1u  /* replace existing regular files */
+#define PP_WRITE_MKDIRS 2u /* create missing directories (as mkdir -p; e.g. one folder per plan),
+                              and remove the ones created if the set fails */
+/* Writes n files as one set (see above). flags: PP_WRITE_*. */
+PP_API pp_status pp_write_files(const pp_out_file *files, int n, unsigned flags, pp_error *err);
+/* One file: pp_write_files with n = 1. */
 PP_API pp_status pp_write_file(const char *path, const char *data, size_t len, int force, pp_error *err);
 
 /* ---------------------------------------------------------------- planner
@@ -761,6 +825,19 @@ typedef struct pp_search_opts {
     pp_strategy base;          /* what is not searched: optimizer, attention,
                                   gradient dtype, buffers, rank order, overlap */
 } pp_search_opts;
+
+/* GLPK: the stage-split ILP is solved with GLPK (planner/ilp_glpk.c). A
+ * program that uses GLPK itself keeps its GLPK state as it had it: GLPK
+ * keeps everything per thread (the terminal output flag set with
+ * glp_term_out, the glp_error_hook, every glp_prob, and glp_free_env frees
+ * them all), and parplan runs each solve on a thread it creates and joins
+ * within the call. There it switches terminal output off, installs its own
+ * error hook, and calls glp_free_env before the thread ends (also after a
+ * GLPK error). Nothing of this reaches the calling thread: its hook,
+ * terminal setting and objects are untouched, and no GLPK environment is
+ * left on it. This needs a GLPK built with thread-local storage
+ * (glp_config("TLS") not NULL, as Debian's is); without it parplan does not
+ * call GLPK and splits stages with its exact DP (stats.ilp_fallbacks). */
 
 /* Defaults: top 3, throughput, everything searched, ILP on. global_batch
  * must still be set. */
@@ -815,10 +892,24 @@ PP_API double pp_plan_objective(const pp_cluster *c, const pp_plan *p, pp_object
 PP_API pp_status pp_plan_explain(const pp_model *m, const pp_cluster *c, const pp_search_opts *o,
                                  const pp_plan_list *list, char **text, pp_error *err);
 /* When nothing fits: the least memory any candidate needed against what is
- * usable, and which change would fit (more GPUs, offload, recompute, a
- * smaller micro-batch, ZeRO), each checked by searching again. */
+ * usable (by how much, on which stage, the largest term), and which change
+ * would fit (more GPUs, offload, recompute, a smaller micro-batch, ZeRO),
+ * each checked by searching again, fastest first. The same words and
+ * ranking as pp_oom_advice. */
 PP_API pp_status pp_plan_why_infeasible(const pp_model *m, const pp_cluster *c, const pp_search_opts *o,
                                         const pp_plan_list *list, char **text, pp_error *err);
+
+/* When an estimated plan p (from pp_estimate) does not fit: by how much, on
+ * which stage and which term dominates, and the smallest changes that fit
+ * (micro-batch, recompute, ZeRO stage, offload, tp x 2, pp x 2, or 2-8 times
+ * the GPUs for the same global batch; up to three at once), each checked by
+ * re-estimating and kept only when no smaller change fits, listed by
+ * predicted step time (those on the same GPUs first). flags:
+ * PP_ADVICE_DEEPSPEED names the ds_config.json keys of each change.
+ * *text is caller-freed (pp_free); PP_ERR_INPUT when p fits. */
+#define PP_ADVICE_DEEPSPEED 1u
+PP_API pp_status pp_oom_advice(const pp_model *m, const pp_cluster *c, const pp_plan *p, unsigned flags, char **text,
+                               pp_error *err);
 
 /* ---------------------------------------------------------------- Hugging Face
  * For the HF Trainer + PEFT stack (docs/finetune.md). */
@@ -918,6 +1009,19 @@ typedef enum pp_price_kind {
 } pp_price_kind;
 
 PP_API const char *pp_price_kind_name(pp_price_kind k); /* "none", "catalog", ... */
+/* What kind of rental rate a price is: "on-demand" (the catalog's prices are
+ * on-demand list prices, never reserved or spot), "given" (the user's rate,
+ * whatever their contract), "purchase", "none". */
+PP_API const char *pp_price_basis(pp_price_kind k);
+/* The precision compare uses on every cluster unless told otherwise: bf16,
+ * or fp16 on a GPU without bf16 (V100). */
+PP_API pp_precision pp_compare_default_precision(const pp_gpu *g);
+/* Model FLOPs utilisation on one basis for every GPU: model FLOP/s per GPU
+ * over the dense peak of pp_compare_default_precision (bf16), whatever
+ * precision the plan runs in (pp_throughput.mfu is over the plan's own
+ * precision's peak, so an fp8 plan's mfu is against twice the FLOP/s). NaN
+ * when not computable. */
+PP_API double pp_compare_mfu_bf16(const pp_cluster *c, const pp_plan *p);
 
 /* One cluster type to compare. */
 typedef struct pp_compare_cluster {
@@ -932,7 +1036,9 @@ struct pp_compare_option;
 
 typedef struct pp_compare_opts {
     pp_search_opts search;   /* global_batch (required), seq, objective (throughput or
-                                cost), threads, restrictions; top_k is forced to 1 */
+                                cost), threads, restrictions; top_k is forced to 1;
+                                precisions 0 = pp_compare_default_precision on every
+                                cluster (bf16), never fp8 unless asked */
     double train_tokens;     /* tokens to train on, > 0 (required) */
     double deadline_days;    /* > 0: a deadline; 0 = none */
     double budget_usd;       /* > 0: a budget; 0 = none */
@@ -973,6 +1079,7 @@ typedef struct pp_compare_option {
     double tokens_per_s;
     double tokens_per_s_per_usd_hour; /* tokens/s / (GPUs x $/GPU-hour) */
     double tokens_per_usd;   /* = 3600 x the above */
+    double mfu_bf16;         /* pp_compare_mfu_bf16: one basis for every option; NaN without a plan */
     int meets_deadline;      /* 1 when a deadline is given and days <= it */
     int within_budget;       /* 1 when a budget is given and cost <= it */
     int pareto;              /* on the Pareto front of (days, cost) */
