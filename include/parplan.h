@@ -950,37 +950,112 @@ PP_API pp_status pp_scenario_load(const pp_scenario *sc, pp_model *m, pp_cluster
  * NULL unless out of memory; *status gets the outcome (PP_ERR_INFEASIBLE when
  * nothing fits). Caller frees with pp_free. Thread-safe. */
 PP_API char *pp_plan_request(const char *json, pp_status *status);
+/* The estimate of one strategy as a request (docs/sweep.md): model,
+ * cluster, nodes/gpus and strategy keys named as `parplan estimate`'s flags
+ * (tp, pp, dp, zero, micro_batch, global_batch, recompute, ...), with the
+ * same defaults. Result {"schema_version", "scenario", "plan": {...}} where
+ * "plan" is exactly `parplan estimate --format json`, or {"error": {...}}.
+ * A plan that does not fit is a result (PP_OK, "fits": false), as in the
+ * CLI. Caller frees with pp_free. Thread-safe. */
+PP_API char *pp_estimate_request(const char *json, pp_status *status);
 
 /* ---------------------------------------------------------------- sweeps
- * A sweep spec ({"grid": {...}, "scenarios": [...]}, docs/sweep.md) expands
- * to scenarios: the grid first, in the order its keys are written with the
- * last varying fastest, then the listed scenarios. Each result is one JSON
- * line or CSV row carrying its index in that order. */
+ * A sweep spec ({"grid": {...}, "scenarios": [...]}, docs/sweep.md) is an
+ * indexed sequence of scenarios: the grid first, in the order its keys are
+ * written with the last varying fastest, then the listed scenarios. Nothing
+ * is expanded up front: scenario i is built from i in O(grid keys), so a
+ * sweep of any size runs in constant memory, and shards and resumed indices
+ * are skipped without being built. Each result is one JSON line or CSV row
+ * carrying its index; results leave in index order, with at most a bounded
+ * window of finished results held back for ordering.
+ * Ownership: a pp_sweep owns its parsed spec (pp_sweep_close); lines and
+ * scenario texts returned are the caller's (pp_free). */
 
 typedef enum pp_sweep_format { PP_SWEEP_JSONL, PP_SWEEP_CSV, PP_SWEEP_FORMAT_COUNT } pp_sweep_format;
 
+#define PP_SWEEP_MAX 2147483647 /* scenarios one spec may hold (INT_MAX) */
+
 typedef struct pp_sweep_opts {
-    int jobs;                   /* scenarios in parallel; 0 = OpenMP default */
+    int jobs;                   /* scenarios in parallel (worker threads); 0 = OpenMP default */
     int shard_k, shard_n;       /* run indices i with i % n == k - 1; 0/0 = all */
     pp_sweep_format format;
+    int top;                    /* > 0: "top" for scenarios that do not give one (the
+                                   scenario echoed in the line carries it); 0 = theirs */
+    int window;                 /* results held back for ordering, at most; 0 = default
+                                   (64 + 32 x jobs) */
     const int *skip;            /* sorted indices to skip (resume); may be NULL */
     int nskip;
-    /* Called once per result, in index order, from one thread at a time:
-     * the line (no newline) and the scenario's status. */
-    void (*emit)(int index, const char *line, pp_status st, void *user);
-    /* Called after each finished scenario (any order): done of total. */
+    /* pp_sweep_run: called once per result, in index order, from one thread
+     * at a time: the line (no newline) and the scenario's status. Return 0
+     * to go on, non-zero to stop the sweep (pp_sweep_run then returns
+     * PP_ERR_IO). */
+    int (*emit)(int index, const char *line, pp_status st, void *user);
+    /* pp_sweep_run: called after each emitted result: done of total (the
+     * scenarios this shard runs, less those skipped). */
     void (*progress)(int done, int total, void *user);
     void *user;
 } pp_sweep_opts;
 
-/* Number of scenarios a spec expands to (before sharding), or a status. */
+typedef struct pp_sweep pp_sweep;             /* a parsed spec, indexable */
+typedef struct pp_sweep_queue pp_sweep_queue; /* the ordered window of a running sweep */
+
+/* Parses and checks a spec; builds no scenario. PP_ERR_INPUT names `where`
+ * and the JSON path. *out is freed with pp_sweep_close. */
+PP_API pp_status pp_sweep_open(const char *spec, size_t len, const char *where, pp_sweep **out, pp_error *err);
+PP_API void pp_sweep_close(pp_sweep *s);
+/* Scenarios in the spec (before sharding). */
+PP_API int pp_sweep_size(const pp_sweep *s);
+/* Scenario `index` as JSON text, with "top" added as o->top says (o may be
+ * NULL). NULL when out of memory or index is out of range. Thread-safe. */
+PP_API char *pp_sweep_scenario(const pp_sweep *s, const pp_sweep_opts *o, int index);
+/* Runs scenario `index` on the calling thread and renders its result line
+ * in o->format (no newline); *st gets the scenario's status. NULL (and
+ * *st = PP_ERR_NOMEM) when out of memory. Thread-safe: MPI ranks and worker
+ * threads call it side by side. */
+PP_API char *pp_sweep_result(const pp_sweep *s, const pp_sweep_opts *o, int index, pp_status *st);
+/* 1 when index is run under o's shard and skip list, else 0. */
+PP_API int pp_sweep_selected(const pp_sweep_opts *o, int index);
+
+/* Runs a sweep on o->jobs worker threads while drive(q, user) runs on the
+ * calling thread and takes the results in order with pp_sweep_queue_next.
+ * Other processes (MPI ranks) can take part: the driver claims indices for
+ * them and puts their lines back. Returns what drive returns; once drive
+ * returns, workers finish the scenario in hand and stop. PP_ERR_INPUT for
+ * a bad shard. Deterministic order whatever the thread count. */
+PP_API pp_status pp_sweep_stream(const pp_sweep *s, const pp_sweep_opts *o,
+                                 pp_status (*drive)(pp_sweep_queue *q, void *user), void *user, pp_error *err);
+/* The next result in index order. wait = 1 blocks until it is ready (with
+ * no worker thread the caller runs it); 0 returns at once. Returns 1 with
+ * *line (caller frees with pp_free), 0 not ready yet, -1 when every selected
+ * scenario has been returned, -2 when a worker ran out of memory. */
+PP_API int pp_sweep_queue_next(pp_sweep_queue *q, int wait, int *index, char **line, pp_status *st);
+/* For a worker outside this process: the next index to run. 1 with *index,
+ * 0 when the window is full (claim again after taking results), -1 when
+ * nothing is left to claim. */
+PP_API int pp_sweep_queue_claim(pp_sweep_queue *q, int *index);
+/* Hands in the line of a claimed index (copied). PP_ERR_INPUT when index is
+ * not claimed and pending. */
+PP_API pp_status pp_sweep_queue_put(pp_sweep_queue *q, int index, const char *line, pp_status st);
+/* Scenarios the sweep runs (selected by shard and skip list) and of those
+ * returned by pp_sweep_queue_next so far. */
+PP_API int pp_sweep_queue_total(const pp_sweep_queue *q);
+PP_API int pp_sweep_queue_done(const pp_sweep_queue *q);
+
+/* Number of scenarios a spec holds (before sharding), or a status. */
 PP_API pp_status pp_sweep_count(const char *spec, size_t len, const char *where, int *count, pp_error *err);
-/* Runs a sweep. PP_OK when the spec was valid (scenario failures are in
+/* Runs a sweep, calling o->emit per result in index order. PP_OK when the
+ * spec was valid and every result was emitted (scenario failures are in
  * their lines); *failed counts scenarios that did not give a plan. */
 PP_API pp_status pp_sweep_run(const char *spec, size_t len, const char *where, const pp_sweep_opts *o,
                               int *failed, pp_error *err);
 /* The fixed CSV header of PP_SWEEP_CSV (docs/sweep.md). Static storage. */
 PP_API const char *pp_sweep_csv_header(void);
+
+/* The field an error message names, from the library's message forms
+ * ("FILE: $.grid.gpus: ...", "--tp 3: ...", "FILE:3:7: malformed ...")
+ * into buf: "$.grid.gpus", "tp", "$" (the whole document). "" when the
+ * message names none. Returns buf. */
+PP_API char *pp_error_field(const pp_error *err, char *buf, size_t cap);
 
 /* ---------------------------------------------------------------- compare
  * What-if analysis (docs/compare.md): one model on several cluster types and
