@@ -1018,6 +1018,27 @@ PP_API char *pp_compare_to_svg(const pp_compare_result *r);
 /* The SVG written atomically to path (pp_write_file; force to replace). */
 PP_API pp_status pp_compare_write_svg(const pp_compare_result *r, const char *path, int force, pp_error *err);
 
+/* ---------------------------------------------------------------- HTML report
+ * One self-contained HTML page (docs/report.md): the inputs in full, and per
+ * plan the memory timeline of a stage over one step (pp_memory_timeline), a
+ * bar per stage at its peak, the pipeline schedule and the step-time
+ * waterfall, as inline SVG; CSS for screen and A4 print; a little JavaScript
+ * for hover values, sorting and the stage picker; no request of any kind (a
+ * Content-Security-Policy forbids them). The run's JSON (docs/schema.md) is
+ * embedded in <script type="application/json" id="parplan-data">. The same
+ * inputs and meta give the same bytes. Caller frees with pp_free; NULL when
+ * out of memory. Write it with pp_write_file. */
+typedef struct pp_report_meta {
+    const char *command; /* the command line as run, printed in the header; may be NULL */
+    long long date;      /* seconds since 1970-01-01 UTC, printed in the header */
+} pp_report_meta;
+
+PP_API char *pp_report_estimate(const pp_model *m, const pp_cluster *c, const pp_plan *p, const pp_report_meta *meta);
+/* explain: pp_plan_explain's text, or NULL. */
+PP_API char *pp_report_plan(const pp_model *m, const pp_cluster *c, const pp_search_opts *o, const pp_plan_list *l,
+                            const char *explain, const pp_report_meta *meta);
+PP_API char *pp_report_compare(const pp_model *m, const pp_compare_result *r, const pp_report_meta *meta);
+
 #ifdef __cplusplus
 }
 #endif
