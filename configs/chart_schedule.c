@@ -252,6 +252,7 @@ static const char *op_colour(op o, int v)
 
 typedef struct seg {
     double x0, x1, last_w;  /* pixels; width of its last operation */
+    double busy;            /* pixels of the span with an operation running */
     int fwd, bwd, count;
     op first;
 } seg;
@@ -260,9 +261,13 @@ static void flush(pp__sbuf *b, const sched *s, const seg *g, double y, double h,
 {
     if (g->count == 0) return;
     const char *fill = g->fwd && g->bwd ? "url(#steady)" : op_colour(g->first, s->v);
-    double w = fmax(g->x1 - g->x0, 0.6);
-    pp__sb_printf(b, "<rect class=\"op %s\" x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"%s\"/>",
+    double w = fmax(g->x1 - g->x0, 0.6), share = fmin(1, g->busy / w);
+    pp__sb_printf(b, "<rect class=\"op %s\" x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"%s\"",
                   g->fwd && g->bwd ? "fb" : g->fwd ? "f" : "b", g->x0, y, w, h, fill);
+    /* a run of narrow operations with idle slivers between them: drawn
+     * once, as light as the slivers would make it */
+    if (share < 0.97) pp__sb_printf(b, " fill-opacity=\"%.2f\"", share);
+    pp__sb_printf(b, "/>");
     if (zero3 > 0) /* ZeRO-3's gathers exposed inside each micro-batch */
         pp__sb_printf(b, "<rect class=\"zero3\" x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"#c00\"/>",
                       g->x0, y + h * 0.7, w * zero3, h * 0.3);
@@ -280,14 +285,18 @@ static void draw_row(pp__sbuf *b, const sched *s, const timemap *tm, int i, doub
         double e = *fin(s, o.fwd, o.chunk * s->p + i, o.mb), d = o.fwd ? s->f[i] : s->b[i];
         double x0, x1;
         if (!clip(tm, e - d, e, &x0, &x1)) continue; /* inside an elided window */
-        /* operations a few pixels wide merge with a narrow neighbour; wider
-         * ones stay apart, so each micro-batch can be seen and labelled */
-        if (g.count && x0 - g.x1 < 0.75 && x1 - x0 < 4 && g.last_w < 4) {
-            g.x1 = x1, g.last_w = x1 - x0, g.count++, g.fwd |= o.fwd, g.bwd |= !o.fwd;
+        /* operations a few pixels wide merge with a narrow neighbour: any
+         * kind when they touch (1F1B's steady state), the same kind across
+         * an idle sliver under 2 px (the cool-down); wider ones stay apart,
+         * so each micro-batch can be seen and labelled */
+        double gap = x0 - g.x1;
+        int narrow = x1 - x0 < 4 && g.last_w < 4, pure = !(g.fwd && g.bwd) && (g.fwd != 0) == o.fwd;
+        if (g.count && narrow && (gap < 0.75 || (gap < 2 && pure))) {
+            g.x1 = x1, g.last_w = x1 - x0, g.busy += x1 - x0, g.count++, g.fwd |= o.fwd, g.bwd |= !o.fwd;
             continue;
         }
         flush(b, s, &g, y, h, zero3);
-        g = (seg){x0, x1, x1 - x0, o.fwd, !o.fwd, 1, o};
+        g = (seg){x0, x1, x1 - x0, x1 - x0, o.fwd, !o.fwd, 1, o};
     }
     flush(b, s, &g, y, h, zero3);
 }

@@ -110,12 +110,12 @@ static int pick_stages(const pp_memory *mem, int *out)
         return n;
     }
     out[n++] = mem->peak_stage;
-    for (int k = 0; k < TIMELINES_MAX - 1; k++) {
-        int i = (int)lround((double)k * (p - 1) / (TIMELINES_MAX - 2));
-        int dup = 0;
-        for (int j = 0; j < n; j++) dup |= out[j] == i;
-        if (!dup && n < TIMELINES_MAX) out[n++] = i;
-    }
+    for (int steps = TIMELINES_MAX - 2; n < TIMELINES_MAX && steps < p; steps++)
+        for (int k = 0; k <= steps && n < TIMELINES_MAX; k++) {
+            int i = (int)lround((double)k * (p - 1) / steps), dup = 0;
+            for (int j = 0; j < n; j++) dup |= out[j] == i;
+            if (!dup) out[n++] = i;
+        }
     return n;
 }
 
