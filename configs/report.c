@@ -19,6 +19,7 @@
 
 #define GIB 1073741824.0
 #define TIMELINES_MAX 8 /* memory timelines embedded per plan (the stage picker's choices) */
+#define CHARTED_MAX 20  /* plans (compare: options) drawn; the table and the JSON hold all */
 
 /* Memory readings of the validation (docs/validation.md, "memory per GPU":
  * 21 BLOOM runs, Megatron-DeepSpeed, ZeRO-1, full training, nvidia-smi):
@@ -260,8 +261,11 @@ static void topk_table(pp__sbuf *b, const pp_plan_list *l)
     for (int i = 0; i < l->n; i++) {
         const pp_plan *p = &l->plans[i];
         const pp_strategy *s = &p->strategy;
-        pp__sb_printf(b, "<tr data-plan=\"%d\"><td class=\"n\" data-v=\"%d\"><a href=\"#plan-%d\">%d</a></td>", i + 1,
-                      i + 1, i + 1, i + 1);
+        if (i < CHARTED_MAX)
+            pp__sb_printf(b, "<tr data-plan=\"%d\"><td class=\"n\" data-v=\"%d\"><a href=\"#plan-%d\">%d</a></td>",
+                          i + 1, i + 1, i + 1, i + 1);
+        else
+            pp__sb_printf(b, "<tr data-plan=\"%d\"><td class=\"n\" data-v=\"%d\">%d</td>", i + 1, i + 1, i + 1);
         cell(b, p->throughput.tokens_per_s, "%.0f");
         cell(b, 100 * p->throughput.mfu, "%.1f");
         cell(b, p->time.step_s, "%.3f");
@@ -281,7 +285,7 @@ static void topk_table(pp__sbuf *b, const pp_plan_list *l)
         pp__sb_printf(b, "</tr>\n");
     }
     pp__sb_printf(b, "</tbody>\n</table>\n<p class=\"meta\">Click a column to sort; the rank links to the plan's "
-                     "charts.</p>\n");
+                     "charts%s.</p>\n", l->n > CHARTED_MAX ? " (the first 20 plans are drawn)" : "");
 }
 
 /* Why #2 is not #1: its step (and memory) term by term against #1's. */
@@ -360,7 +364,8 @@ char *pp_report_plan(const pp_model *m, const pp_cluster *c, const pp_search_opt
     page_begin(&b, title, meta);
     pp__sb_printf(&b, "<nav><b>Contents</b><ul><li><a href=\"#inputs\">Inputs</a></li><li><a href=\"#top\">Top %d "
                       "plans</a></li>", l->n);
-    for (int i = 0; i < l->n; i++) pp__sb_printf(&b, "<li><a href=\"#plan-%d\">Plan #%d</a></li>", i + 1, i + 1);
+    for (int i = 0; i < l->n && i < CHARTED_MAX; i++)
+        pp__sb_printf(&b, "<li><a href=\"#plan-%d\">Plan #%d</a></li>", i + 1, i + 1);
     pp__sb_printf(&b, "<li><a href=\"#why\">Why #1</a></li></ul></nav>\n");
     inputs(&b, m, c);
     pp__report_search(&b, o);
@@ -371,7 +376,7 @@ char *pp_report_plan(const pp_model *m, const pp_cluster *c, const pp_search_opt
                   st->enumerated, st->pruned_memory, st->pruned_bound, o->top_k, st->costed, st->fitting, st->ilp_solved);
     topk_table(&b, l);
     pp__sb_printf(&b, "</section>\n");
-    for (int i = 0; i < l->n; i++) {
+    for (int i = 0; i < l->n && i < CHARTED_MAX; i++) {
         char id[32], head[48];
         snprintf(id, sizeof id, "plan-%d", i + 1);
         snprintf(head, sizeof head, "Plan #%d", i + 1);
@@ -393,6 +398,15 @@ char *pp_report_plan(const pp_model *m, const pp_cluster *c, const pp_search_opt
 
 /* ------------------------------------------------------------ compare */
 
+/* The options drawn: those with a plan, the first CHARTED_MAX of them. */
+static int charted(const pp_compare_result *r, int i)
+{
+    if (r->options[i].status != PP_OK) return 0;
+    int before = 0;
+    for (int k = 0; k < i; k++) before += r->options[k].status == PP_OK;
+    return before < CHARTED_MAX;
+}
+
 static void options_table(pp__sbuf *b, const pp_compare_result *r)
 {
     pp__sb_printf(b, "<table class=\"plans sortable\" id=\"options\">\n<thead><tr><th class=\"n\">#</th><th>cluster</th>"
@@ -401,7 +415,7 @@ static void options_table(pp__sbuf *b, const pp_compare_result *r)
     for (int i = 0; i < r->n; i++) {
         const pp_compare_option *e = &r->options[i];
         pp__sb_printf(b, "<tr data-option=\"%d\"><td class=\"n\" data-v=\"%d\">", i, i);
-        if (e->status == PP_OK) pp__sb_printf(b, "<a href=\"#opt-%d\">%d</a>", i, i);
+        if (charted(r, i)) pp__sb_printf(b, "<a href=\"#opt-%d\">%d</a>", i, i);
         else pp__sb_printf(b, "%d", i);
         pp__sb_printf(b, "</td><td>");
         esc(b, r->clusters[e->cluster].cluster.name);
@@ -457,14 +471,18 @@ char *pp_report_compare(const pp_model *m, const pp_compare_result *r, const pp_
     pp__report_search(&b, &r->opts.search);
     for (int ci = 0; ci < r->nclusters; ci++) pp__report_cluster(&b, &r->clusters[ci].cluster);
     pp__sb_printf(&b, "</div>\n</section>\n<section id=\"pareto\">\n<h2>Cost against time to train</h2>\n<figure>\n");
-    pp__compare_svg(&b, r, 1, "opt-");
+    unsigned char *linked = calloc((size_t)(r->n > 0 ? r->n : 1), 1);
+    if (!linked) b.oom = 1;
+    for (int i = 0; linked && i < r->n; i++) linked[i] = (unsigned char)charted(r, i);
+    pp__compare_svg(&b, r, 1, "opt-", linked);
+    free(linked);
     pp__sb_printf(&b, "<figcaption>Each point is a cluster type at a GPU count with its best plan; click one for "
                       "its charts.</figcaption>\n</figure>\n");
     options_table(&b, r);
     pp__sb_printf(&b, "</section>\n");
     for (int i = 0; i < r->n; i++) {
         const pp_compare_option *e = &r->options[i];
-        if (e->status != PP_OK) continue;
+        if (!charted(r, i)) continue;
         pp_cluster c = r->clusters[e->cluster].cluster;
         pp_cluster_resize(&c, 0, e->gpus, NULL);
         char id[32], head[PP_NAME_LEN + 64];

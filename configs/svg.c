@@ -345,7 +345,8 @@ static int front_obstacles(const pp_compare_result *r, const pp__axis *ax, const
     return k;
 }
 
-static void draw_options(pp__sbuf *b, const pp_compare_result *r, const pp__axis *ax, const pp__axis *ay, const char *link)
+static void draw_options(pp__sbuf *b, const pp_compare_result *r, const pp__axis *ax, const pp__axis *ay, const char *link,
+                         const unsigned char *linked)
 {
     int n = r->n, cap = 2 * n + 5 + FRONT_SAMPLES;
     box *placed = calloc((size_t)cap, sizeof *placed);
@@ -379,7 +380,8 @@ static void draw_options(pp__sbuf *b, const pp_compare_result *r, const pp__axis
         if (i == r->cheapest)
             pp__sb_printf(b, "<circle class=\"chosen\" cx=\"%.1f\" cy=\"%.1f\" r=\"14\" fill=\"none\" stroke=\"#c00\" "
                          "stroke-width=\"2\"/>\n", x, y);
-        if (link) {
+        int linking = link && (!linked || linked[i]);
+        if (linking) {
             pp__sb_printf(b, "<a href=\"#");
             sb_esc(b, link);
             pp__sb_printf(b, "%d\">", i);
@@ -401,7 +403,7 @@ static void draw_options(pp__sbuf *b, const pp_compare_result *r, const pp__axis
                              "stroke-width=\"0.8\"/>", x + (cx - x) * rad / d, y + (cy - y) * rad / d, cx, cy);
         pp__sb_printf(b, "<text class=\"label\" x=\"%.1f\" y=\"%.1f\" font-size=\"11\" fill=\"#222\">", bx.x0, bx.y1 - 2);
         sb_esc(b, lab);
-        pp__sb_printf(b, "</text></g>%s\n", link ? "</a>" : "");
+        pp__sb_printf(b, "</text></g>%s\n", linking ? "</a>" : "");
     }
     free(placed);
 }
@@ -502,11 +504,12 @@ static void draw_title(pp__sbuf *b, const pp_compare_result *r, const pp__axis *
 char *pp_compare_to_svg(const pp_compare_result *r)
 {
     pp__sbuf b = {0};
-    pp__compare_svg(&b, r, 0, NULL);
+    pp__compare_svg(&b, r, 0, NULL, NULL);
     return pp__sb_take(&b);
 }
 
-void pp__compare_svg(pp__sbuf *b, const pp_compare_result *r, int inline_svg, const char *link)
+void pp__compare_svg(pp__sbuf *b, const pp_compare_result *r, int inline_svg, const char *link,
+                     const unsigned char *linked)
 {
     double xlo = INFINITY, xhi = 0, ylo = INFINITY, yhi = 0;
     int np = 0;
@@ -537,7 +540,7 @@ void pp__compare_svg(pp__sbuf *b, const pp_compare_result *r, int inline_svg, co
     draw_axes(b, &ax, &ay, xt, yt);
     draw_limits(b, r, &ax, &ay);
     draw_front(b, r, &ax, &ay);
-    draw_options(b, r, &ax, &ay, link);
+    draw_options(b, r, &ax, &ay, link, linked);
     if (np == 0)
         pp__sb_printf(b, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\" font-size=\"14\" fill=\"#555\">no option "
                       "with a plan and a price to plot</text>\n", (PX0 + PX1) / 2, (PY0 + PY1) / 2);

@@ -37,9 +37,11 @@ void pp__axis_fit(pp__axis *a, double lo, double hi);
 /* A linear axis from 0 to at least hi with about n ticks. */
 void pp__axis_linear0(pp__axis *a, double hi, int n);
 
-/* The compare chart. inline_svg: no XML declaration (for HTML); link: each
- * option's marker links to "#<link><index>" (NULL: no links). */
-void pp__compare_svg(pp__sbuf *b, const pp_compare_result *r, int inline_svg, const char *link);
+/* The compare chart. inline_svg: no XML declaration (for HTML); link: the
+ * markers of options i with linked[i] (linked NULL: all) link to
+ * "#<link><i>" (link NULL: no links). */
+void pp__compare_svg(pp__sbuf *b, const pp_compare_result *r, int inline_svg, const char *link,
+                     const unsigned char *linked);
 
 /* ---- the report's charts (each appends one <svg> element) */
 

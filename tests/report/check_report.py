@@ -116,6 +116,28 @@ return JSON.stringify(out);})()
 """
 
 
+INTERACT = r"""
+(function(){
+var out={};
+var tb=document.getElementById('topk');
+if(tb){var th=tb.tHead.rows[0].cells[1];th.click();
+  var v=Array.prototype.map.call(tb.tBodies[0].rows,function(r){return parseFloat(r.cells[1].getAttribute('data-v'));});
+  out.asc=v.every(function(x,i){return i==0||v[i-1]<=x;});th.click();
+  v=Array.prototype.map.call(tb.tBodies[0].rows,function(r){return parseFloat(r.cells[1].getAttribute('data-v'));});
+  out.desc=v.every(function(x,i){return i==0||v[i-1]>=x;});}
+var sel=document.querySelector('select.stage-pick');
+if(sel&&sel.options.length>1){sel.value=sel.options[1].value;sel.dispatchEvent(new Event('change'));
+  var fig=document.getElementById(sel.getAttribute('data-figure'));
+  var shown=Array.prototype.filter.call(fig.querySelectorAll('svg.memory-timeline'),function(g){return getComputedStyle(g).display!=='none';});
+  out.picked=shown.length===1&&shown[0].getAttribute('data-stage')===sel.value;}
+var hv=document.querySelector('rect.hover-area');
+if(hv){hv.scrollIntoView();var r=hv.getBoundingClientRect();
+  hv.dispatchEvent(new MouseEvent('mousemove',{bubbles:true,clientX:r.left+r.width/2,clientY:r.top+r.height/2}));
+  var tip=document.getElementById('tip');out.tip=getComputedStyle(tip).display==='block'&&/total [0-9.]+ GiB/.test(tip.textContent);}
+return JSON.stringify(out);})()
+"""
+
+
 def png_stats(path):
     """Distinct colours (sampled) and the fraction of non-white pixels of an
     8-bit RGB/RGBA PNG, decoded with zlib (no imaging library)."""
@@ -301,6 +323,13 @@ def run_case(parplan, outdir, browser, case, args):
         if "alt" in c["cls"].split():
             continue
         check(c["size"][0] > 300 and c["size"][1] > 100, "%s: chart %s rendered %s" % (case, c["id"], c["size"]))
+    act = json.loads(browser.eval(INTERACT))
+    check(act.get("tip") is True, "%s: hovering the timeline shows its values (%s)" % (case, act))
+    if "asc" in act:
+        check(act["asc"] and act["desc"], "%s: the top-K table sorts both ways (%s)" % (case, act))
+    if "picked" in act:
+        check(act["picked"], "%s: the stage picker shows the stage picked" % case)
+    browser.eval("window.scrollTo(0,0)")
     png = os.path.join(outdir, case + ".png")
     browser.screenshot(png)
     colours, inked = png_stats(png)
