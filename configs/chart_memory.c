@@ -110,8 +110,9 @@ static void usable_line(pp__sbuf *b, const pp__axis *ay, double usable, double x
                       usable, x0, y, x1, y, x0 + 4, y - 4, g);
     } else {
         pp__sb_printf(b, "<g class=\"usable\" data-bytes=\"%.17g\"><text x=\"%.1f\" y=\"%.1f\" font-size=\"11\" "
-                         "fill=\"#c00\" text-anchor=\"end\">usable %s GiB (above the chart) \xe2\x86\x91</text></g>\n",
-                      usable, x1 - 4, Y0 - 6, g);
+                         "fill=\"#c00\">\xe2\x86\x91 usable %s GiB,</text><text x=\"%.1f\" y=\"%.1f\" font-size=\"11\" "
+                         "fill=\"#c00\">above the chart</text></g>\n",
+                      usable, LX, Y1 - 18, g, LX + 12, Y1 - 4);
     }
 }
 
@@ -275,11 +276,16 @@ static void peak_marker(pp__sbuf *b, const pp_mem_timeline *t, const double *x, 
                   p->total, p->phase == PP_PHASE_OPTIMIZER ? "optimizer_step" : "forward_backward",
                   event_word(p->event), px, Y1, px, py, px, py);
     int right = px < (X0 + X1) / 2;
+    /* where in the step: the forward's end, the backward's start, ... */
+    const char *when = p->event == PP_TL_FORWARD ? "end of the forward"
+                     : p->event == PP_TL_STEP    ? "optimizer step"
+                     : p->event == PP_TL_BACKWARD && t->peak > 0 && t->pts[t->peak - 1].event == PP_TL_FORWARD
+                         ? "start of the backward"
+                     : p->event == PP_TL_BACKWARD ? "backward" : "between steps";
     pp__sb_printf(b, "<text class=\"peak-label\" x=\"%.1f\" y=\"%.1f\" font-size=\"12\" font-weight=\"bold\" "
                      "paint-order=\"stroke\" stroke=\"#fff\" stroke-width=\"3\" text-anchor=\"%s\">peak %s GiB "
                      "(%s)</text></g>\n",
-                  px + (right ? 8 : -8), py - 8 < Y0 + 26 ? Y0 + 26 : py - 8, right ? "start" : "end", g,
-                  phase_name(p->phase));
+                  px + (right ? 8 : -8), py - 8 < Y0 + 26 ? Y0 + 26 : py - 8, right ? "start" : "end", g, when);
     if (lo == 0 && hi == 0) return;
     /* measured = predicted / (1 + error): the band a measurement fell in */
     double ylo = pp__axis_px(ay, p->total / (1 + hi) / GIB), yhi = pp__axis_px(ay, p->total / (1 + lo) / GIB);
@@ -297,7 +303,7 @@ void pp__svg_memory_timeline(pp__sbuf *b, const pp__chart_ctx *cx, const pp_mem_
     for (int i = 0; i < t->n; i++) top = fmax(top, t->pts[i].total);
     if (hi != 0 || lo != 0) top = fmax(top, t->pts[t->peak].total / (1 + lo));
     /* keep the usable line in view unless it would flatten the picture */
-    if (mem->gpu_bytes <= 3 * top) top = fmax(top, mem->gpu_bytes);
+    if (mem->gpu_bytes <= 1.6 * top) top = fmax(top, mem->gpu_bytes);
     pp__axis ay = {.p0 = Y1, .p1 = Y0 + 22};
     pp__axis_linear0(&ay, top * 1.04 / GIB, 5);
     x_positions(t, x);
@@ -342,7 +348,7 @@ void pp__svg_stage_bars(pp__sbuf *b, const pp__chart_ctx *cx, pp_mem_timeline *t
     const pp_memory *mem = &cx->p->memory;
     int p = mem->nstages, used[PP_MEM_CAT_COUNT] = {0};
     double top = mem->peak_bytes;
-    if (mem->gpu_bytes <= 3 * top) top = fmax(top, mem->gpu_bytes);
+    if (mem->gpu_bytes <= 1.6 * top) top = fmax(top, mem->gpu_bytes);
     pp__axis ay = {.p0 = Y1, .p1 = Y0};
     pp__axis_linear0(&ay, top * 1.04 / GIB, 5);
     char attrs[64];
