@@ -422,7 +422,7 @@ void pp__svg_schedule(pp__sbuf *b, const pp__chart_ctx *x)
                      "forward:backward split assumed from the breakdown%s%s</text>\n",
                   X0, st, bu, ok && tm.n ? "; steady state elided" : "", note);
     if (!ok) {
-        pp__sb_printf(b, "<text x=\"%.1f\" y=\"%.1f\" font-size=\"12\">schedule not drawn: out of memory</text></svg>\n",
+        pp__sb_printf(b, "<text x=\"%.1f\" y=\"%.1f\" font-size=\"12\">schedule not drawn: out of memory or an order that cannot run</text></svg>\n",
                       X0, TOP + 20);
         free(s.fin_f);
         free(s.fin_b);
