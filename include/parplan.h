@@ -46,8 +46,19 @@ typedef enum pp_status {
 } pp_status;
 
 #define PP_ERR_LEN 512
+/* A failure. msg is one self-contained line in the library's own terms
+ * (strategy fields by their JSON names, never a CLI flag). When a validity
+ * rule failed, rule is its id (pp_rule, below; 0 otherwise), field the
+ * strategy field it names ("tp", "zero", "stage_layers", ...), value that
+ * field's value as text, and msg + detail the reason without the
+ * "field value: " prefix, so that a front end can word the field its own
+ * way (a flag, a JSON path, a ds_config key). */
 typedef struct pp_error {
     char msg[PP_ERR_LEN]; /* one line, no trailing newline; "" when none */
+    int rule;             /* pp_rule of the failed validity rule; 0 = none */
+    char field[32];       /* the field the rule names; "" = none */
+    char value[48];       /* its value as text */
+    int detail;           /* offset in msg of the reason after "field value: " */
 } pp_error;
 
 PP_API const char *pp_status_str(pp_status st);
@@ -213,24 +224,47 @@ typedef enum pp_optimizer {
     PP_OPT_ADAMW, PP_OPT_ADAM8BIT, PP_OPT_ADAFACTOR, PP_OPT_SGD, PP_OPT_LION, PP_OPT_ADAGRAD,
     PP_OPT_RMSPROP, PP_OPT_COUNT
 } pp_optimizer;
-/* Where gradients accumulate (mixed precision). */
+/* Where gradients accumulate (mixed precision). AUTO: as the plan's
+ * framework does (pp_strategy_resolve fills it). */
 typedef enum pp_grad_accum {
     PP_GRAD_16,      /* 16-bit .grad (DeepSpeed ZeRO default): 2 bytes */
-    PP_GRAD_FP32,    /* fp32 main_grad buffer only (Megatron-LM default): 4 bytes */
+    PP_GRAD_FP32,    /* fp32 gradients only (Megatron-LM main_grad; PyTorch AMP and FSDP
+                        keep fp32 parameters, so their .grad is fp32): 4 bytes */
     PP_GRAD_16_FP32, /* 16-bit .grad + fp32 accumulation (DeepSpeed BF16_Optimizer,
                         data_types.grad_accum_dtype fp32): 6 bytes */
-    PP_GRAD_COUNT
+    PP_GRAD_COUNT,
+    PP_GRAD_AUTO = -1
 } pp_grad_accum;
 typedef enum pp_attention { PP_ATTN_FLASH, PP_ATTN_MATERIALISED, PP_ATTN_COUNT } pp_attention;
 /* How context parallelism moves K/V: a ring of send/recv overlapped with the
- * attention core (Megatron-Core p2p, ring attention), or an all-gather of
- * K/V before it (Llama 3, Megatron-Core all_gather), exposed. */
-typedef enum pp_cp_comm { PP_CP_RING, PP_CP_ALLGATHER, PP_CP_COUNT } pp_cp_comm;
+ * attention core (Megatron-Core p2p, ring attention), an all-gather of K/V
+ * before it (Llama 3, Megatron-Core all_gather, torchtitan's default), or
+ * all-to-alls that trade sequence shards for head shards around the core
+ * (DeepSpeed-Ulysses, Megatron-Core a2a). AUTO: the framework's. */
+typedef enum pp_cp_comm { PP_CP_RING, PP_CP_ALLGATHER, PP_CP_A2A, PP_CP_COUNT, PP_CP_AUTO = -1 } pp_cp_comm;
 /* The loss kernel, which decides what the last stage holds for the logits:
  * fp32 (Megatron's vocab-parallel cross-entropy: 16-bit logits + an fp32
  * softmax), fused (flash-attn/TE kernels: 16-bit logits and their gradient),
  * chunked (Liger's fused linear cross-entropy: one chunk of tokens at once). */
-typedef enum pp_loss { PP_LOSS_FP32, PP_LOSS_FUSED, PP_LOSS_CHUNKED, PP_LOSS_COUNT } pp_loss;
+typedef enum pp_loss { PP_LOSS_FP32, PP_LOSS_FUSED, PP_LOSS_CHUNKED, PP_LOSS_COUNT, PP_LOSS_AUTO = -1 } pp_loss;
+
+/* The framework that runs a plan (docs/frameworks.md). A plan is priced with
+ * its framework's behaviour (gradient dtype and lifetime, buffers, which
+ * collectives, pipeline outputs) and uses only what the framework can
+ * express; its emitted files launch exactly that. */
+typedef enum pp_framework {
+    PP_FW_PYTORCH,            /* plain PyTorch on one GPU or with DDP: the HF Trainer
+                                 without DeepSpeed or FSDP, PEFT, bitsandbytes */
+    PP_FW_DEEPSPEED,          /* DeepSpeed v0.14.5 (also the HF Trainer/Accelerate path) */
+    PP_FW_MEGATRON,           /* Megatron-LM / Megatron-Core */
+    PP_FW_MEGATRON_DEEPSPEED, /* microsoft/Megatron-DeepSpeed (BLOOM, MT-NLG) */
+    PP_FW_FSDP,               /* PyTorch FSDP2 (fully_shard): torchtitan, HF Accelerate */
+    PP_FW_COUNT,
+    PP_FW_AUTO = -1           /* estimate: pytorch on one GPU, else the first of deepspeed,
+                                 megatron-deepspeed, megatron, fsdp that can run it */
+} pp_framework;
+
+PP_API const char *pp_framework_name(pp_framework f); /* "pytorch", "deepspeed", ... */
 
 /* Training mode (fine-tuning). */
 typedef enum pp_train_mode { PP_MODE_FULL, PP_MODE_LORA, PP_MODE_QLORA, PP_MODE_COUNT } pp_train_mode;
@@ -267,13 +301,19 @@ typedef struct pp_buffers {
     double host_reserve;         /* fraction of host RAM kept for the OS and loaders */
     int free_pipeline_outputs;   /* 1: a stage's outputs are freed once sent (Megatron's
                                     deallocate_pipeline_outputs); 0: kept until their
-                                    backward (DeepSpeed PipelineEngine, the default) */
+                                    backward (DeepSpeed PipelineEngine); -1 = the
+                                    framework's (the default) */
 } pp_buffers;
 
 typedef struct pp_strategy {
+    pp_framework framework;      /* who runs it (default PP_FW_AUTO) */
     int dp, tp, pp, cp, ep;      /* degrees; dp*tp*pp*cp = GPUs */
     int sp;                      /* Megatron sequence parallelism (0/1) */
-    int zero;                    /* ZeRO stage 0-3 */
+    int zero;                    /* ZeRO stage 0-3; FSDP: 3 = reshard after forward
+                                    (FULL_SHARD), 2 = keep gathered until backward */
+    int shard;                   /* ranks a ZeRO/FSDP shard spans; 0 = all dp*cp. Less
+                                    is hybrid sharding (FSDP HSDP): shard inside groups of
+                                    `shard` ranks, replicate across them */
     pp_offload offload;
     pp_recompute recompute;
     int recompute_layers;        /* with FULL: blocks per stage recomputed; -1 = all */
@@ -281,10 +321,10 @@ typedef struct pp_strategy {
     int stage_recompute[PP_MAX_STAGES]; /* with FULL: blocks recomputed on each stage */
     pp_precision precision;      /* fp32, or bf16/fp16/fp8 mixed with fp32 master */
     pp_optimizer optimizer;
-    pp_grad_accum grad_accum_dtype;
+    pp_grad_accum grad_accum_dtype; /* AUTO (default): the framework's */
     pp_attention attention;
-    pp_cp_comm cp_comm;          /* with cp > 1: ring (default) or all-gather of K/V */
-    pp_loss loss;                /* loss kernel: fp32 (default), fused, chunked */
+    pp_cp_comm cp_comm;          /* with cp > 1; AUTO (default): the framework's */
+    pp_loss loss;                /* loss kernel; AUTO (default): the framework's (fp32) */
     int micro_batch;             /* sequences per GPU per micro-step */
     int grad_accum;              /* micro-batches per step (= pipeline m) */
     int global_batch;            /* sequences per optimizer step */
@@ -294,21 +334,64 @@ typedef struct pp_strategy {
     int stage_layers[PP_MAX_STAGES]; /* blocks per stage; all 0 = default split */
     pp_buffers buf;
     char order[16];              /* rank order, fastest first: "tp-cp-dp-pp" (Megatron) */
-    int overlap_dp;              /* DP/ZeRO communication overlaps backward (default 1) */
-    int overlap_tp;              /* TP communication overlapped with compute (default 0) */
+    int overlap_dp;              /* DP/ZeRO communication overlaps backward; -1 (default):
+                                    where the framework does */
+    int overlap_tp;              /* TP communication overlapped with GEMMs (TE userbuffers);
+                                    -1 (default): where the framework does */
     pp_finetune ft;              /* full training by default */
 } pp_strategy;
 
 PP_API void pp_buffers_default(pp_buffers *b);
 /* A strategy with every field at its default (1-way, ZeRO 0, bf16, AdamW,
- * 1F1B, flash attention, no recompute) and buffers at their defaults. */
+ * 1F1B, flash attention, no recompute, framework and its behaviours AUTO)
+ * and buffers at their defaults. */
 PP_API void pp_strategy_default(pp_strategy *s);
-/* Checks a strategy against model and cluster: degrees multiply to the GPU
- * count and divide what they shard, batch arithmetic, stage split, hardware
- * support. Fills grad_accum from global_batch and the default stage split.
- * PP_ERR_INPUT with the reason on failure. */
+/* Resolves a strategy once: picks the framework when AUTO, fills every AUTO
+ * behaviour with the framework's, grad_accum from global_batch and the
+ * framework's default stage split, then evaluates every validity rule
+ * (pp_rule). PP_ERR_INPUT with the failed rule in err on failure. A
+ * resolved strategy resolves to itself. */
 PP_API pp_status pp_strategy_resolve(pp_strategy *s, const pp_model *m, const pp_cluster *c,
                                      pp_error *err);
+
+/* ---------------------------------------------------------------- rules
+ * Every validity rule, generic and per framework, is one entry of one table
+ * (costmodel/rules.c); the search, estimate, the emitters and the readers
+ * all evaluate it. */
+typedef enum pp_rule {
+    PP_RULE_NONE,
+    /* generic */
+    PP_RULE_ORDER, PP_RULE_DEGREES, PP_RULE_GPUS, PP_RULE_TP_HEADS, PP_RULE_TP_DOMAIN, PP_RULE_PP_LAYERS,
+    PP_RULE_CP_SEQ, PP_RULE_EP_DENSE, PP_RULE_EP_GROUP, PP_RULE_BATCH, PP_RULE_SP_TP, PP_RULE_PRECISION,
+    PP_RULE_ZERO_RANGE, PP_RULE_SHARD, PP_RULE_OFFLOAD_ZERO, PP_RULE_NVME, PP_RULE_SCHEDULE,
+    PP_RULE_INTERLEAVE_LAYERS, PP_RULE_INTERLEAVE_MICROBATCHES, PP_RULE_SPLIT, PP_RULE_RECOMPUTE_LAYERS,
+    PP_RULE_BEHAVIOUR, PP_RULE_FINETUNE, PP_RULE_QLORA_PRECISION,
+    /* per framework */
+    PP_RULE_FW_TP, PP_RULE_FW_SP, PP_RULE_FW_PP, PP_RULE_FW_CP, PP_RULE_FW_CP_COMM, PP_RULE_ULYSSES_HEADS,
+    PP_RULE_FW_EP, PP_RULE_FW_ZERO, PP_RULE_FW_ZERO_PP, PP_RULE_FW_SHARD, PP_RULE_FW_OFFLOAD,
+    PP_RULE_FW_SCHEDULE, PP_RULE_FW_PRECISION, PP_RULE_FW_RECOMPUTE, PP_RULE_FW_PARTIAL_RECOMPUTE,
+    PP_RULE_FW_SPLIT, PP_RULE_FW_OPTIMIZER, PP_RULE_FW_OFFLOAD_OPTIMIZER, PP_RULE_FW_FINETUNE,
+    PP_RULE_FW_ARCH, PP_RULE_FW_ORDER, PP_RULE_FW_TP_OVERLAP, PP_RULE_FW_DP_OVERLAP, PP_RULE_FW_GRAD_ACCUM,
+    PP_RULE_FW_OUTPUTS, PP_RULE_FW_LOSS,
+    PP_RULE_COUNT
+} pp_rule;
+
+typedef struct pp_rule_info {
+    const char *id;     /* stable identifier, e.g. "fw-zero" (docs/frameworks.md) */
+    const char *field;  /* the strategy field it is usually about, e.g. "zero" */
+    const char *text;   /* the rule in one sentence */
+} pp_rule_info;
+
+/* The rule's description (NULL for an id out of range). Static storage. */
+PP_API const pp_rule_info *pp_rule_get(pp_rule r);
+/* Evaluates every rule on a strategy whose framework and behaviours are
+ * filled (pp_strategy_resolve does this): PP_OK, or PP_ERR_INPUT with the
+ * first failed rule. No side effects. */
+PP_API pp_status pp_rules_check(const pp_model *m, const pp_cluster *c, const pp_strategy *s, pp_error *err);
+/* 1 when framework f can run a strategy with these settings at all: the
+ * value of one dimension ("tp", 2) is within what f supports. For tables
+ * and quick filters; pp_rules_check is the authority. */
+PP_API int pp_framework_supports(pp_framework f, const char *dim, int value);
 /* The split DeepSpeed's PipelineModule makes (Megatron-DeepSpeed):
  * partition_method "type:transformer" (embedding = 0) or
  * "type:transformer|embedding" (embedding = 1: the input embedding and the
@@ -328,7 +411,8 @@ PP_API const char *pp_loss_name(pp_loss l);
 PP_API int pp_enum_parse(const char *const *names, int n, const char *s);
 PP_API const char *const *pp_enum_names(int which, int *n); /* which: see PP_ENUM_* */
 enum { PP_ENUM_PRECISION, PP_ENUM_OFFLOAD, PP_ENUM_RECOMPUTE, PP_ENUM_SCHEDULE, PP_ENUM_OPTIMIZER,
-       PP_ENUM_ATTENTION, PP_ENUM_GRAD_ACCUM, PP_ENUM_MODE, PP_ENUM_CP_COMM, PP_ENUM_LOSS, PP_ENUM_COUNT };
+       PP_ENUM_ATTENTION, PP_ENUM_GRAD_ACCUM, PP_ENUM_MODE, PP_ENUM_CP_COMM, PP_ENUM_LOSS, PP_ENUM_FRAMEWORK,
+       PP_ENUM_COUNT };
 
 /* ---------------------------------------------------------------- memory */
 
@@ -340,7 +424,9 @@ typedef struct pp_stage_mem {
     int first_layer, last_layer;   /* block indices, inclusive; -1,-1 when none */
     int has_embedding, has_lm_head;
     double params_bytes;           /* weights resident on the GPU */
-    double grads_bytes;
+    double grads_bytes;            /* gradients alive at the peak moment (a framework
+                                      that frees them, zero_grad(set_to_none=True), has
+                                      none in the first forward of a step) */
     double optimizer_bytes;        /* master copy + moments on the GPU */
     double activations_bytes;      /* stored for backward, all in-flight micro-batches */
     double buffers_bytes;          /* buckets, gathers, p2p, logits, recompute, context */
@@ -359,6 +445,12 @@ typedef struct pp_stage_mem {
     double context_bytes;          /* CUDA context etc. */
     double fragmentation_bytes;
     double host_bytes;             /* states offloaded to host, per GPU */
+    double grads_total_bytes;      /* every gradient, as at the optimizer step */
+    double grads_persistent_bytes; /* of which a buffer alive all step (Megatron's
+                                      main_grad, DeepSpeed's fp32 accumulation) */
+    double cast_bytes;             /* 16-bit copies of fp32 weights autocast keeps from
+                                      the forward to the backward (PyTorch AMP) */
+    double opt_temp_bytes;         /* the optimizer step's temporaries */
 } pp_stage_mem;
 
 typedef struct pp_memory {
@@ -723,6 +815,7 @@ typedef struct pp_search_opts {
     unsigned offloads;         /* bit per pp_offload; 0 = all */
     unsigned recomputes;       /* bit per pp_recompute; 0 = all */
     unsigned schedules;        /* bit per pp_schedule; 0 = all */
+    unsigned frameworks;       /* bit per pp_framework; 0 = all */
     int stage_partition;       /* 1 (default): ILP stage split; 0: default even split */
     int stage_recompute;       /* 1 (default): with full recompute the ILP picks how
                                   many blocks each stage recomputes */
