@@ -25,14 +25,15 @@
 
 /* Bottom to top: what stays, then what comes and goes. */
 static const pp_mem_cat stack_order[PP_MEM_CAT_COUNT] = {
-    PP_MEM_CONTEXT,     PP_MEM_PARAMS,    PP_MEM_OPTIMIZER, PP_MEM_GRADS, PP_MEM_OPT_TEMP,
-    PP_MEM_COMM,        PP_MEM_ACTIVATIONS, PP_MEM_RECOMPUTE, PP_MEM_LOSS, PP_MEM_ALLOCATOR};
+    PP_MEM_CONTEXT, PP_MEM_PARAMS,      PP_MEM_OPTIMIZER, PP_MEM_GRADS,     PP_MEM_OPT_TEMP, PP_MEM_COMM,
+    PP_MEM_CAST,    PP_MEM_ACTIVATIONS, PP_MEM_RECOMPUTE, PP_MEM_LOSS,      PP_MEM_ALLOCATOR};
 
 const char *pp__mem_colour(pp_mem_cat c)
 {
     static const char *const col[PP_MEM_CAT_COUNT] = {
         [PP_MEM_PARAMS] = "#4477AA",    [PP_MEM_GRADS] = "#EE7733",     [PP_MEM_OPTIMIZER] = "#228833",
         [PP_MEM_OPT_TEMP] = "#CCBB44",  [PP_MEM_ACTIVATIONS] = "#CC3311", [PP_MEM_RECOMPUTE] = "#AA3377",
+        [PP_MEM_CAST] = "#44AA99",
         [PP_MEM_LOSS] = "#882255",      [PP_MEM_COMM] = "#66CCEE",      [PP_MEM_ALLOCATOR] = "#BBBBBB",
         [PP_MEM_CONTEXT] = "#777777"};
     return (int)c >= 0 && c < PP_MEM_CAT_COUNT ? col[c] : "#000";
@@ -44,6 +45,7 @@ const char *pp__mem_label(pp_mem_cat c)
         [PP_MEM_PARAMS] = "parameters",        [PP_MEM_GRADS] = "gradients",
         [PP_MEM_OPTIMIZER] = "optimizer state", [PP_MEM_OPT_TEMP] = "optimizer step temporaries",
         [PP_MEM_ACTIVATIONS] = "activations",  [PP_MEM_RECOMPUTE] = "backward working set",
+        [PP_MEM_CAST] = "16-bit weight casts (autocast)",
         [PP_MEM_LOSS] = "logits and loss",     [PP_MEM_COMM] = "communication buffers",
         [PP_MEM_ALLOCATOR] = "allocator reserve", [PP_MEM_CONTEXT] = "CUDA context + NCCL"};
     return (int)c >= 0 && c < PP_MEM_CAT_COUNT ? lab[c] : "?";
@@ -277,11 +279,13 @@ static void peak_marker(pp__sbuf *b, const pp_mem_timeline *t, const double *x, 
                   event_word(p->event), px, Y1, px, py, px, py);
     int right = px < (X0 + X1) / 2;
     /* where in the step: the forward's end, the backward's start, ... */
+    int k = t->peak;
     const char *when = p->event == PP_TL_FORWARD ? "end of the forward"
                      : p->event == PP_TL_STEP    ? "optimizer step"
-                     : p->event == PP_TL_BACKWARD && t->peak > 0 && t->pts[t->peak - 1].event == PP_TL_FORWARD
-                         ? "start of the backward"
-                     : p->event == PP_TL_BACKWARD ? "backward" : "between steps";
+                     : p->event != PP_TL_BACKWARD ? "between steps"
+                     : k > 0 && t->pts[k - 1].event == PP_TL_FORWARD ? "start of the backward"
+                     : k + 1 < t->n && t->pts[k + 1].event == PP_TL_STEP ? "end of the backward"
+                     : "backward";
     pp__sb_printf(b, "<text class=\"peak-label\" x=\"%.1f\" y=\"%.1f\" font-size=\"12\" font-weight=\"bold\" "
                      "paint-order=\"stroke\" stroke=\"#fff\" stroke-width=\"3\" text-anchor=\"%s\">peak %s GiB "
                      "(%s)</text></g>\n",

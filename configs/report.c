@@ -27,11 +27,13 @@
 #define BAND_LO (-0.111)
 #define BAND_HI 0.064
 
-/* The band applies to what the validation measured: full training without
- * offload and ZeRO at most 1. Elsewhere there is none. */
+/* The band applies to what the validation measured: DeepSpeed's memory
+ * behaviour (Megatron-DeepSpeed, DeepSpeed), full training without offload,
+ * ZeRO at most 1. Elsewhere there is none. */
 static void error_band(const pp_strategy *s, double *lo, double *hi)
 {
-    int covered = s->ft.mode == PP_MODE_FULL && s->zero <= 1 && s->offload == PP_OFFLOAD_NONE;
+    int ds = s->framework == PP_FW_MEGATRON_DEEPSPEED || s->framework == PP_FW_DEEPSPEED;
+    int covered = ds && s->ft.mode == PP_MODE_FULL && s->zero <= 1 && s->offload == PP_OFFLOAD_NONE;
     *lo = covered ? BAND_LO : 0;
     *hi = covered ? BAND_HI : 0;
 }
@@ -92,7 +94,8 @@ static const char *prec(pp_precision p) { return pp_precision_name(p); }
 
 static void strategy_line(char *out, size_t cap, const pp_strategy *s)
 {
-    int k = snprintf(out, cap, "dp %d, tp %d%s, pp %d, cp %d, ep %d, ZeRO-%d, %s, recompute %s, micro-batch %d x %d, %s",
+    int k = snprintf(out, cap, "%s: dp %d, tp %d%s, pp %d, cp %d, ep %d, ZeRO-%d, %s, recompute %s, micro-batch %d x "
+                     "%d, %s", pp_framework_name(s->framework),
                      s->dp, s->tp, s->sp ? " +sp" : "", s->pp, s->cp, s->ep, s->zero, prec(s->precision),
                      pp_recompute_name(s->recompute), s->micro_batch, s->grad_accum, pp_schedule_name(s->schedule));
     if (s->schedule == PP_SCHED_INTERLEAVED && k > 0 && (size_t)k < cap) snprintf(out + k, cap - k, " v%d", s->virtual_stages);
@@ -270,6 +273,7 @@ static void topk_table(pp__sbuf *b, const pp_plan_list *l)
         cell(b, 100 * p->throughput.mfu, "%.1f");
         cell(b, p->time.step_s, "%.3f");
         pp__sb_printf(b, "<td class=\"n\" data-v=\"%.17g\">%.2f</td>", p->memory.peak_bytes, p->memory.peak_bytes / GIB);
+        pp__sb_printf(b, "<td>%s</td>", pp_framework_name(s->framework));
         pp__sb_printf(b, "<td class=\"n\">%d</td><td class=\"n\">%d%s</td><td class=\"n\">%d</td><td class=\"n\">%d</td>"
                          "<td class=\"n\">%d</td><td class=\"n\">%d</td><td>%s</td><td>%s</td><td>%s</td>"
                          "<td class=\"n\" data-v=\"%d\">%d x %d</td><td>%s",

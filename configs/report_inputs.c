@@ -119,6 +119,7 @@ void pp__report_strategy(pp__sbuf *b, const pp_strategy *s, const char *caption)
     pp__sb_printf(b, "<table class=\"kv\"><caption>");
     pp__svg_esc(b, caption);
     pp__sb_printf(b, "</caption>\n");
+    row(b, "framework", "%s", pp_framework_name(s->framework));
     row(b, "degrees", "dp %d, tp %d, pp %d, cp %d, ep %d; sequence parallel %s; rank order %s", s->dp, s->tp, s->pp,
         s->cp, s->ep, yes(s->sp), s->order);
     row(b, "ZeRO / offload", "stage %d; offload %s", s->zero, pp_offload_name(s->offload));

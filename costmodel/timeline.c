@@ -1,16 +1,23 @@
 /*
  * timeline.c — one stage's memory through one optimizer step (docs/report.md),
- * derived from its pp_stage_mem so that the picture and the numbers agree:
- *   - the forward/backward peak is the moment the first backward starts: every
- *     in-flight micro-batch's activations, the loss, the backward working set;
- *   - the optimizer peak is the step itself, with its temporaries;
- *   - the allocator reserve is the strategy's fragmentation fraction of what is
- *     allocated while training runs (not of the weights or the context), as
- *     costmodel/memory.c applies it.
- * Gradients present at the forward/backward peak, and the optimizer step's
- * temporaries, are what the phase totals leave once the other categories are
- * counted; so a cost model that frees gradients before the forward (PyTorch's
- * zero_grad(set_to_none=True)) draws them appearing in the backward instead.
+ * drawn from its pp_stage_mem so that the picture is the cost model's
+ * (costmodel/memory.c, docs/memory.md):
+ *   - the forward/backward figure is the larger of the start of a backward
+ *     (every in-flight micro-batch's activations, the logits, autocast's
+ *     weight casts, and, from the second micro-batch of a step on, the
+ *     gradients) and the end of the last backward (every gradient); both
+ *     with the backward working set and the buffers;
+ *   - the optimizer figure is the step: every gradient, the optimizer's
+ *     temporaries, the buffers of the step;
+ *   - gradients a framework frees each step (zero_grad(set_to_none=True))
+ *     appear during the first backward; a persistent buffer (Megatron's
+ *     main_grad, DeepSpeed's) is there all along;
+ *   - the allocator reserve is the strategy's fragmentation fraction of what
+ *     training allocates (not the weights, not the context).
+ * At the two peak moments the allocator reserve is what the phase total
+ * leaves, so the timeline's maximum is the cost model's figure; elsewhere it
+ * is the fragmentation fraction. The buffers of the step are what its total
+ * leaves beside the gradients, states and temporaries.
  */
 #include <math.h>
 #include <string.h>
@@ -24,28 +31,35 @@ const char *pp_mem_cat_name(pp_mem_cat c)
 {
     static const char *const names[PP_MEM_CAT_COUNT] = {
         [PP_MEM_PARAMS] = "params",         [PP_MEM_GRADS] = "grads",     [PP_MEM_OPTIMIZER] = "optimizer",
-        [PP_MEM_OPT_TEMP] = "optimizer_temp", [PP_MEM_ACTIVATIONS] = "activations",
+        [PP_MEM_OPT_TEMP] = "optimizer_temp", [PP_MEM_ACTIVATIONS] = "activations", [PP_MEM_CAST] = "cast",
         [PP_MEM_RECOMPUTE] = "recompute",   [PP_MEM_LOSS] = "loss",       [PP_MEM_COMM] = "comm",
         [PP_MEM_ALLOCATOR] = "allocator",   [PP_MEM_CONTEXT] = "context"};
     return (int)c >= 0 && c < PP_MEM_CAT_COUNT ? names[c] : "?";
 }
 
-/* What the step's moments hold, bytes (see the file comment). */
+/* Where the forward/backward figure of the cost model stands in the step. */
+typedef enum anchor_kind {
+    ANCHOR_FIRST_BWD,  /* the first backward's start */
+    ANCHOR_STEADY_BWD, /* a steady-state backward's start, the gradients there */
+    ANCHOR_LAST_END,   /* the end of the last backward */
+} anchor_kind;
+
 typedef struct tl_state {
     double params, opt, ctx, frag;
-    double grads_full, grads_fwd;     /* after the backward; held at the fwd/bwd peak */
-    double act_total, unit;           /* activations at the peak; one unit's */
-    double rec, loss, comm_fwd;       /* backward working set; loss; buffers in fwd/bwd */
-    double alloc_fwd;                 /* allocator reserve at the fwd/bwd peak */
-    double temp, gather, alloc_opt;   /* optimizer step: temporaries, all-gather, reserve */
-    int held, per_step;               /* units in flight at the peak; units per step */
-    int first, nblocks;               /* the stage's blocks */
-    double share[BLOCK_POINTS];       /* activations of each block group, fraction of a unit */
-    int group_last[BLOCK_POINTS];     /* last model block of each group */
+    double persist, gt;              /* persistent gradients; those the step allocates */
+    double act_total, unit;          /* activations at the peak; one unit's */
+    double cast, rec, loss;          /* autocast's copies; backward working set; logits */
+    double comm_fwd, bucket;         /* buffers in forward/backward; the buckets alone */
+    double g_front;                  /* gradients the cost model counts at a backward's start */
+    double temp, comm_opt, alloc_opt; /* optimizer step */
+    double phase_fwd;
+    anchor_kind anchor;
+    int held, per_step, pairs;       /* units in flight at the peak; per step; 1F1B pairs */
+    int first, nblocks;              /* the stage's blocks */
+    double share[BLOCK_POINTS];      /* activations of each block group, fraction of a unit */
+    int group_last[BLOCK_POINTS];    /* last model block of each group */
     int ngroups;
 } tl_state;
-
-static double clampd(double x, double lo, double hi) { return x < lo ? lo : x > hi ? hi : x; }
 
 /* Activations of each block as memory.c stores them, as fractions of one unit. */
 static void block_shares(const pp_model *m, const pp_strategy *s, const pp_stage_mem *st, tl_state *t)
@@ -82,17 +96,9 @@ static void units(const pp_strategy *s, const pp_stage_mem *st, tl_state *t)
     if (t->held < 1) t->held = 1;
     t->per_step = s->grad_accum * v;
     if (t->per_step < t->held) t->per_step = t->held;
+    t->pairs = t->per_step - t->held;
     t->act_total = st->inflight * st->act_per_microbatch;
     t->unit = t->act_total / t->held;
-}
-
-/* The ZeRO-1/2 all-gather of updated weights after the step (memory.c). */
-static double gather_after_step(const pp_model *m, const pp_strategy *s, const pp_stage_mem *st)
-{
-    if (!(s->zero == 1 || s->zero == 2) || (double)s->dp * s->cp <= 1) return 0;
-    double train, quant;
-    pp__stage_trainable(m, s, st->stage, st->first_layer, st->last_layer, &train, &quant);
-    return fmin(s->buf.allgather_bucket, train) * pp__weight_bytes(s->precision);
 }
 
 static void derive(const pp_model *m, const pp_strategy *s, const pp_stage_mem *st, tl_state *t)
@@ -103,26 +109,29 @@ static void derive(const pp_model *m, const pp_strategy *s, const pp_stage_mem *
     t->opt = st->optimizer_bytes;
     t->ctx = st->context_bytes;
     t->frag = f;
-    t->grads_full = st->grads_bytes;
+    t->persist = st->grads_persistent_bytes;
+    t->gt = fmax(0, st->grads_total_bytes - t->persist);
     t->first = st->first_layer;
     t->nblocks = st->first_layer >= 0 ? st->last_layer - st->first_layer + 1 : 0;
     units(s, st, t);
     block_shares(m, s, st, t);
+    t->cast = st->cast_bytes;
     t->rec = st->recompute_bytes;
     t->loss = st->logits_bytes;
+    t->bucket = st->bucket_bytes;
     t->comm_fwd = st->bucket_bytes + st->zero_gather_bytes + st->p2p_bytes;
-    /* forward/backward peak: params + context + (1 + f) x what training allocates */
-    double ph = st->phase_bytes[PP_PHASE_FWD_BWD], alloc = (ph - t->params - t->ctx) / (1 + f);
-    double known = t->opt + t->act_total + t->rec + t->loss + t->comm_fwd;
-    t->grads_fwd = clampd(alloc - known, 0, t->grads_full);
-    t->alloc_fwd = ph - (t->params + t->ctx + known + t->grads_fwd);
-    /* optimizer step: the same, with the temporaries the total leaves */
-    ph = st->phase_bytes[PP_PHASE_OPTIMIZER];
-    alloc = (ph - t->params - t->ctx) / (1 + f);
-    double room = fmax(0, alloc - t->grads_full - t->opt);
-    t->gather = fmin(gather_after_step(m, s, st), room);
-    t->temp = room - t->gather;
-    t->alloc_opt = ph - (t->params + t->ctx + t->grads_full + t->opt + t->gather + t->temp);
+    t->phase_fwd = st->phase_bytes[PP_PHASE_FWD_BWD];
+    /* the cost model's two candidates for the forward/backward moment */
+    int m_gt = s->grad_accum > 1;
+    double front = t->act_total + t->loss + t->cast + (m_gt ? t->gt : 0), back = t->gt;
+    t->g_front = t->persist + (m_gt ? t->gt : 0);
+    t->anchor = back > front ? ANCHOR_LAST_END : m_gt && t->pairs > 0 ? ANCHOR_STEADY_BWD : ANCHOR_FIRST_BWD;
+    /* the optimizer step: what its total leaves beside gradients, states and
+     * temporaries is its buffers (the all-gather after the step, DDP's buckets) */
+    double ph = st->phase_bytes[PP_PHASE_OPTIMIZER], alloc = (ph - t->params - t->ctx) / (1 + f);
+    t->temp = st->opt_temp_bytes;
+    t->comm_opt = fmax(0, alloc - st->grads_total_bytes - t->opt - t->temp);
+    t->alloc_opt = ph - (t->params + t->ctx + st->grads_total_bytes + t->opt + t->temp + t->comm_opt);
 }
 
 /* ------------------------------------------------------------ points */
@@ -133,14 +142,23 @@ typedef struct tl_builder {
     int pending_elided;
 } tl_builder;
 
-/* Appends a point; alloc < 0: the reserve is f x what is allocated. */
-static void put(tl_builder *b, pp_tl_event ev, pp_phase ph, int unit, int block, double grads, double act,
-                double rec, double loss, double comm, double temp, double alloc)
+typedef struct mom {
+    double grads, act, cast, rec, loss, comm, temp;
+} mom; /* what changes from moment to moment */
+
+static void total(pp_mem_point *p)
+{
+    p->total = 0;
+    for (int c = 0; c < PP_MEM_CAT_COUNT; c++) p->total += p->bytes[c];
+}
+
+/* Appends a point; its allocator reserve is f x what training allocates. */
+static int put(tl_builder *b, pp_tl_event ev, pp_phase ph, int unit, int block, mom x)
 {
     pp_mem_timeline *o = b->out;
-    if (o->n >= PP_TIMELINE_MAX) return;
+    if (o->n >= PP_TIMELINE_MAX) return o->n - 1;
     const tl_state *t = b->t;
-    pp_mem_point *p = &o->pts[o->n++];
+    pp_mem_point *p = &o->pts[o->n];
     memset(p, 0, sizeof *p);
     p->event = ev;
     p->phase = ph;
@@ -148,85 +166,115 @@ static void put(tl_builder *b, pp_tl_event ev, pp_phase ph, int unit, int block,
     p->block = block;
     p->elided = b->pending_elided;
     b->pending_elided = 0;
-    double *x = p->bytes;
-    x[PP_MEM_PARAMS] = t->params;
-    x[PP_MEM_GRADS] = grads;
-    x[PP_MEM_OPTIMIZER] = t->opt;
-    x[PP_MEM_OPT_TEMP] = temp;
-    x[PP_MEM_ACTIVATIONS] = fmax(0, act);
-    x[PP_MEM_RECOMPUTE] = rec;
-    x[PP_MEM_LOSS] = loss;
-    x[PP_MEM_COMM] = comm;
-    x[PP_MEM_CONTEXT] = t->ctx;
-    double dyn = grads + t->opt + temp + x[PP_MEM_ACTIVATIONS] + rec + loss + comm;
-    x[PP_MEM_ALLOCATOR] = alloc >= 0 ? alloc : t->frag * dyn;
-    p->total = 0;
-    for (int c = 0; c < PP_MEM_CAT_COUNT; c++) p->total += x[c];
+    double *v = p->bytes;
+    v[PP_MEM_PARAMS] = t->params;
+    v[PP_MEM_GRADS] = fmax(0, x.grads);
+    v[PP_MEM_OPTIMIZER] = t->opt;
+    v[PP_MEM_OPT_TEMP] = x.temp;
+    v[PP_MEM_ACTIVATIONS] = fmax(0, x.act);
+    v[PP_MEM_CAST] = fmax(0, x.cast);
+    v[PP_MEM_RECOMPUTE] = x.rec;
+    v[PP_MEM_LOSS] = x.loss;
+    v[PP_MEM_COMM] = x.comm;
+    v[PP_MEM_CONTEXT] = t->ctx;
+    double dyn = 0;
+    for (int c = 0; c < PP_MEM_CAT_COUNT; c++)
+        if (c != PP_MEM_PARAMS && c != PP_MEM_CONTEXT) dyn += v[c];
+    v[PP_MEM_ALLOCATOR] = t->frag * dyn;
+    total(p);
+    return o->n++;
 }
 
-/* The first forward, block group by block group, then the other warm-up
- * forwards one point each (the middle of a long run elided). */
+/* The cost model's forward/backward moment: the allocator reserve is what
+ * the phase total leaves (the fragmentation fraction when the two agree). */
+static void pin(pp_mem_timeline *o, int i, double phase_total)
+{
+    pp_mem_point *p = &o->pts[i];
+    double rest = p->total - p->bytes[PP_MEM_ALLOCATOR];
+    p->bytes[PP_MEM_ALLOCATOR] = fmax(0, phase_total - rest);
+    total(p);
+}
+
+/* The first forward, block group by block group (autocast casting each
+ * block's weights), then the other warm-up forwards one point each. */
 static void warmup(tl_builder *b)
 {
     const tl_state *t = b->t;
-    double act = 0;
+    mom x = {t->persist, 0, 0, 0, 0, t->comm_fwd, 0};
+    double done = 0;
     for (int g = 0; g < t->ngroups; g++) {
-        act += t->share[g] * t->unit;
-        int last_fwd = t->held == 1 && g == t->ngroups - 1;
-        put(b, PP_TL_FORWARD, PP_PHASE_FWD_BWD, 0, t->group_last[g], t->grads_fwd, act, 0,
-            last_fwd ? t->loss : 0, t->comm_fwd, 0, -1);
+        done += t->share[g];
+        x.act = done * t->unit;
+        x.cast = fmin(1, done) * t->cast;
+        x.loss = t->held == 1 && g == t->ngroups - 1 ? t->loss : 0;
+        put(b, PP_TL_FORWARD, PP_PHASE_FWD_BWD, 0, t->group_last[g], x);
     }
+    x.cast = t->cast;
     for (int u = 1; u < t->held; u++) {
         if (u > UNIT_POINTS && u < t->held - UNIT_POINTS) {
             b->pending_elided++;
             continue;
         }
-        put(b, PP_TL_FORWARD, PP_PHASE_FWD_BWD, u, t->first + t->nblocks - 1, t->grads_fwd, (u + 1) * t->unit, 0,
-            u == t->held - 1 ? t->loss : 0, t->comm_fwd, 0, -1);
+        x.act = (u + 1) * t->unit;
+        x.loss = u == t->held - 1 ? t->loss : 0;
+        put(b, PP_TL_FORWARD, PP_PHASE_FWD_BWD, u, t->first + t->nblocks - 1, x);
     }
 }
 
-/* The peak of the forward/backward, then the first backward releasing the
- * oldest unit block group by block group while its gradients appear. */
+/* The first backward: it starts with everything in flight, then releases
+ * the oldest unit block group by block group while the gradients the step
+ * allocates appear. When it is also the last backward, the casts go too. */
 static void first_backward(tl_builder *b)
 {
     const tl_state *t = b->t;
-    put(b, PP_TL_BACKWARD, PP_PHASE_FWD_BWD, 0, t->first + t->nblocks - 1, t->grads_fwd, t->act_total, t->rec, t->loss,
-        t->comm_fwd, 0, t->alloc_fwd);
-    double act = t->act_total, done = 0;
+    int last = t->pairs == 0 && t->held == 1, top = t->first + t->nblocks - 1;
+    mom x = {t->anchor == ANCHOR_FIRST_BWD ? t->g_front : t->persist, t->act_total, t->cast, t->rec, t->loss,
+             t->comm_fwd, 0};
+    int i = put(b, PP_TL_BACKWARD, PP_PHASE_FWD_BWD, 0, top, x);
+    if (t->anchor == ANCHOR_FIRST_BWD) pin(b->out, i, t->phase_fwd);
+    double g0 = x.grads, done = 0;
+    x.loss = 0;
     for (int g = t->ngroups - 1; g >= 0; g--) {
-        act -= t->share[g] * t->unit;
-        done += t->share[g];
-        double grads = t->grads_fwd + (t->grads_full - t->grads_fwd) * (g == 0 ? 1 : done);
+        done = g == 0 ? 1 : done + t->share[g];
+        x.act = t->act_total - done * t->unit;
+        x.grads = g0 + (t->persist + t->gt - g0) * done;
+        x.cast = last ? (1 - done) * t->cast : t->cast;
         int blk = g > 0 ? t->group_last[g - 1] + 1 : t->first;
-        put(b, PP_TL_BACKWARD, PP_PHASE_FWD_BWD, 0, t->nblocks ? blk : -1, grads, act, g > 0 ? t->rec : 0, 0,
-            t->comm_fwd, 0, -1);
+        put(b, PP_TL_BACKWARD, PP_PHASE_FWD_BWD, 0, t->nblocks ? blk : -1, x);
     }
 }
 
-/* 1F1B's steady state: a forward brings the held units back, a backward
- * releases one; one pair is drawn, the others elided. Then the cool-down. */
+/* 1F1B's steady state: a forward brings the held units back, the next
+ * backward starts with them and the step's gradients, and releases one. The
+ * first and last pairs are drawn, the others elided. Then the cool-down. */
 static void steady_and_cooldown(tl_builder *b)
 {
     const tl_state *t = b->t;
-    int pairs = t->per_step - t->held, last = t->first + t->nblocks - 1;
-    for (int k = 0; k < pairs; k++) {
-        if (k >= 1 && k < pairs - 1) {
+    int top = t->first + t->nblocks - 1;
+    double full = t->persist + t->gt;
+    for (int k = 0; k < t->pairs; k++) {
+        if (k >= 1 && k < t->pairs - 1) {
             b->pending_elided += 2;
             continue;
         }
-        put(b, PP_TL_FORWARD, PP_PHASE_FWD_BWD, t->held + k, last, t->grads_full, t->act_total, 0, t->loss,
-            t->comm_fwd, 0, -1);
-        put(b, PP_TL_BACKWARD, PP_PHASE_FWD_BWD, k + 1, t->first, t->grads_full, t->act_total - t->unit, 0, 0,
-            t->comm_fwd, 0, -1);
+        int last = k == t->pairs - 1 && t->held == 1;
+        mom x = {full, t->act_total, t->cast, 0, t->loss, t->comm_fwd, 0};
+        put(b, PP_TL_FORWARD, PP_PHASE_FWD_BWD, t->held + k, top, x);
+        x.rec = t->rec;
+        int i = put(b, PP_TL_BACKWARD, PP_PHASE_FWD_BWD, k + 1, top, x);
+        if (k == 0 && t->anchor == ANCHOR_STEADY_BWD) pin(b->out, i, t->phase_fwd);
+        x.act = t->act_total - t->unit;
+        x.loss = 0;
+        x.cast = last ? 0 : t->cast;
+        put(b, PP_TL_BACKWARD, PP_PHASE_FWD_BWD, k + 1, t->first, x);
     }
     for (int u = 1; u < t->held; u++) {
         if (u > UNIT_POINTS && u < t->held - UNIT_POINTS) {
             b->pending_elided++;
             continue;
         }
-        put(b, PP_TL_BACKWARD, PP_PHASE_FWD_BWD, pairs + u, t->first, t->grads_full, t->act_total - (u + 1) * t->unit,
-            0, 0, t->comm_fwd, 0, -1);
+        mom x = {full, t->act_total - (u + 1) * t->unit, u == t->held - 1 ? 0 : t->cast, t->rec, 0, t->comm_fwd, 0};
+        put(b, PP_TL_BACKWARD, PP_PHASE_FWD_BWD, t->pairs + u, t->first, x);
     }
 }
 
@@ -240,15 +288,20 @@ void pp_memory_timeline(const pp_model *m, const pp_strategy *s, const pp_stage_
     out->units_per_step = t.per_step;
     out->unit_bytes = t.unit;
     tl_builder b = {&t, out, 0};
-    put(&b, PP_TL_START, PP_PHASE_FWD_BWD, -1, -1, t.grads_fwd, 0, 0, 0, st->bucket_bytes, 0, -1);
+    put(&b, PP_TL_START, PP_PHASE_FWD_BWD, -1, -1, (mom){t.persist, 0, 0, 0, 0, t.bucket, 0});
     warmup(&b);
     first_backward(&b);
     steady_and_cooldown(&b);
-    put(&b, PP_TL_STEP, PP_PHASE_OPTIMIZER, -1, -1, t.grads_full, 0, 0, 0, t.gather, t.temp, t.alloc_opt);
-    /* ready for the next step: the cost model counts the buckets with the
-     * forward/backward, not with the optimizer step */
-    put(&b, PP_TL_END, PP_PHASE_FWD_BWD, -1, -1, t.grads_fwd, 0, 0, 0, st->bucket_bytes, 0, -1);
+    /* the end of the last backward: its working set still there, every gradient */
+    if (t.anchor == ANCHOR_LAST_END) pin(out, out->n - 1, t.phase_fwd);
+    int i = put(&b, PP_TL_STEP, PP_PHASE_OPTIMIZER, -1, -1,
+                (mom){st->grads_total_bytes, 0, 0, 0, 0, t.comm_opt, t.temp});
+    out->pts[i].bytes[PP_MEM_ALLOCATOR] = fmax(0, t.alloc_opt);
+    total(&out->pts[i]);
+    /* ready for the next step: the temporaries and the freed gradients gone;
+     * the cost model counts the buckets with the forward/backward */
+    put(&b, PP_TL_END, PP_PHASE_FWD_BWD, -1, -1, (mom){t.persist, 0, 0, 0, 0, t.bucket, 0});
     out->peak = 0;
-    for (int i = 1; i < out->n; i++)
-        if (out->pts[i].total > out->pts[out->peak].total * (1 + 1e-12)) out->peak = i;
+    for (int k = 1; k < out->n; k++)
+        if (out->pts[k].total > out->pts[out->peak].total * (1 + 1e-12)) out->peak = k;
 }

@@ -473,8 +473,8 @@ PP_API void pp_memory_estimate(const pp_model *m, const pp_cluster *c, const pp_
  * One stage's memory through one optimizer step (docs/report.md), drawn as a
  * stacked area by the HTML report: the states stay, activations grow block by
  * block through the forward of the in-flight micro-batches and are released
- * through the backward, gradients appear during the backward, the optimizer
- * step spikes. Derived from the stage's pp_stage_mem and the strategy only,
+ * through the backward, gradients appear during the backward (or stay, where
+ * the framework keeps a persistent buffer), the optimizer step spikes. Derived from the stage's pp_stage_mem and the strategy only,
  * so that its maximum is the stage's total_bytes and lies in its peak_phase
  * (tests/costmodel/test_timeline.c holds it to that). Pure arithmetic. */
 
@@ -484,6 +484,8 @@ typedef enum pp_mem_cat {
     PP_MEM_OPTIMIZER,   /* master copy and moments (after ZeRO-1 sharding) */
     PP_MEM_OPT_TEMP,    /* the optimizer step's temporaries (fp32 gradient copies, ...) */
     PP_MEM_ACTIVATIONS, /* stored for backward */
+    PP_MEM_CAST,        /* 16-bit copies of fp32 weights autocast keeps from the forward
+                           to the backward (PyTorch AMP) */
     PP_MEM_RECOMPUTE,   /* backward working set: activation gradients, recomputed
                            activations, context parallelism's K/V in flight */
     PP_MEM_LOSS,        /* last stage: logits and the loss kernel's buffers */

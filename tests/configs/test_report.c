@@ -39,6 +39,8 @@ static void plan_of(pp_plan *p, pp_model *m, pp_cluster *c, int pp, int mb_count
     s.virtual_stages = v;
     s.global_batch = mb_count;
     s.seq = 2048;
+    if (sched == PP_SCHED_GPIPE) /* FSDP's torch.distributed.pipelining runs GPipe, with ZeRO-2-like sharding */
+        s.framework = PP_FW_FSDP, s.zero = 2;
     pp_error err = {""};
     cr_assert_eq(pp_estimate(m, c, &s, p, &err), PP_OK, "%s", err.msg);
 }

@@ -40,7 +40,10 @@ static void check_laws(const char *what, const pp_strategy *s, const pp_stage_me
         cr_assert(close_rel(p->bytes[PP_MEM_PARAMS], st->params_bytes), "%s: weights move", what);
         cr_assert(close_rel(p->bytes[PP_MEM_OPTIMIZER], st->optimizer_bytes), "%s: optimizer states move", what);
         cr_assert(close_rel(p->bytes[PP_MEM_CONTEXT], st->context_bytes), "%s: context moves", what);
-        cr_assert(p->bytes[PP_MEM_GRADS] <= st->grads_bytes * (1 + REL), "%s: more gradients than the stage has", what);
+        cr_assert(p->bytes[PP_MEM_GRADS] <= st->grads_total_bytes * (1 + REL), "%s: more gradients than the stage has",
+                  what);
+        cr_assert(p->bytes[PP_MEM_GRADS] >= st->grads_persistent_bytes * (1 - REL), "%s: a persistent buffer freed",
+                  what);
         if (p->total > max) max = p->total;
     }
     const pp_mem_point *pk = &t->pts[t->peak];
@@ -49,11 +52,13 @@ static void check_laws(const char *what, const pp_strategy *s, const pp_stage_me
     cr_assert(close_rel(pk->total, max), "%s: peak index is not the maximum", what);
     cr_assert_eq(pk->phase, st->peak_phase, "%s stage %d: peak in phase %d, cost model says %d", what, st->stage,
                  pk->phase, st->peak_phase);
-    if (st->peak_phase == PP_PHASE_FWD_BWD)
-        cr_assert(close_rel(pk->bytes[PP_MEM_ACTIVATIONS], st->activations_bytes), "%s: peak activations %g vs %g",
-                  what, pk->bytes[PP_MEM_ACTIVATIONS], st->activations_bytes);
-    else
-        cr_assert_eq(pk->bytes[PP_MEM_ACTIVATIONS], 0, "%s: activations at the optimizer step", what);
+    /* the peak holds what the cost model says it holds */
+    cr_assert(close_rel(pk->bytes[PP_MEM_ACTIVATIONS], st->activations_bytes), "%s: peak activations %g vs %g", what,
+              pk->bytes[PP_MEM_ACTIVATIONS], st->activations_bytes);
+    cr_assert(close_rel(pk->bytes[PP_MEM_GRADS], st->grads_bytes), "%s stage %d: peak gradients %g vs %g", what,
+              st->stage, pk->bytes[PP_MEM_GRADS], st->grads_bytes);
+    if (st->peak_phase == PP_PHASE_OPTIMIZER)
+        cr_assert(close_rel(pk->bytes[PP_MEM_OPT_TEMP], st->opt_temp_bytes), "%s: the step's temporaries", what);
     /* both phases appear, each reaching the cost model's figure for it */
     double ph[PP_PHASE_COUNT] = {0, 0};
     for (int i = 0; i < t->n; i++)
@@ -105,16 +110,19 @@ static pp_strategy random_strategy(unsigned *x, const pp_model *m, int gpus)
     if (s.recompute == PP_RECOMPUTE_FULL && pick(x, 2)) s.recompute_layers = 1 + pick(x, 4);
     static const pp_precision prec[] = {PP_PREC_FP32, PP_PREC_BF16, PP_PREC_FP16, PP_PREC_FP8};
     s.precision = prec[pick(x, 4)];
+    s.framework = pick(x, 6) == 0 ? PP_FW_AUTO : (pp_framework)pick(x, PP_FW_COUNT);
     s.optimizer = (pp_optimizer)pick(x, PP_OPT_COUNT);
-    s.grad_accum_dtype = (pp_grad_accum)pick(x, PP_GRAD_COUNT);
-    s.loss = (pp_loss)pick(x, PP_LOSS_COUNT);
+    if (pick(x, 3) == 0) s.grad_accum_dtype = (pp_grad_accum)pick(x, PP_GRAD_COUNT); /* else the framework's */
+    if (pick(x, 3) == 0) s.loss = (pp_loss)pick(x, PP_LOSS_COUNT);
     s.attention = pick(x, 5) == 0 ? PP_ATTN_MATERIALISED : PP_ATTN_FLASH;
     s.schedule = (pp_schedule)pick(x, PP_SCHED_COUNT);
     s.virtual_stages = s.schedule == PP_SCHED_INTERLEAVED ? 2 + pick(x, 2) : 1;
     s.micro_batch = 1 + pick(x, 4);
     s.seq = 256 << pick(x, 4);
     s.global_batch = s.micro_batch * s.dp * (1 + pick(x, 3) * s.pp);
-    s.buf.free_pipeline_outputs = pick(x, 2);
+    if (pick(x, 3) == 0) s.buf.free_pipeline_outputs = pick(x, 2);
+    if (s.framework == PP_FW_PYTORCH) /* plain PyTorch: no ZeRO, no offload, block recompute */
+        s.zero = 0, s.offload = PP_OFFLOAD_NONE, s.recompute = s.recompute == PP_RECOMPUTE_SELECTIVE ? PP_RECOMPUTE_FULL : s.recompute;
     s.buf.fragmentation = pick(x, 3) == 0 ? 0 : 0.05 * pick(x, 6);
     if (pick(x, 4) == 0) {
         s.ft.mode = pick(x, 2) ? PP_MODE_QLORA : PP_MODE_LORA;
@@ -141,13 +149,15 @@ Test(timeline, laws_over_random_strategies)
     cr_assert(p && t);
     pp_model ms[6];
     for (int i = 0; i < 6; i++) ms[i] = fx_model(models[i]);
-    for (int attempt = 0; attempt < 6000 && valid < 600; attempt++) {
+    int per_fw[PP_FW_COUNT] = {0};
+    for (int attempt = 0; attempt < 40000 && valid < 600; attempt++) {
         int mi = pick(&x, 6), ci = pick(&x, 4);
         pp_cluster c = fx_cluster(clusters[ci].name, 0, clusters[ci].gpus);
         pp_strategy s = random_strategy(&x, &ms[mi], clusters[ci].gpus);
         pp_error err = {""};
         if (pp_estimate(&ms[mi], &c, &s, p, &err) != PP_OK) continue;
         valid++;
+        per_fw[p->strategy.framework]++;
         char what[128];
         snprintf(what, sizeof what, "#%d %s on %d %s", attempt, models[mi], clusters[ci].gpus, clusters[ci].name);
         for (int i = 0; i < p->memory.nstages; i++) {
@@ -164,8 +174,11 @@ Test(timeline, laws_over_random_strategies)
     cr_expect_geq(valid, 300, "only %d valid random strategies", valid);
     cr_expect_geq(opt_peaks, 20, "only %d optimizer-step peaks", opt_peaks);
     cr_expect_geq(fwd_peaks, 200, "only %d forward/backward peaks", fwd_peaks);
-    cr_log_info("timeline laws: %d strategies, %d stages (%d fwd/bwd peaks, %d optimizer peaks)", valid, stages,
-                fwd_peaks, opt_peaks);
+    for (int f = 0; f < PP_FW_COUNT; f++)
+        cr_expect_geq(per_fw[f], 30, "only %d strategies of %s", per_fw[f], pp_framework_name((pp_framework)f));
+    cr_log_info("timeline laws: %d strategies (pytorch %d, deepspeed %d, megatron %d, megatron-deepspeed %d, fsdp %d), "
+                "%d stages (%d fwd/bwd peaks, %d optimizer peaks)", valid, per_fw[0], per_fw[1], per_fw[2], per_fw[3],
+                per_fw[4], stages, fwd_peaks, opt_peaks);
     free(p);
     free(t);
 }
@@ -193,6 +206,8 @@ Test(timeline, pipeline_stages_hold_their_in_flight_micro_batches)
         check_laws("1f1b", &p->strategy, &p->memory.stages[i], t);
     }
     s.schedule = PP_SCHED_GPIPE;
+    s.framework = PP_FW_FSDP; /* the framework that runs GPipe */
+    s.zero = 2; /* torch.distributed.pipelining keeps a stage's weights gathered */
     cr_assert_eq(pp_estimate(&m, &c, &s, p, &err), PP_OK, "%s", err.msg);
     pp_memory_timeline(&m, &p->strategy, &p->memory.stages[0], t);
     cr_expect_eq(t->units_held, 8);
@@ -252,41 +267,55 @@ Test(timeline, qwen_states_by_hand)
     free(t);
 }
 
-/* The phase flip (issue 15) needs the cost model's plain-PyTorch memory
- * phases (issue 12's `pytorch` framework: gradients freed by
- * zero_grad(set_to_none=True), no DeepSpeed buckets on one GPU, the
- * optimizer step's temporary copies). Until they land in costmodel/memory.c,
- * the cost model puts both peaks in forward/backward and this test is off;
- * QWEN_FLIP_READY turns it on. */
-#ifndef QWEN_FLIP_READY
-#define QWEN_FLIP_READY 0
-#endif
-
-Test(timeline, qwen_peak_flips_from_forward_to_optimizer_step, .disabled = !QWEN_FLIP_READY)
+/* The phase flip (issue 15): plain PyTorch (the default framework on one
+ * GPU) frees gradients with zero_grad(set_to_none=True), has no DeepSpeed
+ * buckets on one GPU, and torch.optim.AdamW's foreach step holds one
+ * parameter-sized temporary (docs/memory.md). So:
+ *   batch 16: the peak is the start of the backward, parameters + optimizer
+ *             state + activations (and the logits), no gradient yet;
+ *   batch 2:  the peak is the optimizer step, parameters + optimizer state +
+ *             every gradient + the step's temporary copy, 4 N (fp32). */
+Test(timeline, qwen_peak_flips_from_forward_to_optimizer_step)
 {
     pp_plan *p = malloc(sizeof *p);
     pp_mem_timeline *t = malloc(sizeof *t);
     pp_model m;
-    /* batch 16: parameters + optimizer state + activations, no gradients yet */
+    const double ctx = 1073741824.0, frag = 0.10; /* CUDA context (no NCCL on one GPU); allocator */
+    /* batch 16: 4N weights + 8N AdamW moments + activations + the logits
+     * (fp32 logits and the loss's fp32 copy: 8 bytes x 16 x 256 x 151936)
+     * + the backward working set, 10% reserve on all but weights and context */
     qwen(16, p, t, &m);
+    const pp_stage_mem *st = &p->memory.stages[0];
+    cr_assert_str_eq(pp_framework_name(p->strategy.framework), "pytorch");
     const pp_mem_point *pk = &t->pts[t->peak];
+    double logits = 8.0 * 16 * 256 * 151936, act = st->activations_bytes, rec = st->recompute_bytes;
+    double want = 12 * QWEN_N + ctx + act + logits + rec + frag * (8 * QWEN_N + act + logits + rec);
     cr_expect_eq(pk->phase, PP_PHASE_FWD_BWD);
+    cr_expect_eq(pk->event, PP_TL_BACKWARD, "the start of the backward");
     cr_expect_eq(pk->bytes[PP_MEM_PARAMS], 4 * QWEN_N);
     cr_expect_eq(pk->bytes[PP_MEM_OPTIMIZER], 8 * QWEN_N);
     cr_expect_eq(pk->bytes[PP_MEM_GRADS], 0, "gradients were freed by zero_grad(set_to_none=True)");
-    cr_expect(close_rel(pk->bytes[PP_MEM_ACTIVATIONS], p->memory.stages[0].activations_bytes));
-    cr_expect(close_rel(pk->total, p->memory.stages[0].total_bytes));
-    /* batch 2: parameters + optimizer state + gradients + the step's temporaries */
+    cr_expect(close_rel(pk->bytes[PP_MEM_LOSS], logits), "logits %.0f, by hand %.0f", pk->bytes[PP_MEM_LOSS], logits);
+    cr_expect(close_rel(pk->bytes[PP_MEM_ACTIVATIONS], act));
+    cr_expect_gt(act, 6 * 1073741824.0, "batch 16's activations outweigh the 4N gradients");
+    cr_expect(close_rel(pk->total, want), "peak %.0f, by hand %.0f", pk->total, want);
+    cr_expect(close_rel(pk->total, st->total_bytes));
+    /* batch 2: 4N weights + 8N moments + 4N gradients + the foreach step's 4N
+     * temporary + the context, 10% reserve on the 16N the step allocates */
     qwen(2, p, t, &m);
+    st = &p->memory.stages[0];
     pk = &t->pts[t->peak];
+    want = 20 * QWEN_N + ctx + frag * 16 * QWEN_N;
     cr_expect_eq(pk->phase, PP_PHASE_OPTIMIZER);
     cr_expect_eq(pk->event, PP_TL_STEP);
     cr_expect_eq(pk->bytes[PP_MEM_PARAMS], 4 * QWEN_N);
     cr_expect_eq(pk->bytes[PP_MEM_OPTIMIZER], 8 * QWEN_N);
     cr_expect_eq(pk->bytes[PP_MEM_GRADS], 4 * QWEN_N);
-    cr_expect_gt(pk->bytes[PP_MEM_OPT_TEMP], 0);
+    cr_expect_eq(pk->bytes[PP_MEM_OPT_TEMP], 4 * QWEN_N, "the foreach step's fp32 temporary, one per parameter");
     cr_expect_eq(pk->bytes[PP_MEM_ACTIVATIONS], 0);
-    cr_expect(close_rel(pk->total, p->memory.stages[0].total_bytes));
+    cr_expect_eq(pk->bytes[PP_MEM_COMM], 0, "no DeepSpeed or DDP buckets on one GPU");
+    cr_expect(close_rel(pk->total, want), "peak %.0f, by hand %.0f", pk->total, want);
+    cr_expect(close_rel(pk->total, st->total_bytes));
     free(p);
     free(t);
 }
