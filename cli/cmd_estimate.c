@@ -59,6 +59,7 @@ static const cli_opt opts[] = {
     {"emit-deepspeed", 1, "write ds_config.json for DeepSpeed v0.14.5 to FILE"},
     {"emit-megatron", 1, "write Megatron-LM arguments (Megatron-DeepSpeed with --emit-deepspeed)"},
     {"force", 0, "replace existing output files"},
+    CLI_REPORT_OPT,
     {"nvme-path", 1, "NVMe mount for --offload nvme in ds_config.json"},
     {"lr", 1, "emitted peak learning rate (default 3e-4)"},
     {"min-lr", 1, "emitted warmup start and final learning rate (default 0)"},
@@ -443,6 +444,7 @@ static int run(const cli_args *a)
         (rc = cli_num(a, "tdp-w", 1, 1e5, 0, &tdp)))
         goto done;
     if (tokens > 0) pp_plan_train(&c, p, tokens, price, tdp);
+    if ((rc = cli_report_estimate(a, &m, &c, p))) goto done;
     if ((e->ds_path || e->mg_path) && (rc = write_emit(&m, &c, p, e))) goto done;
     if (!strcmp(fmt, "json")) {
         char *j = pp_plan_to_json(&m, &c, p);

@@ -23,6 +23,8 @@ static const cli_opt opts[] = {
     {"tdp-w", 1, "override the GPU board power, W"},
     {"format", 1, "table (default), json or csv (columns: docs/planner.md)"},
     {"explain", 0, "why #1 wins and why common alternatives lose"},
+    CLI_REPORT_OPT,
+    {"force", 0, "replace an existing --report file"},
     CLI_FINETUNE_OPTS,
     /* lora-rank here may be a list: one search per rank, merged */
     {"threads", 1, "search threads (default: all cores); the result is the same for any"},
@@ -468,6 +470,11 @@ static int run(const cli_args *a)
     if (cli_has(a, "explain") && (st = pp_plan_explain(&m, &c, &o, &l, &why, &err)) != PP_OK) {
         pp_plan_list_free(&l);
         return cli_fail(st, &err);
+    }
+    if ((rc = cli_report_plan(a, &m, &c, &o, &l, why))) {
+        pp_free(why);
+        pp_plan_list_free(&l);
+        return rc;
     }
     if (!strcmp(fmt, "json")) rc = print_json(&m, &c, &l, why);
     else if (!strcmp(fmt, "csv")) print_csv(&m, &c, &l);

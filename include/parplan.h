@@ -480,6 +480,72 @@ typedef struct pp_memory {
 PP_API void pp_memory_estimate(const pp_model *m, const pp_cluster *c, const pp_strategy *s,
                                pp_memory *out);
 
+/* ---------------------------------------------------------------- memory timeline
+ * One stage's memory through one optimizer step (docs/report.md), drawn as a
+ * stacked area by the HTML report: the states stay, activations grow block by
+ * block through the forward of the in-flight micro-batches and are released
+ * through the backward, gradients appear during the backward (or stay, where
+ * the framework keeps a persistent buffer), the optimizer step spikes. Derived from the stage's pp_stage_mem and the strategy only,
+ * so that its maximum is the stage's total_bytes and lies in its peak_phase
+ * (tests/costmodel/test_timeline.c holds it to that). Pure arithmetic. */
+
+typedef enum pp_mem_cat {
+    PP_MEM_PARAMS,      /* weights on the GPU (after ZeRO-3 sharding / offload) */
+    PP_MEM_GRADS,       /* gradients (after ZeRO-2 sharding) */
+    PP_MEM_OPTIMIZER,   /* master copy and moments (after ZeRO-1 sharding) */
+    PP_MEM_OPT_TEMP,    /* the optimizer step's temporaries (fp32 gradient copies, ...) */
+    PP_MEM_ACTIVATIONS, /* stored for backward */
+    PP_MEM_CAST,        /* 16-bit copies of fp32 weights autocast keeps from the forward
+                           to the backward (PyTorch AMP) */
+    PP_MEM_RECOMPUTE,   /* backward working set: activation gradients, recomputed
+                           activations, context parallelism's K/V in flight */
+    PP_MEM_LOSS,        /* last stage: logits and the loss kernel's buffers */
+    PP_MEM_COMM,        /* DP/ZeRO buckets, ZeRO-3 gathered weights, pipeline send/recv,
+                           the all-gather after the step, QLoRA's dequantised matrix */
+    PP_MEM_ALLOCATOR,   /* the caching allocator's reserve beyond what is allocated */
+    PP_MEM_CONTEXT,     /* CUDA context, kernels, NCCL communicators */
+    PP_MEM_CAT_COUNT
+} pp_mem_cat;
+
+/* What happens at a point of the timeline. */
+typedef enum pp_tl_event {
+    PP_TL_START,    /* the step begins: states only */
+    PP_TL_FORWARD,  /* a forward pass (of a block, or of a whole micro-batch) has run */
+    PP_TL_BACKWARD, /* a backward pass has run (or, for the first, is starting) */
+    PP_TL_STEP,     /* the optimizer step */
+    PP_TL_END,      /* after the step: its temporaries are freed */
+    PP_TL_EVENT_COUNT
+} pp_tl_event;
+
+typedef struct pp_mem_point {
+    pp_tl_event event;
+    pp_phase phase;       /* the cost model's phase this moment belongs to */
+    int unit;             /* micro-batch (interleaved: chunk pass) index; -1 = none */
+    int block;            /* last block of the model this point covers; -1 = none */
+    int elided;           /* passes between the previous point and this one that are
+                             not points of their own (a steady state); 0 = none */
+    double bytes[PP_MEM_CAT_COUNT];
+    double total;         /* sum of bytes[] */
+} pp_mem_point;
+
+#define PP_TIMELINE_MAX 256
+
+typedef struct pp_mem_timeline {
+    int stage;
+    int n;                /* points used */
+    int peak;             /* index of the first point with the largest total */
+    int units_held;       /* micro-batches (interleaved: chunks) in flight at the peak */
+    int units_per_step;   /* micro-batches (chunks) the stage runs per step */
+    double unit_bytes;    /* activations of one of them */
+    pp_mem_point pts[PP_TIMELINE_MAX];
+} pp_mem_timeline;
+
+/* The timeline of stage st (from pp_memory_estimate of the resolved s). */
+PP_API void pp_memory_timeline(const pp_model *m, const pp_strategy *s, const pp_stage_mem *st,
+                               pp_mem_timeline *out);
+/* "params", "grads", ... for a category; "?" when out of range. */
+PP_API const char *pp_mem_cat_name(pp_mem_cat c);
+
 
 
 /* ---------------------------------------------------------------- time */
@@ -1228,6 +1294,27 @@ PP_API char *pp_compare_to_csv(const pp_compare_result *r);
 PP_API char *pp_compare_to_svg(const pp_compare_result *r);
 /* The SVG written atomically to path (pp_write_file; force to replace). */
 PP_API pp_status pp_compare_write_svg(const pp_compare_result *r, const char *path, int force, pp_error *err);
+
+/* ---------------------------------------------------------------- HTML report
+ * One self-contained HTML page (docs/report.md): the inputs in full, and per
+ * plan the memory timeline of a stage over one step (pp_memory_timeline), a
+ * bar per stage at its peak, the pipeline schedule and the step-time
+ * waterfall, as inline SVG; CSS for screen and A4 print; a little JavaScript
+ * for hover values, sorting and the stage picker; no request of any kind (a
+ * Content-Security-Policy forbids them). The run's JSON (docs/schema.md) is
+ * embedded in <script type="application/json" id="parplan-data">. The same
+ * inputs and meta give the same bytes. Caller frees with pp_free; NULL when
+ * out of memory. Write it with pp_write_file. */
+typedef struct pp_report_meta {
+    const char *command; /* the command line as run, printed in the header; may be NULL */
+    long long date;      /* seconds since 1970-01-01 UTC, printed in the header */
+} pp_report_meta;
+
+PP_API char *pp_report_estimate(const pp_model *m, const pp_cluster *c, const pp_plan *p, const pp_report_meta *meta);
+/* explain: pp_plan_explain's text, or NULL. */
+PP_API char *pp_report_plan(const pp_model *m, const pp_cluster *c, const pp_search_opts *o, const pp_plan_list *l,
+                            const char *explain, const pp_report_meta *meta);
+PP_API char *pp_report_compare(const pp_model *m, const pp_compare_result *r, const pp_report_meta *meta);
 
 #ifdef __cplusplus
 }
