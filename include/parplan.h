@@ -75,6 +75,10 @@ typedef enum pp_norm { PP_NORM_LAYERNORM, PP_NORM_RMSNORM, PP_NORM_COUNT } pp_no
 typedef enum pp_pos { PP_POS_ROPE, PP_POS_LEARNED, PP_POS_ALIBI, PP_POS_COUNT } pp_pos;
 typedef enum pp_act { PP_ACT_GELU, PP_ACT_RELU, PP_ACT_SILU, PP_ACT_COUNT } pp_act;
 typedef enum pp_block_kind { PP_BLOCK_DENSE, PP_BLOCK_MOE, PP_BLOCK_COUNT } pp_block_kind;
+/* RoPE frequency scaling (HF config.json rope_scaling.rope_type). */
+typedef enum pp_rope_scaling {
+    PP_ROPE_NONE, PP_ROPE_LLAMA3, PP_ROPE_YARN, PP_ROPE_LINEAR, PP_ROPE_DYNAMIC, PP_ROPE_COUNT
+} pp_rope_scaling;
 
 /* Multi-head latent attention (DeepSeek-V2/V3). Zero ranks mean "not MLA". */
 typedef struct pp_mla {
@@ -111,6 +115,14 @@ typedef struct pp_model {
     int embed_norm;            /* a norm right after the embedding (BLOOM) */
     int parallel_block;        /* attention and MLP in parallel (GPT-J/NeoX) */
     double dropout;            /* dropout probability used in training */
+    /* what changes training but not its cost; launch files must carry it
+     * (0 = unknown: the framework's default is written, with a note) */
+    double rope_theta;         /* rotary base (Llama 3: 500000, Qwen2.5: 1e6) */
+    pp_rope_scaling rope_scaling; /* context extension of the rotary frequencies */
+    double rope_factor;        /* its factor (Llama 3.1: 8) */
+    double rope_low_freq, rope_high_freq; /* llama3 scaling: low/high frequency factors (1, 4) */
+    int rope_original_max;     /* llama3/yarn scaling: original context (8192) */
+    double norm_eps;           /* epsilon of the norms (Llama: 1e-5, Qwen2.5: 1e-6) */
     /* mixture of experts */
     int experts;               /* routed experts per MoE block; 0 = dense */
     int topk;                  /* routed experts per token */
