@@ -1,6 +1,7 @@
 #define _GNU_SOURCE /* qsort_r */
 /* cmd_plan.c — `parplan plan`: search every strategy, print the top K. */
 #include <errno.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -66,12 +67,12 @@ static int int_list(const cli_args *a, const char *name, long lo, long hi, pp_in
     s->n = 0;
     if (!v) return 0;
     for (;;) {
-        char *end;
-        errno = 0;
-        long x = strtol(p, &end, 10);
-        if (end == p || errno || x < lo || x > hi || (*end && *end != ',') || s->n >= PP_SET_MAX) {
+        const char *end = strchr(p, ',');
+        if (!end) end = p + strlen(p);
+        double x;
+        if (cli_parse_num(p, (size_t)(end - p), &x) || x < lo || x > hi || x != floor(x) || s->n >= PP_SET_MAX) {
             fprintf(stderr, "parplan: --%s: expected up to %d comma-separated integers in [%ld, %ld], got '%s'\n", name,
-                    PP_SET_MAX, lo, hi, v);
+                    PP_SET_MAX, lo, hi, cli_q(v));
             return 2;
         }
         s->v[s->n++] = (int)x;
@@ -101,7 +102,7 @@ static int enum_list(const cli_args *a, const char *name, int which, unsigned *m
             fprintf(stderr, "parplan: --%s: expected a comma-separated list of", name);
             for (int i = 0, k = 0; i < n; i++)
                 if (!(which == PP_ENUM_PRECISION && i == PP_PREC_TF32)) fprintf(stderr, "%s%s", k++ ? "|" : " ", names[i]);
-            fprintf(stderr, " (or all), got '%s'\n", t);
+            fprintf(stderr, " (or all), got '%s'\n", cli_q(t));
             return 2;
         }
         *mask |= 1u << e;
@@ -124,7 +125,7 @@ static int parse_objective(const cli_args *a, pp_objective *o)
             *o = (pp_objective)i;
             return 0;
         }
-    fprintf(stderr, "parplan: --objective: expected throughput, cost or memory, got '%s'\n", v);
+    fprintf(stderr, "parplan: --objective: expected throughput, cost or memory, got '%s'\n", cli_q(v));
     return 2;
 }
 
@@ -245,7 +246,7 @@ static void print_plan(int rank, const pp_plan *p)
 static void print_table(const pp_model *m, const pp_cluster *c, const pp_search_opts *o, const pp_plan_list *l)
 {
     const pp_search_stats *st = &l->stats;
-    printf("%s on %d x %s (%s), global batch %d, seq %d\n", m->name, pp_cluster_gpus(c), c->gpu.name, c->name,
+    printf("%s on %d x %s (%s), global batch %d, seq %d\n", cli_safe(m->name), pp_cluster_gpus(c), cli_safe(c->gpu.name), cli_safe(c->name),
            o->global_batch, o->seq ? o->seq : m->seq);
     printf("searched %lld valid strategies: %lld over memory by bound, %lld beyond the top %d by bound, %lld costed "
            "(%lld fit), %d stage-split ILPs\n\n",
@@ -325,8 +326,8 @@ static void print_csv(const pp_model *m, const pp_cluster *c, const pp_plan_list
         join(rc, sizeof rc, rcv, s->pp);
         printf("%d,%s,%s,%s,%d,%d,%d,%d,%d,%d,%d,%d,%d,%s,%s,%s,%d,%d,%d,%d,%s,%d,%s,%s,%.9g,%d,%.9g,%.9g,%.9g,%.9g,%.9g,"
                "%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g\n",
-               i + 1, pp_framework_name(s->framework), m->name, c->name, pp_cluster_gpus(c), s->dp, s->tp, s->pp, s->cp,
-               s->ep, s->sp, s->zero, s->shard,
+               i + 1, pp_framework_name(s->framework), cli_csv(m->name), cli_csv(c->name), pp_cluster_gpus(c), s->dp,
+               s->tp, s->pp, s->cp, s->ep, s->sp, s->zero, s->shard,
                pp_offload_name(s->offload), pp_recompute_name(s->recompute), prec_name(s->precision), s->micro_batch,
                s->grad_accum, s->global_batch, s->seq, pp_schedule_name(s->schedule), s->virtual_stages, lay, rc,
                p->memory.peak_bytes, p->memory.peak_stage, t->step_s, t->compute_s, t->recompute_s, t->tp_comm_s,
@@ -345,7 +346,8 @@ static int infeasible(const pp_model *m, const pp_cluster *c, const pp_search_op
     pp_plan_why_infeasible(m, c, o, l, &text, &e2);
     if (!strcmp(fmt, "json")) {
         printf("{\n\"schema_version\": %d,\n\"plans\": [],\n\"error\": \"", PP_SCHEMA_VERSION);
-        for (const char *p = err->msg; *p; p++) printf(*p == '"' || *p == '\\' ? "\\%c" : "%c", *p);
+        for (const char *p = err->msg; *p; p++)
+            if ((unsigned char)*p >= 0x20) printf(*p == '"' || *p == '\\' ? "\\%c" : "%c", *p);
         printf("\"");
         if (l->nearest) {
             char *j = pp_plan_to_json(m, c, l->nearest);
@@ -354,7 +356,7 @@ static int infeasible(const pp_model *m, const pp_cluster *c, const pp_search_op
         }
         printf("\n}\n");
     }
-    if (text) fprintf(strcmp(fmt, "table") ? stderr : stdout, "%s", text);
+    if (text) cli_print_text(strcmp(fmt, "table") ? stderr : stdout, text);
     pp_free(text);
     return cli_fail(PP_ERR_INFEASIBLE, err);
 }
@@ -366,10 +368,11 @@ static int parse_ranks(const cli_args *a, int *ranks, int *n)
     *n = 0;
     if (!v) return 0;
     for (const char *p = v; *p && *n < 16;) {
-        char *end;
-        long r = strtol(p, &end, 10);
-        if (end == p || r < 1 || r > 4096 || (*end && *end != ',')) {
-            fprintf(stderr, "parplan: --lora-rank: expected ranks in [1, 4096], comma-separated, got '%s'\n", v);
+        const char *end = strchr(p, ',');
+        if (!end) end = p + strlen(p);
+        double r;
+        if (cli_parse_num(p, (size_t)(end - p), &r) || r < 1 || r > 4096 || r != floor(r)) {
+            fprintf(stderr, "parplan: --lora-rank: expected ranks in [1, 4096], comma-separated, got '%s'\n", cli_q(v));
             return 2;
         }
         ranks[(*n)++] = (int)r;
@@ -476,7 +479,10 @@ static int run(const cli_args *a)
     if (!strcmp(fmt, "json")) rc = print_json(&m, &c, &l, why);
     else if (!strcmp(fmt, "csv")) print_csv(&m, &c, &l);
     else print_table(&m, &c, &o, &l);
-    if (why && strcmp(fmt, "json")) fprintf(strcmp(fmt, "csv") ? stdout : stderr, "Why:\n%s", why);
+    if (why && strcmp(fmt, "json")) {
+        fprintf(strcmp(fmt, "csv") ? stdout : stderr, "Why:\n");
+        cli_print_text(strcmp(fmt, "csv") ? stdout : stderr, why);
+    }
     pp_free(why);
     pp_plan_list_free(&l);
     return rc;

@@ -122,28 +122,6 @@ static void warn_unread(ds_reader *r, const cJSON *obj, const char *path, const 
             warn(r, path, it->string, "unknown key: DeepSpeed %s%s", why, suggest(it->string, known, sug, sizeof sug));
 }
 
-/* DeepSpeed's json loader rejects duplicate keys at any depth (§2). */
-static void check_duplicates(ds_reader *r, const cJSON *obj, const char *path)
-{
-    for (const cJSON *a = obj ? obj->child : NULL; a && r->jr.st == PP_OK; a = a->next) {
-        if (a->string)
-            for (const cJSON *b = a->next; b; b = b->next)
-                if (b->string && strcmp(a->string, b->string) == 0) {
-                    dfail(r, path, a->string,
-                            "duplicate key: DeepSpeed's loader raises ValueError: Duplicate keys in DeepSpeed config");
-                    return;
-                }
-        if (cJSON_IsObject(a)) {
-            char sub[160];
-            snprintf(sub, sizeof sub, "%s.%.60s", path, a->string ? a->string : "?");
-            check_duplicates(r, a, sub);
-        } else if (cJSON_IsArray(a)) {
-            for (const cJSON *e = a->child; e; e = e->next)
-                if (cJSON_IsObject(e)) check_duplicates(r, e, path);
-        }
-    }
-}
-
 /* ------------------------------------------------------------- top level */
 
 /* Top-level keys DeepSpeed v0.14.5 reads (runtime/constants.py and the
@@ -1055,26 +1033,35 @@ static pp_status ds_rule_failure(const char *where, const pp_error *e, pp_error 
         {"micro_batch", "train_micro_batch_size_per_gpu"}, {"global_batch", "train_batch_size"},
         {"grad_accum", "gradient_accumulation_steps"}, {"grad_accum_dtype", "data_types.grad_accum_dtype"},
         {"precision", "bf16/fp16"}, {"overlap_dp", "zero_optimization.overlap_comm"}, {"optimizer", "optimizer.type"}};
-    if (!e->field[0] || e->detail <= 0) return pp__fail(err, PP_ERR_INPUT, "%s: %s", where, e->msg);
+    if (!e->field[0] || e->detail <= 0)
+        return pp__fail(err, PP_ERR_INPUT, "%s: $: the strategy this file gives cannot run here: %s", where, e->msg);
     const char *k = NULL;
     for (size_t i = 0; i < sizeof keys / sizeof *keys && !k; i++)
         if (!strcmp(e->field, keys[i].field)) k = keys[i].key;
-    pp__fail(err, PP_ERR_INPUT, "%s: %s%s%s%s: %s", where, k ? k : e->field, k ? " (" : "", k ? e->field : "", k ? ")" : "",
-             e->msg + e->detail);
+    if (k)
+        pp__fail(err, PP_ERR_INPUT, "%s: $.%s (%s %s): %s", where, k, e->field, e->value, e->msg + e->detail);
+    else /* a command-line field with this file's values */
+        pp__fail(err, PP_ERR_INPUT, "%s: $: with %s %s: %s", where, e->field, e->value, e->msg + e->detail);
     if (err) err->rule = e->rule;
     return PP_ERR_INPUT;
 }
 
-pp_status pp_deepspeed_parse(const char *text, size_t len, const char *where, const pp_model *m, const pp_cluster *c,
-                             pp_strategy *s, pp_deepspeed_opts *o, pp_notes *warnings, pp_error *err)
+pp_status pp_deepspeed_parse_hf(const char *text, size_t len, const char *where, const pp_model *m,
+                                const pp_cluster *c, const pp_hf_trainer_args *hf, pp_strategy *s,
+                                pp_deepspeed_opts *o, pp_notes *warnings, pp_error *err)
 {
     pp_deepspeed_opts local;
     pp_deepspeed_opts_default(&local);
-    cJSON *root = jr_parse(text, len, where, err);
-    if (!root) return err && strstr(err->msg, "out of memory") ? PP_ERR_NOMEM : PP_ERR_INPUT;
+    /* DeepSpeed's loader rejects duplicate keys at any depth (§2); so does jr_parse */
+    pp_status pst;
+    cJSON *root = jr_parse_ex(text, len, where, "DeepSpeed's loader raises ValueError: Duplicate keys in DeepSpeed "
+                              "config", err, &pst);
+    if (!root) return pst;
     pp_strategy base = *s, out = *s;
     ds_reader r = {{where, err, PP_OK}, warnings, m, &base, 1};
-    check_duplicates(&r, root, "$");
+    long rest = (long)s->tp * s->pp * s->cp;
+    if (rest >= 1 && pp_cluster_gpus(c) % rest == 0) /* else fill() says so */
+        pp__ds_fill_auto(root, &r.jr, m, c, (int)(pp_cluster_gpus(c) / rest), hf, warnings);
     if (r.jr.st == PP_OK) fill(&r, root, c, &out, &local);
     cJSON_Delete(root);
     if (r.jr.st != PP_OK) return r.jr.st;
@@ -1087,14 +1074,26 @@ pp_status pp_deepspeed_parse(const char *text, size_t len, const char *where, co
     return PP_OK;
 }
 
-pp_status pp_deepspeed_read(const char *path, const pp_model *m, const pp_cluster *c, pp_strategy *s,
-                            pp_deepspeed_opts *o, pp_notes *warnings, pp_error *err)
+pp_status pp_deepspeed_parse(const char *text, size_t len, const char *where, const pp_model *m, const pp_cluster *c,
+                             pp_strategy *s, pp_deepspeed_opts *o, pp_notes *warnings, pp_error *err)
+{
+    return pp_deepspeed_parse_hf(text, len, where, m, c, NULL, s, o, warnings, err);
+}
+
+pp_status pp_deepspeed_read_hf(const char *path, const pp_model *m, const pp_cluster *c, const pp_hf_trainer_args *hf,
+                               pp_strategy *s, pp_deepspeed_opts *o, pp_notes *warnings, pp_error *err)
 {
     char *text;
     size_t len;
     pp_status st = jr_read_file(path, &text, &len, err);
     if (st != PP_OK) return st;
-    st = pp_deepspeed_parse(text, len, path, m, c, s, o, warnings, err);
+    st = pp_deepspeed_parse_hf(text, len, path, m, c, hf, s, o, warnings, err);
     free(text);
     return st;
+}
+
+pp_status pp_deepspeed_read(const char *path, const pp_model *m, const pp_cluster *c, pp_strategy *s,
+                            pp_deepspeed_opts *o, pp_notes *warnings, pp_error *err)
+{
+    return pp_deepspeed_read_hf(path, m, c, NULL, s, o, warnings, err);
 }

@@ -40,4 +40,10 @@ void pp__fmt_num(char *buf, size_t cap, double x);
 /* stage3_max_reuse_distance default (zero/config.py); not in pp_buffers. */
 #define PP_DS_MAX_REUSE_DISTANCE 1e9
 
+/* Fills the "auto" values of a parsed ds_config.json as the Hugging Face
+ * integration does (configs/deepspeed_auto.c), noting each; a mismatch
+ * with hf fails jr. dp is the data-parallel size. hf may be NULL. */
+void pp__ds_fill_auto(cJSON *root, jr_ctx *jr, const pp_model *m, const pp_cluster *c, int dp,
+                      const pp_hf_trainer_args *hf, pp_notes *notes);
+
 #endif

@@ -152,11 +152,11 @@ static int overlap_default(const pp__fw *f, const pp_strategy *s)
 /* DeepSpeed buckets (elements): reduce_bucket_size and allgather_bucket_size
  * 5e8 (deepspeed/runtime/zero/config.py); DDP: bucket_cap_mb 25 MiB of fp32
  * gradients (torch.nn.parallel.DistributedDataParallel). */
-static void buckets_default(const pp__fw *f, const pp_strategy *s, pp_buffers *b)
+static void buckets_default(const pp__fw *f, pp_strategy *s, pp_buffers *b)
 {
     double ddp = 25.0 * 1048576 / 4;
-    if (b->reduce_bucket <= 0) b->reduce_bucket = f->buckets == PP_BUCKETS_DDP ? ddp : 5e8;
-    if (b->allgather_bucket <= 0) b->allgather_bucket = 5e8;
+    if (b->reduce_bucket <= 0) b->reduce_bucket = f->buckets == PP_BUCKETS_DDP ? ddp : 5e8, s->filled |= PP_FILLED_REDUCE_BUCKET;
+    if (b->allgather_bucket <= 0) b->allgather_bucket = 5e8, s->filled |= PP_FILLED_ALLGATHER_BUCKET;
     /* without its ZeRO optimizer DeepSpeed all-reduces in fixed 5e8-element
      * buckets (engine.py MEMORY_OPT_ALLREDUCE_SIZE), whatever the config says */
     if (f->buckets == PP_BUCKETS_DEEPSPEED && pp__ds_wrapper_of(s) != PP_DS_ZERO) b->reduce_bucket = 5e8;
@@ -166,13 +166,30 @@ void pp__fw_fill(pp_strategy *s)
 {
     const pp__fw *f = pp__fw_get(s->framework);
     if (!f) return;
-    if (s->grad_accum_dtype == PP_GRAD_AUTO) s->grad_accum_dtype = grad_default(f, s);
-    if (s->cp_comm == PP_CP_AUTO) s->cp_comm = f->cp_default;
-    if (s->loss == PP_LOSS_AUTO) s->loss = PP_LOSS_FP32;
-    if (s->overlap_dp < 0) s->overlap_dp = overlap_default(f, s);
-    if (s->overlap_tp < 0) s->overlap_tp = f->tp_overlap && s->sp && s->tp > 1;
-    if (s->buf.free_pipeline_outputs < 0) s->buf.free_pipeline_outputs = f->free_outputs;
+    if (s->grad_accum_dtype == PP_GRAD_AUTO) s->grad_accum_dtype = grad_default(f, s), s->filled |= PP_FILLED_GRAD_DTYPE;
+    if (s->cp_comm == PP_CP_AUTO) s->cp_comm = f->cp_default, s->filled |= PP_FILLED_CP_COMM;
+    if (s->loss == PP_LOSS_AUTO) s->loss = PP_LOSS_FP32, s->filled |= PP_FILLED_LOSS;
+    if (s->overlap_dp < 0) s->overlap_dp = overlap_default(f, s), s->filled |= PP_FILLED_OVERLAP_DP;
+    if (s->overlap_tp < 0) s->overlap_tp = f->tp_overlap && s->sp && s->tp > 1, s->filled |= PP_FILLED_OVERLAP_TP;
+    if (s->buf.free_pipeline_outputs < 0) s->buf.free_pipeline_outputs = f->free_outputs, s->filled |= PP_FILLED_OUTPUTS;
     buckets_default(f, s, &s->buf);
+}
+
+void pp__fw_unfill(pp_strategy *s)
+{
+    unsigned k = s->filled;
+    if (k & PP_FILLED_FRAMEWORK) s->framework = PP_FW_AUTO;
+    if (k & PP_FILLED_GRAD_DTYPE) s->grad_accum_dtype = PP_GRAD_AUTO;
+    if (k & PP_FILLED_CP_COMM) s->cp_comm = PP_CP_AUTO;
+    if (k & PP_FILLED_LOSS) s->loss = PP_LOSS_AUTO;
+    if (k & PP_FILLED_OVERLAP_DP) s->overlap_dp = -1;
+    if (k & PP_FILLED_OVERLAP_TP) s->overlap_tp = -1;
+    if (k & PP_FILLED_OUTPUTS) s->buf.free_pipeline_outputs = -1;
+    if (k & PP_FILLED_REDUCE_BUCKET) s->buf.reduce_bucket = 0;
+    if (k & PP_FILLED_ALLGATHER_BUCKET) s->buf.allgather_bucket = 0;
+    if (k & PP_FILLED_GRAD_ACCUM) s->grad_accum = 0;
+    if (k & PP_FILLED_SPLIT) memset(s->stage_layers, 0, sizeof s->stage_layers);
+    s->filled = 0;
 }
 
 int pp_framework_supports(pp_framework fw, const char *dim, int v)

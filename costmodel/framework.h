@@ -82,6 +82,8 @@ const pp__fw *pp__fw_get(pp_framework f);
 /* Fills every AUTO behaviour of s (framework set) with the framework's:
  * gradient dtype, CP kind, loss, overlaps, pipeline outputs, buckets. */
 void pp__fw_fill(pp_strategy *s);
+/* Undoes what resolve derived (pp_strategy.filled): back to AUTO. */
+void pp__fw_unfill(pp_strategy *s);
 /* The ZeRO stage the model states follow: FSDP shards everything (3);
  * DeepSpeed's BF16_Optimizer (bf16 with fp32 accumulation, ZeRO <= 1)
  * shards fp32 master weights and optimizer states like ZeRO-1. */

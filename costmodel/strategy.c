@@ -203,6 +203,7 @@ static void fill_split(pp_strategy *s, const pp_model *m)
 {
     const pp__fw *f = pp__fw_get(s->framework);
     if (split_given(s) || s->pp < 1 || s->pp > PP_MAX_STAGES || s->pp > m->layers) return;
+    s->filled |= PP_FILLED_SPLIT;
     if (f && f->split == PP_SPLIT_DEEPSPEED && s->pp > 1 && pp_split_deepspeed(m->layers, s->pp, 0, s->stage_layers, NULL) == PP_OK)
         return;
     pp__split_default(s->pp, m->layers, s->stage_layers);
@@ -215,10 +216,13 @@ static pp_status resolve_for(pp_strategy *s, const pp_model *m, const pp_cluster
     pp__fw_fill(s);
     pp_status st = pp__rules_eval(&x, PP_DIM_ALL & ~PP_DIM_SPLIT, 0, NULL, err);
     if (st != PP_OK) return st;
+    if (!s->grad_accum) s->filled |= PP_FILLED_GRAD_ACCUM;
     s->grad_accum = (int)(s->global_batch / ((long)s->micro_batch * s->dp));
     fill_split(s, m);
     return pp__rules_eval(&x, PP_DIM_ALL, PP_DIM_ALL & ~PP_DIM_SPLIT, NULL, err);
 }
+
+static pp_status resolve_one(pp_strategy *s, const pp_model *m, const pp_cluster *c, pp_error *err);
 
 /* AUTO: plain PyTorch on one GPU, else DeepSpeed, then the others in the
  * order below: the first that can run the strategy. */
@@ -234,6 +238,7 @@ static pp_status resolve_auto(pp_strategy *s, const pp_model *m, const pp_cluste
         t.framework = order[i];
         if (resolve_for(&t, m, c, &e) == PP_OK) {
             *s = t;
+            s->filled |= PP_FILLED_FRAMEWORK;
             return PP_OK;
         }
         if (i == first) first_err = e;
@@ -244,7 +249,15 @@ static pp_status resolve_auto(pp_strategy *s, const pp_model *m, const pp_cluste
 
 pp_status pp_strategy_resolve(pp_strategy *s, const pp_model *m, const pp_cluster *c, pp_error *err)
 {
-    if (s->framework == PP_FW_AUTO) return resolve_auto(s, m, c, err);
+    pp_strategy in = *s;
+    pp__fw_unfill(s); /* what an earlier resolve derived is derived anew */
+    pp_status st = s->framework == PP_FW_AUTO ? resolve_auto(s, m, c, err) : resolve_one(s, m, c, err);
+    if (st != PP_OK) *s = in;
+    return st;
+}
+
+static pp_status resolve_one(pp_strategy *s, const pp_model *m, const pp_cluster *c, pp_error *err)
+{
     if (!pp__fw_get(s->framework))
         return pp__fail_field(err, 0, "framework", "?", "expected one of pytorch, deepspeed, megatron, "
                               "megatron-deepspeed, fsdp");

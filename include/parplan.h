@@ -75,6 +75,10 @@ typedef enum pp_norm { PP_NORM_LAYERNORM, PP_NORM_RMSNORM, PP_NORM_COUNT } pp_no
 typedef enum pp_pos { PP_POS_ROPE, PP_POS_LEARNED, PP_POS_ALIBI, PP_POS_COUNT } pp_pos;
 typedef enum pp_act { PP_ACT_GELU, PP_ACT_RELU, PP_ACT_SILU, PP_ACT_COUNT } pp_act;
 typedef enum pp_block_kind { PP_BLOCK_DENSE, PP_BLOCK_MOE, PP_BLOCK_COUNT } pp_block_kind;
+/* RoPE frequency scaling (HF config.json rope_scaling.rope_type). */
+typedef enum pp_rope_scaling {
+    PP_ROPE_NONE, PP_ROPE_LLAMA3, PP_ROPE_YARN, PP_ROPE_LINEAR, PP_ROPE_DYNAMIC, PP_ROPE_COUNT
+} pp_rope_scaling;
 
 /* Multi-head latent attention (DeepSeek-V2/V3). Zero ranks mean "not MLA". */
 typedef struct pp_mla {
@@ -111,6 +115,14 @@ typedef struct pp_model {
     int embed_norm;            /* a norm right after the embedding (BLOOM) */
     int parallel_block;        /* attention and MLP in parallel (GPT-J/NeoX) */
     double dropout;            /* dropout probability used in training */
+    /* what changes training but not its cost; launch files must carry it
+     * (0 = unknown: the framework's default is written, with a note) */
+    double rope_theta;         /* rotary base (Llama 3: 500000, Qwen2.5: 1e6) */
+    pp_rope_scaling rope_scaling; /* context extension of the rotary frequencies */
+    double rope_factor;        /* its factor (Llama 3.1: 8) */
+    double rope_low_freq, rope_high_freq; /* llama3 scaling: low/high frequency factors (1, 4) */
+    int rope_original_max;     /* llama3/yarn scaling: original context (8192) */
+    double norm_eps;           /* epsilon of the norms (Llama: 1e-5, Qwen2.5: 1e-6) */
     /* mixture of experts */
     int experts;               /* routed experts per MoE block; 0 = dense */
     int topk;                  /* routed experts per token */
@@ -339,7 +351,18 @@ typedef struct pp_strategy {
     int overlap_tp;              /* TP communication overlapped with GEMMs (TE userbuffers);
                                     -1 (default): where the framework does */
     pp_finetune ft;              /* full training by default */
+    unsigned filled;             /* what pp_strategy_resolve derived rather than was given
+                                    (bit per PP_FILLED_*): resolving again derives it anew,
+                                    so a resolved strategy with a changed degree re-resolves
+                                    to the framework's behaviour for it */
 } pp_strategy;
+
+enum {
+    PP_FILLED_FRAMEWORK = 1u << 0, PP_FILLED_GRAD_DTYPE = 1u << 1, PP_FILLED_CP_COMM = 1u << 2,
+    PP_FILLED_LOSS = 1u << 3, PP_FILLED_OVERLAP_DP = 1u << 4, PP_FILLED_OVERLAP_TP = 1u << 5,
+    PP_FILLED_OUTPUTS = 1u << 6, PP_FILLED_REDUCE_BUCKET = 1u << 7, PP_FILLED_ALLGATHER_BUCKET = 1u << 8,
+    PP_FILLED_GRAD_ACCUM = 1u << 9, PP_FILLED_SPLIT = 1u << 10
+};
 
 PP_API void pp_buffers_default(pp_buffers *b);
 /* A strategy with every field at its default (1-way, ZeRO 0, bf16, AdamW,
@@ -733,7 +756,8 @@ PP_API pp_status pp_deepspeed_write(const pp_model *m, const pp_cluster *c, cons
                                     const pp_deepspeed_opts *o, const char *path, int force, pp_notes *notes,
                                     pp_error *err);
 /* Reads a user's ds_config.json the way DeepSpeed v0.14.5 does (batch rule,
- * defaults, "auto", its failures) into s. On entry s carries what a
+ * defaults, its failures; "auto" filled in first as the Hugging Face Trainer
+ * does, see pp_hf_trainer_args below) into s. On entry s carries what a
  * DeepSpeed config does not: tp, pp, cp, ep, sp, seq, recompute, schedule,
  * stage split, attention, order (and precision fp8 or optimizer as
  * fallbacks); the file sets dp, ZeRO, offload, precision, gradient dtype,
@@ -745,6 +769,31 @@ PP_API pp_status pp_deepspeed_parse(const char *text, size_t len, const char *wh
                                     pp_notes *warnings, pp_error *err);
 PP_API pp_status pp_deepspeed_read(const char *path, const pp_model *m, const pp_cluster *c, pp_strategy *s,
                                    pp_deepspeed_opts *o, pp_notes *warnings, pp_error *err);
+
+/* What the Hugging Face Trainer (or Accelerate) fills into "auto" values of
+ * a ds_config.json before DeepSpeed reads it: its TrainingArguments
+ * (transformers integrations/deepspeed.py; every rule in
+ * configs/deepspeed_auto.c and docs/deepspeed.md). 0 or -1 = not given:
+ * the Trainer's default (per_device_train_batch_size 8, accumulation 1),
+ * and for the precision parplan's default, bf16 (the Trainer's own default
+ * is fp32). A given value that a number in the file contradicts is the
+ * Trainer's mismatch error (PP_ERR_INPUT naming the key); a key the file
+ * leaves out takes the given value. The model's hidden size fills the ZeRO
+ * bucket keys. Every value filled in is added to the warnings. */
+typedef struct pp_hf_trainer_args {
+    int micro_batch;   /* per_device_train_batch_size; 0 = not given */
+    int global_batch;  /* sequences per step: accumulation = global / (micro x dp); 0 = not given */
+    int precision;     /* pp_precision of --bf16/--fp16/neither (fp8: bf16 outside its GEMMs); -1 = not given */
+} pp_hf_trainer_args;
+
+/* pp_deepspeed_parse / _read with the Trainer's arguments for "auto" (hf
+ * may be NULL: none given). The plain functions are these with NULL. */
+PP_API pp_status pp_deepspeed_parse_hf(const char *text, size_t len, const char *where, const pp_model *m,
+                                       const pp_cluster *c, const pp_hf_trainer_args *hf, pp_strategy *s,
+                                       pp_deepspeed_opts *o, pp_notes *warnings, pp_error *err);
+PP_API pp_status pp_deepspeed_read_hf(const char *path, const pp_model *m, const pp_cluster *c,
+                                      const pp_hf_trainer_args *hf, pp_strategy *s, pp_deepspeed_opts *o,
+                                      pp_notes *warnings, pp_error *err);
 
 /* Megatron-LM (Megatron-Core) or Megatron-DeepSpeed command-line arguments. */
 typedef enum pp_megatron_flavor {
@@ -773,9 +822,36 @@ PP_API pp_status pp_megatron_write(const pp_model *m, const pp_cluster *c, const
                                    const pp_megatron_opts *o, const char *path, int force, pp_notes *notes,
                                    pp_error *err);
 
-/* Writes len bytes to path: to a temporary file in the same directory, then
- * renamed over path, so path is complete or untouched. Without force an
- * existing path is left alone and PP_ERR_IO says so. */
+/* ---------------------------------------------------------------- files out
+ * Every file parplan writes (ds_config.json, Megatron arguments, the HF and
+ * PEFT configs, SVG charts) goes through pp_write_files: each file goes to a
+ * temporary file in its own directory, is fsynced, and only when all of a
+ * set are written are they renamed into place; if installing one fails, the
+ * ones already in place are removed again (an old file replaced with force
+ * is put back). So a set of files is complete or untouched, never half.
+ * Every destination is checked first (pp_write_check): its directory exists
+ * and is writable, and the name is absent, or, with force, a regular file.
+ * force never replaces a directory, a symbolic link (not written through:
+ * give the target's path), a device such as /dev/full, a FIFO or a socket.
+ * Errors: PP_ERR_INPUT for a missing path or the same file twice; PP_ERR_IO
+ * (exit 2) for a bad destination; PP_ERR_INTERNAL (exit 3) when the bytes
+ * could not be written (disk full, file size limit, I/O error). The message
+ * names the file and the system's reason (strerror). */
+
+typedef struct pp_out_file {
+    const char *path;
+    const char *data;
+    size_t len;              /* bytes of data */
+} pp_out_file;
+
+/* PP_OK when path could be written now (see above); nothing is created. */
+PP_API pp_status pp_write_check(const char *path, int force, pp_error *err);
+#define PP_WRITE_FORCE 1u  /* replace existing regular files */
+#define PP_WRITE_MKDIRS 2u /* create missing directories (as mkdir -p; e.g. one folder per plan),
+                              and remove the ones created if the set fails */
+/* Writes n files as one set (see above). flags: PP_WRITE_*. */
+PP_API pp_status pp_write_files(const pp_out_file *files, int n, unsigned flags, pp_error *err);
+/* One file: pp_write_files with n = 1. */
 PP_API pp_status pp_write_file(const char *path, const char *data, size_t len, int force, pp_error *err);
 
 /* ---------------------------------------------------------------- planner
@@ -827,6 +903,19 @@ typedef struct pp_search_opts {
     pp_strategy base;          /* what is not searched: optimizer, attention,
                                   gradient dtype, buffers, rank order, overlap */
 } pp_search_opts;
+
+/* GLPK: the stage-split ILP is solved with GLPK (planner/ilp_glpk.c). A
+ * program that uses GLPK itself keeps its GLPK state as it had it: GLPK
+ * keeps everything per thread (the terminal output flag set with
+ * glp_term_out, the glp_error_hook, every glp_prob, and glp_free_env frees
+ * them all), and parplan runs each solve on a thread it creates and joins
+ * within the call. There it switches terminal output off, installs its own
+ * error hook, and calls glp_free_env before the thread ends (also after a
+ * GLPK error). Nothing of this reaches the calling thread: its hook,
+ * terminal setting and objects are untouched, and no GLPK environment is
+ * left on it. This needs a GLPK built with thread-local storage
+ * (glp_config("TLS") not NULL, as Debian's is); without it parplan does not
+ * call GLPK and splits stages with its exact DP (stats.ilp_fallbacks). */
 
 /* Defaults: top 3, throughput, everything searched, ILP on. global_batch
  * must still be set. */
@@ -881,10 +970,24 @@ PP_API double pp_plan_objective(const pp_cluster *c, const pp_plan *p, pp_object
 PP_API pp_status pp_plan_explain(const pp_model *m, const pp_cluster *c, const pp_search_opts *o,
                                  const pp_plan_list *list, char **text, pp_error *err);
 /* When nothing fits: the least memory any candidate needed against what is
- * usable, and which change would fit (more GPUs, offload, recompute, a
- * smaller micro-batch, ZeRO), each checked by searching again. */
+ * usable (by how much, on which stage, the largest term), and which change
+ * would fit (more GPUs, offload, recompute, a smaller micro-batch, ZeRO),
+ * each checked by searching again, fastest first. The same words and
+ * ranking as pp_oom_advice. */
 PP_API pp_status pp_plan_why_infeasible(const pp_model *m, const pp_cluster *c, const pp_search_opts *o,
                                         const pp_plan_list *list, char **text, pp_error *err);
+
+/* When an estimated plan p (from pp_estimate) does not fit: by how much, on
+ * which stage and which term dominates, and the smallest changes that fit
+ * (micro-batch, recompute, ZeRO stage, offload, tp x 2, pp x 2, or 2-8 times
+ * the GPUs for the same global batch; up to three at once), each checked by
+ * re-estimating and kept only when no smaller change fits, listed by
+ * predicted step time (those on the same GPUs first). flags:
+ * PP_ADVICE_DEEPSPEED names the ds_config.json keys of each change.
+ * *text is caller-freed (pp_free); PP_ERR_INPUT when p fits. */
+#define PP_ADVICE_DEEPSPEED 1u
+PP_API pp_status pp_oom_advice(const pp_model *m, const pp_cluster *c, const pp_plan *p, unsigned flags, char **text,
+                               pp_error *err);
 
 /* ---------------------------------------------------------------- Hugging Face
  * For the HF Trainer + PEFT stack (docs/finetune.md). */
@@ -925,37 +1028,112 @@ PP_API pp_status pp_scenario_load(const pp_scenario *sc, pp_model *m, pp_cluster
  * NULL unless out of memory; *status gets the outcome (PP_ERR_INFEASIBLE when
  * nothing fits). Caller frees with pp_free. Thread-safe. */
 PP_API char *pp_plan_request(const char *json, pp_status *status);
+/* The estimate of one strategy as a request (docs/sweep.md): model,
+ * cluster, nodes/gpus and strategy keys named as `parplan estimate`'s flags
+ * (tp, pp, dp, zero, micro_batch, global_batch, recompute, ...), with the
+ * same defaults. Result {"schema_version", "scenario", "plan": {...}} where
+ * "plan" is exactly `parplan estimate --format json`, or {"error": {...}}.
+ * A plan that does not fit is a result (PP_OK, "fits": false), as in the
+ * CLI. Caller frees with pp_free. Thread-safe. */
+PP_API char *pp_estimate_request(const char *json, pp_status *status);
 
 /* ---------------------------------------------------------------- sweeps
- * A sweep spec ({"grid": {...}, "scenarios": [...]}, docs/sweep.md) expands
- * to scenarios: the grid first, in the order its keys are written with the
- * last varying fastest, then the listed scenarios. Each result is one JSON
- * line or CSV row carrying its index in that order. */
+ * A sweep spec ({"grid": {...}, "scenarios": [...]}, docs/sweep.md) is an
+ * indexed sequence of scenarios: the grid first, in the order its keys are
+ * written with the last varying fastest, then the listed scenarios. Nothing
+ * is expanded up front: scenario i is built from i in O(grid keys), so a
+ * sweep of any size runs in constant memory, and shards and resumed indices
+ * are skipped without being built. Each result is one JSON line or CSV row
+ * carrying its index; results leave in index order, with at most a bounded
+ * window of finished results held back for ordering.
+ * Ownership: a pp_sweep owns its parsed spec (pp_sweep_close); lines and
+ * scenario texts returned are the caller's (pp_free). */
 
 typedef enum pp_sweep_format { PP_SWEEP_JSONL, PP_SWEEP_CSV, PP_SWEEP_FORMAT_COUNT } pp_sweep_format;
 
+#define PP_SWEEP_MAX 2147483647 /* scenarios one spec may hold (INT_MAX) */
+
 typedef struct pp_sweep_opts {
-    int jobs;                   /* scenarios in parallel; 0 = OpenMP default */
+    int jobs;                   /* scenarios in parallel (worker threads); 0 = OpenMP default */
     int shard_k, shard_n;       /* run indices i with i % n == k - 1; 0/0 = all */
     pp_sweep_format format;
+    int top;                    /* > 0: "top" for scenarios that do not give one (the
+                                   scenario echoed in the line carries it); 0 = theirs */
+    int window;                 /* results held back for ordering, at most; 0 = default
+                                   (64 + 32 x jobs) */
     const int *skip;            /* sorted indices to skip (resume); may be NULL */
     int nskip;
-    /* Called once per result, in index order, from one thread at a time:
-     * the line (no newline) and the scenario's status. */
-    void (*emit)(int index, const char *line, pp_status st, void *user);
-    /* Called after each finished scenario (any order): done of total. */
+    /* pp_sweep_run: called once per result, in index order, from one thread
+     * at a time: the line (no newline) and the scenario's status. Return 0
+     * to go on, non-zero to stop the sweep (pp_sweep_run then returns
+     * PP_ERR_IO). */
+    int (*emit)(int index, const char *line, pp_status st, void *user);
+    /* pp_sweep_run: called after each emitted result: done of total (the
+     * scenarios this shard runs, less those skipped). */
     void (*progress)(int done, int total, void *user);
     void *user;
 } pp_sweep_opts;
 
-/* Number of scenarios a spec expands to (before sharding), or a status. */
+typedef struct pp_sweep pp_sweep;             /* a parsed spec, indexable */
+typedef struct pp_sweep_queue pp_sweep_queue; /* the ordered window of a running sweep */
+
+/* Parses and checks a spec; builds no scenario. PP_ERR_INPUT names `where`
+ * and the JSON path. *out is freed with pp_sweep_close. */
+PP_API pp_status pp_sweep_open(const char *spec, size_t len, const char *where, pp_sweep **out, pp_error *err);
+PP_API void pp_sweep_close(pp_sweep *s);
+/* Scenarios in the spec (before sharding). */
+PP_API int pp_sweep_size(const pp_sweep *s);
+/* Scenario `index` as JSON text, with "top" added as o->top says (o may be
+ * NULL). NULL when out of memory or index is out of range. Thread-safe. */
+PP_API char *pp_sweep_scenario(const pp_sweep *s, const pp_sweep_opts *o, int index);
+/* Runs scenario `index` on the calling thread and renders its result line
+ * in o->format (no newline); *st gets the scenario's status. NULL (and
+ * *st = PP_ERR_NOMEM) when out of memory. Thread-safe: MPI ranks and worker
+ * threads call it side by side. */
+PP_API char *pp_sweep_result(const pp_sweep *s, const pp_sweep_opts *o, int index, pp_status *st);
+/* 1 when index is run under o's shard and skip list, else 0. */
+PP_API int pp_sweep_selected(const pp_sweep_opts *o, int index);
+
+/* Runs a sweep on o->jobs worker threads while drive(q, user) runs on the
+ * calling thread and takes the results in order with pp_sweep_queue_next.
+ * Other processes (MPI ranks) can take part: the driver claims indices for
+ * them and puts their lines back. Returns what drive returns; once drive
+ * returns, workers finish the scenario in hand and stop. PP_ERR_INPUT for
+ * a bad shard. Deterministic order whatever the thread count. */
+PP_API pp_status pp_sweep_stream(const pp_sweep *s, const pp_sweep_opts *o,
+                                 pp_status (*drive)(pp_sweep_queue *q, void *user), void *user, pp_error *err);
+/* The next result in index order. wait = 1 blocks until it is ready (with
+ * no worker thread the caller runs it); 0 returns at once. Returns 1 with
+ * *line (caller frees with pp_free), 0 not ready yet, -1 when every selected
+ * scenario has been returned, -2 when a worker ran out of memory. */
+PP_API int pp_sweep_queue_next(pp_sweep_queue *q, int wait, int *index, char **line, pp_status *st);
+/* For a worker outside this process: the next index to run. 1 with *index,
+ * 0 when the window is full (claim again after taking results), -1 when
+ * nothing is left to claim. */
+PP_API int pp_sweep_queue_claim(pp_sweep_queue *q, int *index);
+/* Hands in the line of a claimed index (copied). PP_ERR_INPUT when index is
+ * not claimed and pending. */
+PP_API pp_status pp_sweep_queue_put(pp_sweep_queue *q, int index, const char *line, pp_status st);
+/* Scenarios the sweep runs (selected by shard and skip list) and of those
+ * returned by pp_sweep_queue_next so far. */
+PP_API int pp_sweep_queue_total(const pp_sweep_queue *q);
+PP_API int pp_sweep_queue_done(const pp_sweep_queue *q);
+
+/* Number of scenarios a spec holds (before sharding), or a status. */
 PP_API pp_status pp_sweep_count(const char *spec, size_t len, const char *where, int *count, pp_error *err);
-/* Runs a sweep. PP_OK when the spec was valid (scenario failures are in
+/* Runs a sweep, calling o->emit per result in index order. PP_OK when the
+ * spec was valid and every result was emitted (scenario failures are in
  * their lines); *failed counts scenarios that did not give a plan. */
 PP_API pp_status pp_sweep_run(const char *spec, size_t len, const char *where, const pp_sweep_opts *o,
                               int *failed, pp_error *err);
 /* The fixed CSV header of PP_SWEEP_CSV (docs/sweep.md). Static storage. */
 PP_API const char *pp_sweep_csv_header(void);
+
+/* The field an error message names, from the library's message forms
+ * ("FILE: $.grid.gpus: ...", "--tp 3: ...", "FILE:3:7: malformed ...")
+ * into buf: "$.grid.gpus", "tp", "$" (the whole document). "" when the
+ * message names none. Returns buf. */
+PP_API char *pp_error_field(const pp_error *err, char *buf, size_t cap);
 
 /* ---------------------------------------------------------------- compare
  * What-if analysis (docs/compare.md): one model on several cluster types and
@@ -984,6 +1162,19 @@ typedef enum pp_price_kind {
 } pp_price_kind;
 
 PP_API const char *pp_price_kind_name(pp_price_kind k); /* "none", "catalog", ... */
+/* What kind of rental rate a price is: "on-demand" (the catalog's prices are
+ * on-demand list prices, never reserved or spot), "given" (the user's rate,
+ * whatever their contract), "purchase", "none". */
+PP_API const char *pp_price_basis(pp_price_kind k);
+/* The precision compare uses on every cluster unless told otherwise: bf16,
+ * or fp16 on a GPU without bf16 (V100). */
+PP_API pp_precision pp_compare_default_precision(const pp_gpu *g);
+/* Model FLOPs utilisation on one basis for every GPU: model FLOP/s per GPU
+ * over the dense peak of pp_compare_default_precision (bf16), whatever
+ * precision the plan runs in (pp_throughput.mfu is over the plan's own
+ * precision's peak, so an fp8 plan's mfu is against twice the FLOP/s). NaN
+ * when not computable. */
+PP_API double pp_compare_mfu_bf16(const pp_cluster *c, const pp_plan *p);
 
 /* One cluster type to compare. */
 typedef struct pp_compare_cluster {
@@ -998,7 +1189,9 @@ struct pp_compare_option;
 
 typedef struct pp_compare_opts {
     pp_search_opts search;   /* global_batch (required), seq, objective (throughput or
-                                cost), threads, restrictions; top_k is forced to 1 */
+                                cost), threads, restrictions; top_k is forced to 1;
+                                precisions 0 = pp_compare_default_precision on every
+                                cluster (bf16), never fp8 unless asked */
     double train_tokens;     /* tokens to train on, > 0 (required) */
     double deadline_days;    /* > 0: a deadline; 0 = none */
     double budget_usd;       /* > 0: a budget; 0 = none */
@@ -1039,6 +1232,7 @@ typedef struct pp_compare_option {
     double tokens_per_s;
     double tokens_per_s_per_usd_hour; /* tokens/s / (GPUs x $/GPU-hour) */
     double tokens_per_usd;   /* = 3600 x the above */
+    double mfu_bf16;         /* pp_compare_mfu_bf16: one basis for every option; NaN without a plan */
     int meets_deadline;      /* 1 when a deadline is given and days <= it */
     int within_budget;       /* 1 when a budget is given and cost <= it */
     int pareto;              /* on the Pareto front of (days, cost) */

@@ -566,7 +566,8 @@ Test(cli_estimate, bad_numbers)
     expect_bad(cli(EST, "--seq", "0", NULL), "--seq", "'0'");
     expect_bad(cli(EST, "--micro-batch", "abc", NULL), "--micro-batch", "expected an integer", "'abc'");
     expect_bad(cli(EST, "--micro-batch", "", NULL), "--micro-batch", "expected an integer");
-    expect_bad(cli(EST, "--tp", "1e3", NULL), "--tp", "'1e3'");
+    expect_bad(cli(EST, "--tp", "2.5", NULL), "--tp", "expected an integer", "'2.5'");
+    expect_bad(cli(EST, "--tp", "8q", NULL), "--tp", "'8q'"); /* not a suffix */
     expect_bad(cli(EST, "--tp", "99999999999999999999", NULL), "--tp", "expected an integer");
     expect_bad(cli(EST, "--tp", "2x", NULL), "--tp", "'2x'");
     expect_bad(cli(EST, "--train-tokens", "nan", NULL), "--train-tokens", "expected a number", "'nan'");
@@ -824,7 +825,7 @@ Test(cli_presets, json_outputs_are_documented)
 {
     char *doc = read_file(SCHEMA_DOC);
     const char *const est[] = {"estimate", "--model", "mixtral-8x7b", "--cluster", "dgx-h100", "--nodes", "2",
-                               "--tp", "2", "--pp", "2", "--ep", "2", "--zero", "1", "--offload", "optimizer",
+                               "--tp", "2", "--pp", "2", "--ep", "2", "--zero", "1", "--offload", "optimizer", "--seq", "4096",
                                "--train-tokens", "1e12", "--format", "json", NULL};
     const char *const model[] = {"model", "show", "deepseek-v3", "--format", "json", NULL};
     const char *const cluster[] = {"cluster", "show", "dgx-h100", "--format", "json", NULL};

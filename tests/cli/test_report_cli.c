@@ -146,7 +146,7 @@ Test(report_cli, failed_write_exits_2_and_leaves_nothing)
         fclose(fopen(file, "w"));
         snprintf(bad, sizeof bad, "%s/plain/r.html", dir);
         cr_expect_eq(cli("0", EST(bad, "--seq", "1024")), 2);
-        cr_expect(strstr(err_text, "plain/r.html: cannot create a file in its directory"), "%s", err_text);
+        cr_expect(strstr(err_text, "plain/r.html: ") && strstr(err_text, "not a directory"), "%s", err_text);
     } else {
         char sub[PATH_MAX], bad[PATH_MAX];
         snprintf(sub, sizeof sub, "%s/ro", dir);

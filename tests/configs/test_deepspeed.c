@@ -663,8 +663,7 @@ Test(deepspeed_read, batch_fill_in_table)
     read_fails(read_text("{\"train_batch_size\": 20}", "llama3-8b", "dgx-h100", 1, 1, 1, 1), "20 != 2 * 1 * 8", NULL);
     read_fails(read_text("{\"train_batch_size\": 20, \"train_micro_batch_size_per_gpu\": 0}", "llama3-8b", "dgx-h100",
                          1, 1, 1, 1), "ZeroDivisionError", NULL);
-    read_fails(read_text("{\"train_batch_size\": \"auto\"}", "llama3-8b", "dgx-h100", 1, 1, 1, 1),
-               "ds.json: $.train_batch_size", "Hugging Face Trainer");
+    /* "auto" is filled in as the HF Trainer does (tests/configs/test_deepspeed_auto.c) */
     read_fails(read_text("{\"train_batch_size\": 64.5}", "llama3-8b", "dgx-h100", 1, 1, 1, 1), "expected an integer", NULL);
 }
 
@@ -704,19 +703,18 @@ Test(deepspeed_read, bloom_176b_config)
 
 Test(deepspeed_read, hugging_face_auto)
 {
-    read_fails(read_file("hf_trainer_auto.json", "llama3-8b", "dgx-h100", 1, 1, 1), "$.train_batch_size",
-               "Hugging Face Trainer");
-    /* "auto" inside zero_optimization is dropped by pydantic: the default */
+    /* "auto" in zero_optimization: filled from the hidden size (4096) as the
+     * HF Trainer does before DeepSpeed sees the file */
     readcase *r = read_file("zero3_auto_buckets.json", "llama3-8b", "dgx-h100", 1, 1, 1);
     cr_assert_eq(r->st, PP_OK, "%s", r->err.msg);
     cr_assert_eq(r->s.zero, 3);
     cr_assert_eq(r->s.offload, PP_OFFLOAD_OPT_PARAMS);
-    cr_assert_eq(r->s.buf.reduce_bucket, 5e8);
-    cr_assert_eq(r->s.buf.prefetch_bucket, 5e7);
+    cr_assert_eq(r->s.buf.reduce_bucket, 4096.0 * 4096);
+    cr_assert_eq(r->s.buf.prefetch_bucket, floor(0.9 * 4096 * 4096));
     cr_assert_eq(r->s.buf.max_live_params, 2e8);
     cr_assert_eq(r->s.overlap_dp, 1, "overlap_comm defaults to true at stage 3");
     cr_assert_eq(r->s.global_batch, 64);
-    cr_assert(warned(r, "$.zero_optimization.reduce_bucket_size: \"auto\""));
+    cr_assert(warned(r, "reduce_bucket_size 16777216"));
     cr_assert(r->o.pin_memory);
     free(r);
 }
@@ -1185,9 +1183,9 @@ Test(deepspeed_files, cli_read_errors_are_one_line)
               "%s", r.err);
     cli_free(&r);
     r = run_cli((const char *const[]){"estimate", "--model", "llama3-8b", "--cluster", "dgx-h100", "--deepspeed", bad,
-                                      "--micro-batch", "2", NULL});
+                                      "--zero", "2", NULL});
     cr_assert_eq(r.code, 2);
-    cr_assert(strstr(r.err, "--micro-batch") && lines(r.err) == 1, "%s", r.err);
+    cr_assert(strstr(r.err, "--zero") && lines(r.err) == 1, "%s", r.err); /* --micro-batch is the HF override */
     cli_free(&r);
     f = fopen(bad, "w");
     fputs("{\"train_batch_size\": 64, \"gradient_acumulation_steps\": 2}", f);

@@ -23,7 +23,7 @@ typedef struct collect {
     int order[64], n;
 } collect;
 
-static void emit(int index, const char *line, pp_status st, void *user)
+static int emit(int index, const char *line, pp_status st, void *user)
 {
     collect *c = user;
     (void)st;
@@ -34,6 +34,7 @@ static void emit(int index, const char *line, pp_status st, void *user)
     c->text[c->len++] = '\n';
     c->text[c->len] = '\0';
     if (c->n < 64) c->order[c->n++] = index;
+    return 0;
 }
 
 static collect run(int jobs, int k, int n, const int *skip, int nskip, pp_sweep_format f, int *failed)
