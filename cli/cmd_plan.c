@@ -442,7 +442,7 @@ static int run(const cli_args *a)
         pp_plan_list_free(&l);
         return cli_fail(st, &err);
     }
-    if ((rc = cli_report_plan(a, &m, &c, &o, &l, why)) || (rc = cli_emit_plans(a, &m, &c, l.plans, l.n))) {
+    if ((rc = cli_report_plan(a, &m, &c, &o, &l, why)) || (rc = cli_emit_plans(a, &m, &c, l.plans, l.n, 1))) {
         pp_free(why);
         pp_plan_list_free(&l);
         return rc;

@@ -888,9 +888,11 @@ PP_API pp_status pp_launch_files(const pp_model *m, const pp_cluster *c, const p
                                  pp_launch *out, pp_error *err);
 PP_API void pp_launch_free(pp_launch *l);
 /* Writes n plans' launch files under dir: dir/1/, dir/2/, ... (dir itself for
- * one plan), all of them as one set (pp_write_files; flags PP_WRITE_*):
+ * one plan unless flags has PP_EMIT_NUMBERED), all of them as one set
+ * (pp_write_files; PP_WRITE_FORCE honoured, folders made as mkdir -p):
  * nothing is written if any plan cannot be emitted or any file cannot be
  * written, and folders it created go again. */
+#define PP_EMIT_NUMBERED 4u
 PP_API pp_status pp_plan_emit(const pp_model *m, const pp_cluster *c, const pp_plan *plans, int n,
                               const pp_launch_opts *o, const char *dir, unsigned flags, pp_notes *notes,
                               pp_error *err);
