@@ -277,6 +277,9 @@ typedef enum pp_framework {
 } pp_framework;
 
 PP_API const char *pp_framework_name(pp_framework f); /* "pytorch", "deepspeed", ... */
+/* What parplan takes the framework to be, with the version its files target
+ * ("DeepSpeed v0.14.5"); "?" when f is not a framework. */
+PP_API const char *pp_framework_title(pp_framework f);
 
 /* Training mode (fine-tuning). */
 typedef enum pp_train_mode { PP_MODE_FULL, PP_MODE_LORA, PP_MODE_QLORA, PP_MODE_COUNT } pp_train_mode;
@@ -412,8 +415,13 @@ PP_API const pp_rule_info *pp_rule_get(pp_rule r);
  * first failed rule. No side effects. */
 PP_API pp_status pp_rules_check(const pp_model *m, const pp_cluster *c, const pp_strategy *s, pp_error *err);
 /* 1 when framework f can run a strategy with these settings at all: the
- * value of one dimension ("tp", 2) is within what f supports. For tables
- * and quick filters; pp_rules_check is the authority. */
+ * value of one dimension ("tp", 2) is within what f supports. Dimensions:
+ * tp, pp, cp, ep (degrees), sp (0/1), zero, zero_pp (ZeRO stages with
+ * pp > 1), shard (1: hybrid sharding), offload, schedule, precision,
+ * recompute, partial_recompute (1: a block count per stage), optimizer,
+ * mode, cp_comm, loss (enum values), freeze (1: frozen layers), split (0:
+ * any counts per stage, 1: DeepSpeed's partition_method, 2: even only).
+ * For tables and quick filters; pp_rules_check is the authority. */
 PP_API int pp_framework_supports(pp_framework f, const char *dim, int value);
 /* The split DeepSpeed's PipelineModule makes (Megatron-DeepSpeed):
  * partition_method "type:transformer" (embedding = 0) or
