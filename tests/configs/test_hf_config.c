@@ -228,7 +228,7 @@ Test(hf_shape, unknown_far_keys_ignored)
 {
     pp_model m;
     pp_error e;
-    cr_assert_eq(parse_llama(", \"rope_scaling\": {\"type\": \"linear\"}, \"torch_dtype\": \"bfloat16\","
+    cr_assert_eq(parse_llama(", \"pretraining_tp\": 1, \"torch_dtype\": \"bfloat16\","
                              " \"my_custom_flag\": true, \"n_layer\": 2", &m, &e), PP_OK, "%s", e.msg);
     cr_expect_eq(m.layers, 32);
     cr_expect_eq(m.seq, 2048); /* LlamaConfig default max_position_embeddings */
