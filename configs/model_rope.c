@@ -80,8 +80,9 @@ static void read_scaling_params(jr_ctx *c, const cJSON *s, const char *path, int
 }
 
 /* HF names the kind rope_type (4.43+) or type (earlier; both are saved by
- * some versions). "default" is no scaling. 1 when a kind was read. */
-static int hf_scaling_kind(jr_ctx *c, const cJSON *s, const char *path, rope_f *f)
+ * some versions). "default" is no scaling, and so is a rope_parameters
+ * without a kind (transformers 5 fills in "default"). 1 when a kind was read. */
+static int hf_scaling_kind(jr_ctx *c, const cJSON *s, const char *path, int params, rope_f *f)
 {
     char a[32] = "", b[32] = "";
     int has_a = jr_str(c, s, path, "rope_type", 0, a, sizeof a), has_b = jr_str(c, s, path, "type", 0, b, sizeof b);
@@ -89,7 +90,7 @@ static int hf_scaling_kind(jr_ctx *c, const cJSON *s, const char *path, rope_f *
         return jr_fail(c, path, "type", "\"%s\" differs from rope_type \"%s\"", b, a);
     const char *t = has_a ? a : b;
     if (!has_a && !has_b) {
-        if (s->child && c->st == PP_OK) jr_fail(c, path, "rope_type", "missing required field (the scaling kind)");
+        if (s->child && !params) jr_fail(c, path, "rope_type", "missing required field (the scaling kind)");
         return 0;
     }
     f->kind = PP_ROPE_NONE;
@@ -109,8 +110,9 @@ static void hf_scaling(jr_ctx *c, const cJSON *r, const char *key, rope_f *f)
     const cJSON *s = jr_obj(c, r, "$", key, 0);
     if (!s) return;
     snprintf(path, sizeof path, "$.%s", key);
-    if (!strcmp(key, "rope_parameters")) read_theta(c, s, path, "rope_theta", &f->theta);
-    if (hf_scaling_kind(c, s, path, f) && f->kind != PP_ROPE_NONE) read_scaling_params(c, s, path, 1, f);
+    int params = !strcmp(key, "rope_parameters");
+    if (params) read_theta(c, s, path, "rope_theta", &f->theta);
+    if (hf_scaling_kind(c, s, path, params, f) && f->kind != PP_ROPE_NONE) read_scaling_params(c, s, path, 1, f);
 }
 
 /* Two sources of one field must agree (a config saved with both). */
