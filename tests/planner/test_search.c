@@ -183,7 +183,7 @@ Test(search, same_output_for_any_thread_count, .timeout = 600)
     const char *cases[] = {
         "plan --model llama3-70b --cluster dgx-h100 --nodes 4 --global-batch 256 --seq 8192 --top 5 --format json",
         "plan --model gpt3-175b --cluster dgx-a100-80g --nodes 16 --global-batch 512 --top 4 --format json",
-        "plan --model deepseek-v3 --cluster dgx-h100 --nodes 16 --global-batch 256 --seq 4096 --pp 2,4,8 --top 3 --format csv",
+        "plan --model deepseek-v3 --cluster dgx-h100 --nodes 32 --global-batch 256 --seq 4096 --pp 2,4,8 --top 3 --format csv",
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         char a1[1024], a2[1024], *o1, *o2;
