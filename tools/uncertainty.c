@@ -172,8 +172,12 @@ static void print_doc(const pp__resid *rows, int n, const pp__ugroup *g, int ng)
     printf("### Coverage on held-out runs\n\n"
            "How often the published truth falls inside an interval built without it: each run left out of\n"
            "the groups in turn, and each publication (a row name's prefix: narayanan, bloom, mpt, mbridge,\n"
-           "...) left out in turn, its runs checked against groups of the other publications. The\n"
-           "efficiencies of A100 and H100 were fitted to the reference rows (Calibration), so their\n"
+           "...) left out in turn, its runs checked against groups of the other publications. Leaving a\n"
+           "publication out is the harsher test: its runs share a software version and a reporting\n"
+           "convention that the other publications' runs do not, so a group built without them can sit to\n"
+           "one side of them all. All memory readings are BigScience's (the reference rows and\n"
+           "tests/data/bloom_chronicles.csv), so memory intervals elsewhere are that group's, and say so.\n"
+           "The efficiencies of A100 and H100 were fitted to the reference rows (Calibration), so their\n"
            "residuals are slightly optimistic there.\n\n"
            "| estimate | held out | runs checked | inside | coverage |\n|---|---|---|---|---|\n");
     print_tally("step time", "each run", &loo[PP__U_STEP]);
