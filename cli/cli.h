@@ -111,4 +111,7 @@ extern const cli_cmd cli_cmd_sweep;
 extern const cli_cmd cli_cmd_models, cli_cmd_model, cli_cmd_gpus, cli_cmd_clusters,
     cli_cmd_cluster;
 
+/* --NAME "bf16,fp8" (or "all") into a bit mask of enum `which` values; 0 when absent. */
+int cli_enum_list(const cli_args *a, const char *name, int which, unsigned *mask);
+
 #endif

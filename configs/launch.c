@@ -292,8 +292,9 @@ static char *readme(const pp_model *m, const pp_cluster *c, const pp_plan *p, co
                   pp_schedule_name(s->schedule));
     readme_launch(&b, c, p, l);
     pp__sb_printf(&b, "\nFiles:\n");
-    for (int i = 0; i < l->n; i++) pp__sb_printf(&b, "  %s\n", l->files[i].name);
-    pp__sb_printf(&b, "  plan.json (the plan these files launch: parplan estimate reads them back to the same numbers)\n");
+    for (int i = 0; i < l->n; i++)
+        if (strcmp(l->files[i].name, "plan.json")) pp__sb_printf(&b, "  %s\n", l->files[i].name);
+    pp__sb_printf(&b, "  plan.json (the plan these files launch, as parplan's JSON)\n");
     if (notes && notes->n) {
         pp__sb_printf(&b, "\nNotes:\n");
         for (int i = 0; i < notes->n; i++) pp__sb_printf(&b, "  - %s\n", notes->line[i]);

@@ -1142,6 +1142,8 @@ typedef struct pp_sweep_opts {
     pp_sweep_format format;
     int top;                    /* > 0: "top" for scenarios that do not give one (the
                                    scenario echoed in the line carries it); 0 = theirs */
+    unsigned frameworks;        /* != 0: "framework" (1u << pp_framework bits) for
+                                   scenarios that do not give one; 0 = theirs (all) */
     int window;                 /* results held back for ordering, at most; 0 = default
                                    (64 + 32 x jobs) */
     const int *skip;            /* sorted indices to skip (resume); may be NULL */
@@ -1166,7 +1168,7 @@ PP_API pp_status pp_sweep_open(const char *spec, size_t len, const char *where, 
 PP_API void pp_sweep_close(pp_sweep *s);
 /* Scenarios in the spec (before sharding). */
 PP_API int pp_sweep_size(const pp_sweep *s);
-/* Scenario `index` as JSON text, with "top" added as o->top says (o may be
+/* Scenario `index` as JSON text, with "top" and "framework" added as o says (o may be
  * NULL). NULL when out of memory or index is out of range. Thread-safe. */
 PP_API char *pp_sweep_scenario(const pp_sweep *s, const pp_sweep_opts *o, int index);
 /* Runs scenario `index` on the calling thread and renders its result line
