@@ -604,6 +604,41 @@ typedef struct pp_train {
     double energy_kwh;
 } pp_train;
 
+/* ---------------------------------------------------------------- error bars
+ * How far the published runs that share a plan's mechanisms were from their
+ * predictions (docs/validation.md, "Error bars"): the validation residuals
+ * (truth / prediction) grouped by GPU family, framework, ZeRO stage, scale
+ * band and attention kind, widened group by group until one holds enough
+ * rows; the bounds are split-conformal order statistics of that group's
+ * ratios. tools/uncertainty.c builds the groups into
+ * costmodel/uncertainty_table.c from tools/validate's residuals. */
+
+#define PP_INTERVAL_LEVEL 0.80 /* nominal coverage of every interval */
+
+typedef enum pp_fit {
+    PP_FIT_FITS,  /* the peak interval's top is within the usable memory */
+    PP_FIT_TIGHT, /* the interval crosses the usable memory */
+    PP_FIT_NO,    /* its bottom is above it, or host memory does not fit */
+    PP_FIT_COUNT
+} pp_fit;
+
+typedef struct pp_interval {
+    double lo, hi;             /* bounds in the estimate's unit (s, bytes); lo <= estimate <= hi */
+    double ratio_lo, ratio_hi; /* the group's truth/prediction bounds (hi/estimate may exceed
+                                  ratio_hi: the interval always contains the estimate) */
+    int rows;                  /* published rows of the group; 0 = no interval (lo = hi) */
+    char group[96];            /* which rows, e.g. "H100, megatron, ZeRO-1, 65-512 GPUs, fused attention" */
+} pp_interval;
+
+typedef struct pp_uncertainty {
+    double level;              /* nominal coverage (PP_INTERVAL_LEVEL) */
+    pp_interval step_s;        /* seconds per optimizer step */
+    pp_interval peak_bytes;    /* peak memory per GPU */
+    pp_fit fit;                /* peak_bytes against memory.gpu_bytes */
+    char notes[PP_TEXT_LEN];   /* mechanisms no validated run covers, "; "-separated, e.g.
+                                  "B200: no published run; constants are estimates"; "" = none */
+} pp_uncertainty;
+
 /* ---------------------------------------------------------------- plan */
 
 /* A strategy with its predictions. */
@@ -615,7 +650,14 @@ typedef struct pp_plan {
     pp_train train;          /* filled by pp_plan_train when tokens are given */
     double params_total;     /* parameters of the model */
     double params_trainable; /* of which trained (LoRA adapters, unfrozen weights) */
+    pp_uncertainty uncertainty; /* error bars and the fits/tight/does-not-fit verdict */
 } pp_plan;
+
+/* "fits", "tight", "does not fit"; "?" when out of range. */
+PP_API const char *pp_fit_name(pp_fit f);
+/* The intervals and the verdict of an estimated plan (its memory and time
+ * filled), from the built-in residual groups. Pure; pp_estimate calls it. */
+PP_API void pp_uncertainty_estimate(const pp_cluster *c, const pp_plan *p, pp_uncertainty *out);
 
 /* Parameters of the model, and how many the strategy trains. */
 PP_API void pp_trainable_params(const pp_model *m, const pp_strategy *s, double *total, double *trainable);
