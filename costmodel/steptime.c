@@ -303,11 +303,51 @@ static void dp_comm(const pp_strategy *s, const groups *g, stage_t *st)
     if (st->dp_exposed > st->dp_total) st->dp_exposed = st->dp_total;
 }
 
+double pp__nvme_read_bw(const pp_cluster *c) { return c->nvme_read_bw > 0 ? c->nvme_read_bw : PP_NVME_READ_BW_DEFAULT; }
+double pp__nvme_write_bw(const pp_cluster *c) { return c->nvme_write_bw > 0 ? c->nvme_write_bw : PP_NVME_WRITE_BW_DEFAULT; }
+
+/* ZeRO-Infinity's swaps per step, s (DeepSpeed v0.14.5 stage3.py
+ * partition_grads and step; docs/time.md, "NVMe"). `train`: trained
+ * elements of the rank's partition, k optimizer bytes per element (master
+ * included), w bytes per 16-bit weight. The node's `per_node` GPUs
+ * share its drives. At the last backward the fp32 gradients are written
+ * (asynchronously, beside that backward: hidden up to `bwd`); the step then
+ * walks the sub-groups: read master weights, moments and gradients, update
+ * on the CPU, write master weights and moments back, and write the updated
+ * 16-bit weights beyond max_in_cpu. offload_optimizer.pipeline_read and
+ * pipeline_write default to false (parplan's ds_config leaves them so), so
+ * each sub-group waits for its reads and writes: nothing of the step's
+ * traffic overlaps the update. */
+static double nvme_step(const pp_cluster *c, int per_node, double train, double k, double w, double bwd)
+{
+    double rd = pp__nvme_read_bw(c) / per_node, wr = pp__nvme_write_bw(c) / per_node;
+    double grads_out = 4 * train / wr;
+    double step = (k + 4) * train / rd + (k * train + w * fmax(0, train - PP_DS_MAX_IN_CPU)) / wr;
+    return (grads_out > bwd ? grads_out - bwd : 0) + step;
+}
+
+/* Offloaded parameters fetched for one micro-batch, s of exposed traffic:
+ * the stage's 16-bit weights cross PCIe for the forward and the backward,
+ * and with NVMe the rank's partition beyond max_in_cpu is first read from
+ * the drives. The parameter coordinator prefetches ahead through the swap
+ * buffers, so the reads and the copies pipeline with each other and with
+ * the compute. */
+static double param_fetch_exposed(const pp_cluster *c, const pp_strategy *s, const stage_t *st, int per_node,
+                                  double part)
+{
+    double w = s->precision == PP_PREC_FP32 ? 4 : 2, pcie = c->pcie.bw > 0 ? c->pcie.bw : 16e9;
+    double copy = 2 * (st->dense + st->expert) * 2 / pcie, nvme = 0;
+    if (s->offload == PP_OFFLOAD_NVME) nvme = 2 * w * fmax(0, part - PP_DS_MAX_IN_CPU) * per_node / pp__nvme_read_bw(c);
+    double fetch = fmax(copy, nvme);
+    return fetch > st->compute ? fetch - st->compute : 0;
+}
+
 static void optimizer_time(const pp_model *m, const pp_cluster *c, const pp_strategy *s, stage_t *st)
 {
     double nd = (double)s->dp * s->cp, ns = s->shard > 0 && s->shard < nd ? s->shard : nd, ne = nd / s->ep;
     double all = st->dense + st->expert, fr = all > 0 ? st->trainable / all : 1;
-    double shard = fr * (pp__zero_states(s) >= 1 ? st->dense / ns + st->expert / (ne < ns ? ne : ns) : all);
+    double part = st->dense / ns + st->expert / (ne < ns ? ne : ns); /* the rank's partition, elements */
+    double shard = fr * (pp__zero_states(s) >= 1 ? part : all);
     /* bytes read + written per parameter by the update (fused kernels) */
     double k = pp__optimizer_bytes_per_param(m, s->optimizer, s->precision);
     double bytes = 2 * k + pp__grad_bytes(s) + pp__weight_bytes(s->precision);
@@ -322,11 +362,11 @@ static void optimizer_time(const pp_model *m, const pp_cluster *c, const pp_stra
     double pcie = c->pcie.bw > 0 ? c->pcie.bw : 16e9;
     double grads = shard * 4 / pcie, params = shard * 2 / pcie; /* grads out, params back */
     st->offload = params + (grads > st->bwd ? grads - st->bwd : 0);
-    if (s->offload == PP_OFFLOAD_OPT_PARAMS || s->offload == PP_OFFLOAD_NVME) {
-        /* parameters stream in from host memory every micro-batch, fwd and bwd */
-        double fetch = 2 * (st->dense + st->expert) * 2 / pcie;
-        st->offload += s->grad_accum * (fetch > st->compute ? fetch - st->compute : 0);
-    }
+    /* parameters stream in every micro-batch */
+    if (s->offload == PP_OFFLOAD_OPT_PARAMS || s->offload == PP_OFFLOAD_NVME)
+        st->offload += s->grad_accum * param_fetch_exposed(c, s, st, per_node, part);
+    if (s->offload == PP_OFFLOAD_NVME)
+        st->offload += nvme_step(c, per_node, shard, k, s->precision == PP_PREC_FP32 ? 4 : 2, st->bwd);
 }
 
 static void stage_time(const pp_model *m, const pp_cluster *c, const pp_strategy *s, const groups *g, int i,

@@ -176,10 +176,14 @@ static void oom_numbers(sbuf *b, const pp_plan *p, double usable)
                   st->grads_bytes / GIB, st->optimizer_bytes / GIB, st->activations_bytes / GIB, st->buffers_bytes / GIB,
                   st->peak_phase == PP_PHASE_OPTIMIZER ? "in the optimizer step" : "in forward/backward");
     else
-        sb_printf(b, "fits the GPU (%.2f of %.2f GiB) but not the host", mem->peak_bytes / GIB, usable / GIB);
+        sb_printf(b, "fits the GPU (%.2f of %.2f GiB) but not the %s", mem->peak_bytes / GIB, usable / GIB,
+                  mem->host_fits ? "NVMe drives" : "host");
     if (!mem->host_fits && mem->host_bytes_per_node > 0)
         sb_printf(b, "; offloaded states need %.1f GiB of host memory per node, %.1f GiB usable",
                   mem->host_bytes_per_node / GIB, mem->host_usable_bytes / GIB);
+    if (!mem->nvme_fits)
+        sb_printf(b, "; swapped states need %.1f GB of NVMe per node, %.1f GB there",
+                  mem->nvme_bytes_per_node / 1e9, mem->nvme_usable_bytes / 1e9);
 }
 
 static void oom_line(sbuf *b, const pp_plan *near, double usable)
