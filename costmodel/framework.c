@@ -210,3 +210,17 @@ int pp_framework_supports(pp_framework fw, const char *dim, int v)
     if (!strcmp(dim, "sp")) return v == 0 ? f->sp != 2 : v == 1 && f->sp > 0;
     return 0;
 }
+
+const char *pp__torchtitan_flavor(const pp_model *m)
+{
+    static const struct { const char *name; int layers, hidden, heads, kv, ffn; } flavors[] = {
+        {"8B", 32, 4096, 32, 8, 14336}, {"70B", 80, 8192, 64, 8, 28672}, {"405B", 126, 16384, 128, 8, 53248}};
+    if (m->vocab != 128256 || !m->gated_mlp || m->norm != PP_NORM_RMSNORM || m->position != PP_POS_ROPE ||
+        m->tied_embeddings || m->qkv_bias || m->out_bias || m->mlp_bias || m->experts || m->mla.kv_lora_rank)
+        return NULL;
+    for (size_t i = 0; i < sizeof flavors / sizeof *flavors; i++)
+        if (m->layers == flavors[i].layers && m->hidden == flavors[i].hidden && m->heads == flavors[i].heads &&
+            m->kv_heads == flavors[i].kv && m->ffn == flavors[i].ffn)
+            return flavors[i].name;
+    return NULL;
+}

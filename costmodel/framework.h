@@ -77,6 +77,10 @@ typedef struct pp__fw {
     pp_cp_comm cp_default;
 } pp__fw;
 
+/* The torchtitan (v0.2.2) llama3 flavor that builds model m ("8B", "70B",
+ * "405B"), or NULL: the shapes of torchtitan/models/llama3/__init__.py. */
+const char *pp__torchtitan_flavor(const pp_model *m);
+
 /* The entry of f (NULL when out of range). */
 const pp__fw *pp__fw_get(pp_framework f);
 /* Fills every AUTO behaviour of s (framework set) with the framework's:

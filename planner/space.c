@@ -451,7 +451,8 @@ static void enum_degrees(enum_ctx *e)
             for (int c = 0; c < sp->ncp; c++) {
                 s->pp = sp->pp[a], s->tp = sp->tp[b], s->cp = sp->cp[c], s->ep = 1;
                 long long rest = (long long)s->pp * s->tp * s->cp;
-                s->dp = sp->gpus % rest ? 0 : (int)(sp->gpus / rest);
+                if (rest > sp->gpus || sp->gpus % rest) continue; /* no whole dp: not a candidate */
+                s->dp = (int)(sp->gpus / rest);
                 if (!in_set(&sp->o.dp, s->dp) || !level_ok(e, L_DEG)) continue;
                 for (int d = 0; d < sp->nep; d++) {
                     s->ep = sp->ep[d];

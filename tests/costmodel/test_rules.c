@@ -101,6 +101,7 @@ static void b_grad32(pp_strategy *s) { s->zero = 2, s->grad_accum_dtype = PP_GRA
 static void b_outputs(pp_strategy *s) { pp2(s), s->buf.free_pipeline_outputs = 1; }
 static void b_chunked(pp_strategy *s) { s->loss = PP_LOSS_CHUNKED; }
 static void b_megatron(pp_strategy *s) { s->framework = PP_FW_MEGATRON; }
+static void b_fsdp_pp2(pp_strategy *s) { s->framework = PP_FW_FSDP, s->zero = 2, s->sp = s->tp > 1, pp2(s); }
 
 #define L3 "llama3-8b"
 #define H "dgx-h100"
@@ -155,6 +156,7 @@ static rule_case cases[] = {
     {PP_RULE_FW_GRAD_ACCUM, L3, H, 16, PP_FW_DEEPSPEED, tp1, b_grad32, PP_FW_MEGATRON, 0},
     {PP_RULE_FW_OUTPUTS, L3, H, 16, PP_FW_DEEPSPEED, tp1, b_outputs, PP_FW_MEGATRON, 0},
     {PP_RULE_FW_LOSS, L3, H, 16, PP_FW_MEGATRON, NULL, b_chunked, PP_FW_PYTORCH, 0},
+    {PP_RULE_FW_LAUNCHER, "mistral-7b", H, 16, PP_FW_MEGATRON, NULL, b_fsdp_pp2, PP_FW_MEGATRON, 0},
 };
 #define NCASES (sizeof cases / sizeof *cases)
 
