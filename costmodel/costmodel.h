@@ -57,8 +57,13 @@ double pp__grad_bytes(const pp_strategy *s);
 typedef struct pp__comm_group {
     int n;             /* members */
     double bw;         /* bytes/s per GPU per direction NCCL reaches */
-    double latency;    /* s per ring step */
+    double latency;    /* s per ring step (the slowest tier the group crosses) */
     int crosses_nodes;
+    /* NCCL's tree across NVLink domains: a chain of `chain` members inside
+     * each domain (intra_latency per hop), a double binary tree over
+     * `tree_nodes` domains (latency per hop); tree_nodes <= 1: no tree */
+    int chain, tree_nodes;
+    double intra_latency;
 } pp__comm_group;
 
 /* Strides of each dimension from the rank order (steptime.c), and the
