@@ -363,7 +363,9 @@ pp_status pp_launch_files(const pp_model *m, const pp_cluster *c, const pp_plan 
     pp_launch_opts def;
     if (!o) pp_launch_opts_default(&def), o = &def;
     memset(out, 0, sizeof *out);
-    pp_status st = pp_hparams_check(&o->hp, "hyper-parameters", err);
+    /* every rule, with those about what has a launcher (estimate skips them) */
+    pp_status st = pp_rules_check(m, c, &p->strategy, err);
+    if (st == PP_OK) st = pp_hparams_check(&o->hp, "hyper-parameters", err);
     switch (st == PP_OK ? p->strategy.framework : PP_FW_COUNT) {
     case PP_FW_PYTORCH: st = add_file(out, "training_args.json", training_args(p, &o->hp, NULL), err); break;
     case PP_FW_DEEPSPEED:

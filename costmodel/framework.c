@@ -224,3 +224,23 @@ const char *pp__torchtitan_flavor(const pp_model *m)
             return flavors[i].name;
     return NULL;
 }
+
+/* Megatron pads the vocabulary to a multiple of make_vocab_size_divisible_by
+ * x tp (core/tokenizers/utils/build_tokenizer.py); parplan's Megatron
+ * arguments choose the divisor that keeps the model's vocabulary when tp
+ * divides it, and Megatron's default 128 otherwise. */
+int pp__megatron_divisor(int vocab, int tp)
+{
+    if (tp < 1 || vocab % tp) return 128;
+    int d = 128;
+    while (d > 1 && vocab % ((long)d * tp)) d /= 2;
+    return d;
+}
+
+double pp__vocab(const pp_model *m, const pp_strategy *s)
+{
+    const pp__fw *f = pp__fw_get(s->framework);
+    if (!f || !f->megatron_arch || s->tp < 1) return m->vocab;
+    long q = (long)pp__megatron_divisor(m->vocab, s->tp) * s->tp;
+    return (double)((m->vocab + q - 1) / q * q);
+}

@@ -73,7 +73,7 @@ static const rule_def defs[PP_RULE_COUNT] = {
     [PP_RULE_FW_GRAD_ACCUM] = {{"fw-grad-accum", "grad_accum_dtype", "the framework accumulates gradients in that dtype"}, D(FW) | D(PREC) | D(ZERO) | D(OFFLOAD) | D(BEHAV)},
     [PP_RULE_FW_OUTPUTS] = {{"fw-pipeline-outputs", "free_pipeline_outputs", "pipeline outputs are kept or freed as the framework does"}, D(FW) | D(DEG) | D(BEHAV)},
     [PP_RULE_FW_LOSS] = {{"fw-loss", "loss", "the framework has the loss kernel"}, D(FW) | D(BEHAV)},
-    [PP_RULE_FW_LAUNCHER] = {{"fw-launcher", "model", "a launcher of the framework runs the model with these settings"}, D(FW) | D(DEG) | D(PREC) | D(BASE)},
+    [PP_RULE_FW_LAUNCHER] = {{"fw-launcher", "model", "a launcher of the framework runs the model with these settings"}, D(FW) | D(DEG) | D(PREC) | D(BASE) | D(LAUNCH)},
 };
 #undef D
 
@@ -781,5 +781,5 @@ pp_status pp_rules_check(const pp_model *m, const pp_cluster *c, const pp_strate
         return pp__fail_field(err, 0, "framework", pp_framework_name(s->framework),
                               "expected one of pytorch, deepspeed, megatron, megatron-deepspeed, fsdp");
     pp__rule_ctx x = {m, c, s, 0};
-    return pp__rules_eval(&x, PP_DIM_ALL, 0, NULL, err);
+    return pp__rules_eval(&x, PP_DIM_ALL | PP_DIM_LAUNCH, 0, NULL, err);
 }
