@@ -473,6 +473,8 @@ static void try_combo(advisor *A, const int *dims, const int *vals, int n)
     char what[192] = "";
     s.grad_accum = 0;
     for (int i = 0; i < n; i++) apply_move(&A->mv, dims[i], vals[i], &s, &c, A->ds_keys, what, sizeof what);
+    /* tp and pp each halve dp: together they can leave none (dp 2) */
+    if (s.dp < 1 || (long long)s.dp * s.tp * s.pp * s.cp != pp_cluster_gpus(&c)) return;
     if ((long long)s.micro_batch * s.dp > s.global_batch || s.global_batch % (s.micro_batch * s.dp)) return;
     pp_error e;
     A->f.tried++;
