@@ -339,7 +339,7 @@ static int cmp_fix(const void *a, const void *b)
  * (fewest GPUs first, then fastest). */
 static void fixes_print(sbuf *b, fixes *f, int gpus, const char *checked)
 {
-    qsort(f->v, (size_t)f->n, sizeof *f->v, cmp_fix);
+    if (f->n > 1) qsort(f->v, (size_t)f->n, sizeof *f->v, cmp_fix); /* v is NULL while nothing fits */
     int same = 0, more = 0;
     for (int i = 0; i < f->n; i++) {
         if (f->v[i].gpus == gpus) same++;

@@ -232,3 +232,23 @@ Test(advice, combined_moves_never_leave_zero_data_parallel_ranks)
     pp_free(t);
     free(f);
 }
+
+/* Nothing fits: Llama-3.1-405B with LoRA on one RTX 4090. The advice says
+ * so (it used to pass its empty list, a NULL array, to qsort: undefined
+ * behaviour that UBSan stops on; found by test_laws.c under the sanitizers). */
+Test(advice, nothing_fits_says_so)
+{
+    fx *f = calloc(1, sizeof *f);
+    cr_assert(f);
+    pp_error err = {""};
+    cr_assert_eq(pp_model_load("llama3.1-405b", &f->m, &err), PP_OK);
+    cr_assert_eq(pp_cluster_load("workstation-1x-4090", &f->c, &err), PP_OK);
+    pp_strategy_default(&f->s);
+    f->s.framework = PP_FW_DEEPSPEED;
+    f->s.micro_batch = 2, f->s.global_batch = 20, f->s.seq = 131072, f->s.ft.mode = PP_MODE_LORA;
+    cr_assert_eq(pp_estimate(&f->m, &f->c, &f->s, &f->p, &err), PP_OK, "%s", err.msg);
+    char *t = advise(f, 0);
+    cr_expect(strstr(t, "- nothing tried fits."), "%s", t);
+    pp_free(t);
+    free(f);
+}
