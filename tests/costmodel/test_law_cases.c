@@ -69,3 +69,65 @@ Test(law_cases, tp_overlap_is_not_free)
     cr_expect(fabs(over.time.tp_comm_s / want - 1) < 1e-9, "exposed TP %.6g s, want %.6g s (all hidden)",
               over.time.tp_comm_s, want);
 }
+
+/* Law: bytes over a group of size > 1 cost time. Mixtral-8x7B on 4 DGX
+ * H100, dp 4 x cp 8, ep 8 (issue 13): the expert group is carved out of
+ * dp x cp, 8 consecutive ranks on one node's NVLink (450 GB/s at NCCL's
+ * 0.80, 3.4 us a hop). Per MoE block 4 all-to-alls (dispatch and combine,
+ * forward and backward) of tokens x top-k x 2 bytes x hidden, tokens =
+ * 32768 / cp per rank. Built with the data-parallel stride (d012ba3
+ * steptime.c: stride cp x tp = 8, 8 members: past the 32 GPUs), the group
+ * had no bandwidth and the term was 0 s. */
+static double ep_by_hand(int cp)
+{
+    double tok = 32768.0 / cp, bytes = tok * 2 * 2 * 4096, bw = 450e9 * 0.80;
+    double a2a = BASE + 7 * 3.4e-6 + 7.0 / 8 * bytes / bw;
+    return 32 * 4 * a2a;
+}
+
+Test(law_cases, expert_group_beyond_dp_by_hand)
+{
+    pp_model m = fx_model("mixtral-8x7b");
+    pp_cluster c = fx_cluster("dgx-h100", 4, 0);
+    for (int cp = 4; cp <= 8; cp *= 2) {
+        pp_strategy s;
+        pp_strategy_default(&s);
+        s.framework = PP_FW_MEGATRON;
+        s.dp = 32 / cp, s.cp = cp, s.ep = 8, s.seq = 32768, s.global_batch = s.dp;
+        pp_plan p;
+        pp_error err = {""};
+        cr_assert_eq(pp_estimate(&m, &c, &s, &p, &err), PP_OK, "%s", err.msg);
+        double want = ep_by_hand(cp);
+        cr_expect(fabs(p.time.ep_comm_s / want - 1) < 1e-9, "cp %d: EP %.6g s, by hand %.6g s", cp, p.time.ep_comm_s,
+                  want);
+    }
+}
+
+/* Law: activation bytes scale with the activation dtype. Qwen2.5-1.5B,
+ * micro-batch 16 x 256 tokens on one GPU (issue 13: fp32 and bf16 both
+ * stored 7.85 GiB): in fp32 every stored tensor doubles except flash
+ * attention's fp32 log-sum-exp (4 bytes x heads per token, 12 heads), so
+ *   fp32 = 2 x bf16 - 28 blocks x 4 x 4096 tokens x 12 heads;
+ * with materialised attention nothing is kept in a fixed dtype: exactly 2x. */
+Test(law_cases, fp32_activations_by_hand)
+{
+    pp_model m = fx_model("qwen2.5-1.5b");
+    pp_cluster c = fx_cluster("workstation-1x-4090", 0, 0);
+    for (int att = 0; att < PP_ATTN_COUNT; att++) {
+        double act[2];
+        for (int i = 0; i < 2; i++) {
+            pp_strategy s;
+            pp_strategy_default(&s);
+            s.framework = PP_FW_PYTORCH;
+            s.micro_batch = 16, s.global_batch = 16, s.seq = 256, s.attention = (pp_attention)att;
+            s.precision = i ? PP_PREC_FP32 : PP_PREC_BF16;
+            pp_plan p;
+            pp_error err = {""};
+            cr_assert_eq(pp_estimate(&m, &c, &s, &p, &err), PP_OK, "%s", err.msg);
+            act[i] = p.memory.stages[0].act_per_microbatch;
+        }
+        double lse = att == PP_ATTN_FLASH ? 28 * 4.0 * 4096 * 12 : 0;
+        cr_expect(fabs(act[1] - (2 * act[0] - lse)) < 1e-6 * act[1], "%s: fp32 %.9g B, bf16 %.9g B",
+                  pp_attention_name((pp_attention)att), act[1], act[0]);
+    }
+}
