@@ -234,6 +234,16 @@ static double split_calls(double (*coll)(const pp__comm_group *, double), const 
     return calls > 0 && bytes > 0 ? calls * coll(g, bytes / calls) : 0;
 }
 
+/* Gathers of each unit's weights per micro-batch (per step for a pipelined
+ * FSDP stage): for the forward, again for the backward unless they stay
+ * gathered (FSDP reshard_after_forward=False, zero 2), and DeepSpeed
+ * gathers a recomputed block once more. */
+static double unit_gathers(const pp_strategy *s, const stage_t *st)
+{
+    double units = st->nblocks + st->edge_units;
+    return 1 + (s->zero == 3) + (is_fsdp(s) ? 0 : st->nrecomputed / (units > 0 ? units : 1));
+}
+
 /* ZeRO-3/FSDP traffic of one micro-batch. Each unit's weights are gathered
  * in 16 bits (fp32 in fp32 training) for its forward, again for its
  * backward unless they stay gathered (FSDP reshard_after_forward=False,
@@ -251,7 +261,7 @@ static double zero3_traffic(const pp_strategy *s, const groups *g, const stage_t
     double w = s->precision == PP_PREC_FP32 ? 4 : 2, gb = pp__grad_bytes(s) > 4 ? 4 : pp__grad_bytes(s);
     double all = st->dense + st->expert, fr = all > 0 ? st->trainable / all : 1;
     double units = st->nblocks + st->edge_units, eunits = st->nmoe;
-    double gathers = 1 + (s->zero == 3) + (fsdp ? 0 : st->nrecomputed / (units > 0 ? units : 1));
+    double gathers = unit_gathers(s, st);
     double ag_calls = fsdp ? units : fmax(4 * units, st->dense / s->buf.prefetch_bucket);
     double rs_calls = fsdp ? units : fmax(1, fr * st->dense / s->buf.reduce_bucket);
     const pp__comm_group *sh = fsdp ? &g->shard : &g->dp;
@@ -333,20 +343,20 @@ static double nvme_step(const pp_cluster *c, int per_node, double train, double 
     return (grads_out > bwd ? grads_out - bwd : 0) + step;
 }
 
-/* Offloaded parameters fetched for one micro-batch, s of exposed traffic:
- * the stage's 16-bit weights cross PCIe for the forward and the backward,
- * and with NVMe the rank's partition beyond max_in_cpu is first read from
- * the drives. The parameter coordinator prefetches ahead through the swap
- * buffers, so the reads and the copies pipeline with each other and with
- * the compute. */
+/* Offloaded parameters fetched per step, s of exposed traffic: every
+ * gather of a unit first copies the rank's 16-bit partition host -> GPU
+ * (DeepSpeed's partitioned parameters, FSDP2's CPUOffloadPolicy shards),
+ * and with NVMe reads its part beyond max_in_cpu from the drives. The
+ * parameter coordinator prefetches ahead through the swap buffers, so the
+ * reads, the copies and the compute pipeline. */
 static double param_fetch_exposed(const pp_cluster *c, const pp_strategy *s, const stage_t *st, int per_node,
                                   double part)
 {
-    double w = s->precision == PP_PREC_FP32 ? 4 : 2, pcie = c->pcie.bw > 0 ? c->pcie.bw : 16e9;
-    double copy = 2 * (st->dense + st->expert) * 2 / pcie, nvme = 0;
-    if (s->offload == PP_OFFLOAD_NVME) nvme = 2 * w * fmax(0, part - PP_DS_MAX_IN_CPU) * per_node / pp__nvme_read_bw(c);
-    double fetch = fmax(copy, nvme);
-    return fetch > st->compute ? fetch - st->compute : 0;
+    double w = s->precision == PP_PREC_FP32 ? 4 : 2, pcie = c->pcie.bw > 0 ? c->pcie.bw : 16e9, g = unit_gathers(s, st);
+    double copy = g * w * part / pcie, nvme = 0;
+    if (s->offload == PP_OFFLOAD_NVME) nvme = g * w * fmax(0, part - PP_DS_MAX_IN_CPU) * per_node / pp__nvme_read_bw(c);
+    double fetch = fmax(copy, nvme), times = gathers_per_microbatch(s) ? s->grad_accum : 1;
+    return times * (fetch > st->compute ? fetch - st->compute : 0);
 }
 
 static void optimizer_time(const pp_model *m, const pp_cluster *c, const pp_strategy *s, stage_t *st)
@@ -369,9 +379,8 @@ static void optimizer_time(const pp_model *m, const pp_cluster *c, const pp_stra
     double pcie = c->pcie.bw > 0 ? c->pcie.bw : 16e9;
     double grads = shard * 4 / pcie, params = shard * 2 / pcie; /* grads out, params back */
     st->offload = params + (grads > st->bwd ? grads - st->bwd : 0);
-    /* parameters stream in every micro-batch */
     if (s->offload == PP_OFFLOAD_OPT_PARAMS || s->offload == PP_OFFLOAD_NVME)
-        st->offload += s->grad_accum * param_fetch_exposed(c, s, st, per_node, part);
+        st->offload += param_fetch_exposed(c, s, st, per_node, part);
     if (s->offload == PP_OFFLOAD_NVME)
         st->offload += nvme_step(c, per_node, shard, k, s->precision == PP_PREC_FP32 ? 4 : 2, st->bwd);
 }
