@@ -252,8 +252,10 @@ static double unit_gathers(const pp_strategy *s, const stage_t *st)
  * fp32 in FSDP's reduce_dtype), and with hybrid sharding all-reduced across
  * the shard groups. Units: FSDP wraps each block (and the embedding and the
  * head: one collective per unit); DeepSpeed fetches module by module (4
- * linear modules per block) in prefetch buckets of
- * stage3_prefetch_bucket_size elements and reduces in reduce_bucket_size. */
+ * linear modules per block), coalescing what one prefetch of up to
+ * stage3_prefetch_bucket_size elements brings (partitioned_param_coordinator
+ * .py: one __all_gather_params call per fetch), and reduces in
+ * reduce_bucket_size buckets. */
 static double zero3_traffic(const pp_strategy *s, const groups *g, const stage_t *st)
 {
     const pp__fw *f = pp__fw_get(s->framework);
@@ -262,7 +264,9 @@ static double zero3_traffic(const pp_strategy *s, const groups *g, const stage_t
     double all = st->dense + st->expert, fr = all > 0 ? st->trainable / all : 1;
     double units = st->nblocks + st->edge_units, eunits = st->nmoe;
     double gathers = unit_gathers(s, st);
-    double ag_calls = fsdp ? units : fmax(4 * units, st->dense / s->buf.prefetch_bucket);
+    /* DeepSpeed gathers what it fetches in one coalesced call: a module
+     * larger than the prefetch bucket alone, smaller ones several to a bucket */
+    double ag_calls = fsdp ? units : fmax(1, fmin(4 * units, ceil(st->dense / s->buf.prefetch_bucket)));
     double rs_calls = fsdp ? units : fmax(1, fr * st->dense / s->buf.reduce_bucket);
     const pp__comm_group *sh = fsdp ? &g->shard : &g->dp;
     double ag = split_calls(pp__allgather_s, sh, st->dense * w, ag_calls) +
