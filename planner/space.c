@@ -428,8 +428,12 @@ static void enum_states(enum_ctx *e)
 {
     const pp__space *sp = e->sp;
     pp_strategy *s = &e->s;
+    const pp__fw *f = pp__fw_get(s->framework);
     for (int z = 0; z < sp->nzero && !e->failed; z++) {
         s->zero = sp->zero[z];
+        /* Megatron's distributed optimizer over one data-parallel rank is
+         * ZeRO-0 by another name: the same plan twice in the ranking */
+        if (s->zero == 1 && (long)s->dp * s->cp == 1 && f && f->buckets == PP_BUCKETS_VIEWS) continue;
         int sh[2], nsh = shard_options(e, sh);
         for (int h = 0; h < nsh; h++) {
             s->shard = sh[h];
