@@ -56,6 +56,8 @@ static const cli_opt opts[] = {
     {"format", 1, "table (default) or json"},
     {"fail-if-oom", 0, "exit 1 when the strategy does not fit (default: DOES NOT FIT is a result, exit 0)"},
     {"deepspeed", 1, "read dp, ZeRO, batch, precision... from this ds_config.json"},
+    {"megatron-args", 1, "read the strategy from Megatron-LM or Megatron-DeepSpeed arguments (MEGATRON_ARGS=( ... ), "
+                         "one flag per line, or a command line; docs/megatron.md)"},
     {"emit-deepspeed", 1, "write ds_config.json for DeepSpeed v0.14.5 to FILE"},
     {"emit-megatron", 1, "write Megatron-LM arguments (Megatron-DeepSpeed with --emit-deepspeed)"},
     {"force", 0, "replace existing output files"},
@@ -265,6 +267,42 @@ static int read_deepspeed(const cli_args *a, const pp_model *m, const pp_cluster
     return st == PP_OK ? 0 : cli_fail(st, &err);
 }
 
+/* The flags a launcher file decides: given beside it, they are refused. */
+static int refuse_from_file(const cli_args *a, const char *const *flags, const char *file_flag)
+{
+    for (int i = 0; flags[i]; i++)
+        if (cli_has(a, flags[i])) {
+            fprintf(stderr, "parplan: --%s: with --%s it comes from the file; give one of them\n", flags[i], file_flag);
+            return 2;
+        }
+    return 0;
+}
+
+/* --megatron-args FILE: the file decides the strategy (and names the
+ * ds_config.json of Megatron-DeepSpeed); the model and cluster are the
+ * command line's, and so are the buffer overrides. */
+static int read_megatron(const cli_args *a, const pp_model *m, const pp_cluster *c, pp_strategy *s, pp_notes *warn)
+{
+    static const char *const from_file[] = {"tp", "pp", "dp", "cp", "ep", "sp", "zero", "shard", "recompute",
+                                            "recompute-layers", "precision", "optimizer", "attention", "cp-comm",
+                                            "loss", "micro-batch", "global-batch", "seq", "schedule",
+                                            "virtual-stages", "stage-layers", "offload", "grad-accum", "deepspeed",
+                                            "no-dp-overlap", "tp-overlap", "reduce-bucket", "allgather-bucket", NULL};
+    int rc = refuse_from_file(a, from_file, "megatron-args");
+    if (rc) return rc;
+    pp_framework want = s->framework;
+    pp_error err = {""};
+    pp_status st = pp_megatron_read(cli_get(a, "megatron-args"), m, c, s, warn, &err);
+    if (st != PP_OK) return cli_fail(st, &err);
+    if (want != PP_FW_AUTO && want != s->framework) {
+        fprintf(stderr, "parplan: --framework %s: %s holds %s arguments (framework %s)\n", pp_framework_name(want),
+                cli_safe(cli_get(a, "megatron-args")), s->framework == PP_FW_MEGATRON ? "Megatron-LM" : "Megatron-DeepSpeed",
+                pp_framework_name(s->framework));
+        return 2;
+    }
+    return 0;
+}
+
 static void note_unused_optimizer(pp_notes *n, const char *file)
 {
     if (n->n < PP_NOTES_MAX)
@@ -400,7 +438,8 @@ static int run(const cli_args *a)
         return 3;
     }
     pp_deepspeed_opts_default(&e->ds);
-    if ((cli_has(a, "deepspeed") && (rc = read_deepspeed(a, &m, &c, &s, &e->ds, warn))) ||
+    if ((cli_has(a, "megatron-args") && (rc = read_megatron(a, &m, &c, &s, warn))) ||
+        (cli_has(a, "deepspeed") && (rc = read_deepspeed(a, &m, &c, &s, &e->ds, warn))) ||
         (rc = prepare_emit(a, &m, &c, &s, e)))
         goto done;
     pp_error err = {""};

@@ -821,6 +821,25 @@ PP_API pp_status pp_megatron_args(const pp_model *m, const pp_cluster *c, const 
 PP_API pp_status pp_megatron_write(const pp_model *m, const pp_cluster *c, const pp_plan *p,
                                    const pp_megatron_opts *o, const char *path, int force, pp_notes *notes,
                                    pp_error *err);
+/* Reads Megatron-LM or Megatron-DeepSpeed arguments back (docs/megatron.md):
+ * the MEGATRON_ARGS=( ... ) file pp_megatron_args writes, one flag per line,
+ * or a command line (# comments, quotes, backslash continuations; nothing is
+ * expanded or run). --deepspeed makes them Megatron-DeepSpeed's, whose
+ * ds_config.json (--deepspeed_config, relative to where's folder) is read
+ * with pp_deepspeed_read. Every flag must exist in the flavor's parser
+ * (Megatron-LM d98e8a64dd, Megatron-DeepSpeed f4157bea): an unknown one
+ * fails with the nearest flag, the other flavor's says so. Model flags
+ * (--num-layers, --hidden-size, ..., rotary base, norm epsilon) must agree
+ * with m. The flags that change the price set s (framework, degrees, batch,
+ * sequence, precision, recompute, schedule, split, overlap, loss, optimizer,
+ * attention); s keeps the rest (buffers, fine-tuning). Flags that exist but
+ * are not priced are named in warnings. The strategy is then checked with
+ * the rule table (pp_strategy_resolve); a failure names the flag and the
+ * rule (err->rule). PP_ERR_INPUT naming where:line and the flag. */
+PP_API pp_status pp_megatron_parse(const char *text, size_t len, const char *where, const pp_model *m,
+                                   const pp_cluster *c, pp_strategy *s, pp_notes *warnings, pp_error *err);
+PP_API pp_status pp_megatron_read(const char *path, const pp_model *m, const pp_cluster *c, pp_strategy *s,
+                                  pp_notes *warnings, pp_error *err);
 
 /* ---------------------------------------------------------------- files out
  * Every file parplan writes (ds_config.json, Megatron arguments, the HF and
