@@ -750,14 +750,13 @@ static int fw_arch_ok(const why *w)
         return no(w, NULL, m->name, "biases (qkv %d, out %d, mlp %d): %s has all linear biases, none "
                   "(--disable-bias-linear)%s", m->qkv_bias, m->out_bias, m->mlp_bias, fw,
                   mds ? "" : " or q/k/v only (--add-qkv-bias)");
-    if (!rope_ok(w, m, mds)) return 0;
     if (mds && m->mla.kv_lora_rank > 0)
         return no(w, NULL, m->name, "uses multi-head latent attention: Megatron-DeepSpeed cannot build it (megatron can)");
     if (mds && m->experts > 0 && (m->shared_experts || m->expert_ffn != m->ffn || m->topk > 2))
         return no(w, NULL, m->name, "experts (top-%d, %d shared, expert FFN %d vs FFN %d): DeepSpeed-MoE in "
                   "Megatron-DeepSpeed routes top-1 or top-2 to experts of --ffn-hidden-size, without shared experts",
                   m->topk, m->shared_experts, m->expert_ffn, m->ffn);
-    return 1;
+    return rope_ok(w, m, mds);
 }
 
 /* ------------------------------------------------------------ evaluation */

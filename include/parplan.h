@@ -277,6 +277,9 @@ typedef enum pp_framework {
 } pp_framework;
 
 PP_API const char *pp_framework_name(pp_framework f); /* "pytorch", "deepspeed", ... */
+/* What parplan takes the framework to be, with the version its files target
+ * ("DeepSpeed v0.14.5"); "?" when f is not a framework. */
+PP_API const char *pp_framework_title(pp_framework f);
 
 /* Training mode (fine-tuning). */
 typedef enum pp_train_mode { PP_MODE_FULL, PP_MODE_LORA, PP_MODE_QLORA, PP_MODE_COUNT } pp_train_mode;
@@ -412,8 +415,13 @@ PP_API const pp_rule_info *pp_rule_get(pp_rule r);
  * first failed rule. No side effects. */
 PP_API pp_status pp_rules_check(const pp_model *m, const pp_cluster *c, const pp_strategy *s, pp_error *err);
 /* 1 when framework f can run a strategy with these settings at all: the
- * value of one dimension ("tp", 2) is within what f supports. For tables
- * and quick filters; pp_rules_check is the authority. */
+ * value of one dimension ("tp", 2) is within what f supports. Dimensions:
+ * tp, pp, cp, ep (degrees), sp (0/1), zero, zero_pp (ZeRO stages with
+ * pp > 1), shard (1: hybrid sharding), offload, schedule, precision,
+ * recompute, partial_recompute (1: a block count per stage), optimizer,
+ * mode, cp_comm, loss (enum values), freeze (1: frozen layers), split (0:
+ * any counts per stage, 1: DeepSpeed's partition_method, 2: even only).
+ * For tables and quick filters; pp_rules_check is the authority. */
 PP_API int pp_framework_supports(pp_framework f, const char *dim, int value);
 /* The split DeepSpeed's PipelineModule makes (Megatron-DeepSpeed):
  * partition_method "type:transformer" (embedding = 0) or
@@ -596,6 +604,41 @@ typedef struct pp_train {
     double energy_kwh;
 } pp_train;
 
+/* ---------------------------------------------------------------- error bars
+ * How far the published runs that share a plan's mechanisms were from their
+ * predictions (docs/validation.md, "Error bars"): the validation residuals
+ * (truth / prediction) grouped by GPU family, framework, ZeRO stage, scale
+ * band and attention kind, widened group by group until one holds enough
+ * rows; the bounds are split-conformal order statistics of that group's
+ * ratios. tools/uncertainty.c builds the groups into
+ * costmodel/uncertainty_table.c from tools/validate's residuals. */
+
+#define PP_INTERVAL_LEVEL 0.80 /* nominal coverage of every interval */
+
+typedef enum pp_fit {
+    PP_FIT_FITS,  /* the peak interval's top is within the usable memory */
+    PP_FIT_TIGHT, /* the interval crosses the usable memory */
+    PP_FIT_NO,    /* its bottom is above it, or host memory does not fit */
+    PP_FIT_COUNT
+} pp_fit;
+
+typedef struct pp_interval {
+    double lo, hi;             /* bounds in the estimate's unit (s, bytes); lo <= estimate <= hi */
+    double ratio_lo, ratio_hi; /* the group's truth/prediction bounds (hi/estimate may exceed
+                                  ratio_hi: the interval always contains the estimate) */
+    int rows;                  /* published rows of the group; 0 = no interval (lo = hi) */
+    char group[96];            /* which rows, e.g. "H100, megatron, ZeRO-1, 65-512 GPUs, fused attention" */
+} pp_interval;
+
+typedef struct pp_uncertainty {
+    double level;              /* nominal coverage (PP_INTERVAL_LEVEL) */
+    pp_interval step_s;        /* seconds per optimizer step */
+    pp_interval peak_bytes;    /* peak memory per GPU */
+    pp_fit fit;                /* peak_bytes against memory.gpu_bytes */
+    char notes[PP_TEXT_LEN];   /* mechanisms no validated run covers, "; "-separated, e.g.
+                                  "B200: no published run; constants are estimates"; "" = none */
+} pp_uncertainty;
+
 /* ---------------------------------------------------------------- plan */
 
 /* A strategy with its predictions. */
@@ -607,7 +650,14 @@ typedef struct pp_plan {
     pp_train train;          /* filled by pp_plan_train when tokens are given */
     double params_total;     /* parameters of the model */
     double params_trainable; /* of which trained (LoRA adapters, unfrozen weights) */
+    pp_uncertainty uncertainty; /* error bars and the fits/tight/does-not-fit verdict */
 } pp_plan;
+
+/* "fits", "tight", "does not fit"; "?" when out of range. */
+PP_API const char *pp_fit_name(pp_fit f);
+/* The intervals and the verdict of an estimated plan (its memory and time
+ * filled), from the built-in residual groups. Pure; pp_estimate calls it. */
+PP_API void pp_uncertainty_estimate(const pp_cluster *c, const pp_plan *p, pp_uncertainty *out);
 
 /* Parameters of the model, and how many the strategy trains. */
 PP_API void pp_trainable_params(const pp_model *m, const pp_strategy *s, double *total, double *trainable);
@@ -953,9 +1003,11 @@ PP_API pp_status pp_launch_files(const pp_model *m, const pp_cluster *c, const p
                                  pp_launch *out, pp_error *err);
 PP_API void pp_launch_free(pp_launch *l);
 /* Writes n plans' launch files under dir: dir/1/, dir/2/, ... (dir itself for
- * one plan), all of them as one set (pp_write_files; flags PP_WRITE_*):
+ * one plan unless flags has PP_EMIT_NUMBERED), all of them as one set
+ * (pp_write_files; PP_WRITE_FORCE honoured, folders made as mkdir -p):
  * nothing is written if any plan cannot be emitted or any file cannot be
  * written, and folders it created go again. */
+#define PP_EMIT_NUMBERED 4u
 PP_API pp_status pp_plan_emit(const pp_model *m, const pp_cluster *c, const pp_plan *plans, int n,
                               const pp_launch_opts *o, const char *dir, unsigned flags, pp_notes *notes,
                               pp_error *err);

@@ -240,6 +240,26 @@ static void unpin(pp_search_opts *a)
     a->precisions = a->offloads = a->recomputes = a->schedules = 0;
 }
 
+/* Plans ranked after others because their peak's error bar crosses the
+ * usable memory (rank.c; docs/validation.md, "Error bars"). */
+static void tight_lines(sbuf *b, const pp_plan_list *l)
+{
+    for (int i = 0; i < l->n; i++) {
+        const pp_plan *p = &l->plans[i];
+        const pp_uncertainty *u = &p->uncertainty;
+        if (u->fit != PP_FIT_TIGHT) continue;
+        sb_printf(b, "#%d is tight: its peak %.2f GiB has a %.0f%% interval of %.2f-%.2f GiB (%s, %d runs) that crosses "
+                     "the %.2f GiB usable", i + 1, p->memory.peak_bytes / GIB, 100 * u->level, u->peak_bytes.lo / GIB,
+                  u->peak_bytes.hi / GIB, u->peak_bytes.group, u->peak_bytes.rows, p->memory.gpu_bytes / GIB);
+        int j = 0;
+        while (j < i && !(l->plans[j].uncertainty.fit == PP_FIT_FITS && l->plans[j].time.step_s > p->time.step_s)) j++;
+        if (j < i) sb_printf(b, ", so it ranks after the plans that fit although it is faster than #%d (%.3f s vs %.3f s)", j + 1,
+                             p->time.step_s, l->plans[j].time.step_s);
+        else if (i == 0) sb_printf(b, "; no plan searched fits with its error bar");
+        sb_printf(b, ".\n");
+    }
+}
+
 pp_status pp_plan_explain(const pp_model *m, const pp_cluster *c, const pp_search_opts *o, const pp_plan_list *list,
                           char **text, pp_error *err)
 {
@@ -257,6 +277,7 @@ pp_status pp_plan_explain(const pp_model *m, const pp_cluster *c, const pp_searc
         strategy_diff(&b, &best->strategy, &list->plans[1].strategy);
         sb_printf(&b, ".\n");
     }
+    tight_lines(&b, list);
     sb_printf(&b, "Common alternatives:\n");
     pp_search_opts a = *o;
     pin(&a.tp, 1), pin(&a.pp, 1), pin(&a.cp, 1), pin(&a.ep, 1), pin(&a.zero, 3);

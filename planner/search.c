@@ -67,10 +67,15 @@ typedef struct search {
 
 /* ------------------------------------------------------------ top K */
 
+/* The K-th plan's objective bounds what can still enter the top K, but only
+ * when it fits: a plan that fits outranks a tight one whatever its
+ * objective (rank.c), so while the K-th is tight nothing may be pruned. */
 static double threshold(const search *S)
 {
     if (S->n < S->k) return HUGE_VAL;
-    return pp_plan_objective(S->sp->c, &S->top[S->n - 1], S->sp->o.objective, S->sp->price);
+    const pp_plan *last = &S->top[S->n - 1];
+    if (S->sp->o.objective != PP_OBJ_MEMORY && last->uncertainty.fit != PP_FIT_FITS) return HUGE_VAL;
+    return pp_plan_objective(S->sp->c, last, S->sp->o.objective, S->sp->price);
 }
 
 static int plan_cmp(const search *S, const pp_plan *a, const pp_plan *b)
