@@ -266,6 +266,8 @@ static cJSON *number(toml *x)
         x->i++;
     }
     buf[n] = '\0';
+    if (peek(x) == ':' || (peek(x) == '-' && !is_float && n >= 4))
+        return tfail(x, "dates and times are not read: write the value as a string"), NULL;
     char *end;
     double v = strtod(buf, &end);
     if (n == 0 || *end || end == buf || !isfinite(v) || (buf[0] == '0' && n > 1 && buf[1] >= '0' && buf[1] <= '9') ||
