@@ -169,11 +169,10 @@ static int first_arg(mr_ctx *x)
 {
     int n = x->w.n, start = 0;
     if (x->w.arrays) return 0;
-    for (int i = 0; i < n; i++) {
+    for (int i = 0; i < n && !start; i++) { /* the launcher and its flags go before the script */
         const char *s = word(x, i);
         size_t l = strlen(s);
         if (l > 3 && !strcmp(s + l - 3, ".py")) start = i + 1;
-        if (s[0] == '-' && s[1] == '-' && start == 0) break;
     }
     while (start < n && word(x, start)[0] != '-' && strchr(word(x, start), '=')) start++;
     return start;

@@ -182,15 +182,18 @@ static char *key_part(toml *x)
     return k;
 }
 
-/* A dotted key a.b.c: up to 16 parts (freed by the caller). */
+static void free_parts(char **parts, int n);
+
+/* A dotted key a.b.c: up to 16 parts (freed by the caller on success, here
+ * on failure). */
 static int dotted_key(toml *x, char **parts, int *n)
 {
     *n = 0;
     for (;;) {
         skip_ws(x);
-        if (*n == TOML_MAX_DEPTH) return tfail(x, "key nested deeper than %d levels", TOML_MAX_DEPTH);
+        if (*n == TOML_MAX_DEPTH) return free_parts(parts, *n), tfail(x, "key nested deeper than %d levels", TOML_MAX_DEPTH);
         char *p = key_part(x);
-        if (!p) return 0;
+        if (!p) return free_parts(parts, *n), 0;
         parts[(*n)++] = p;
         skip_ws(x);
         if (peek(x) != '.') return 1;
