@@ -145,9 +145,12 @@ static const char *flavor(int mds) { return mds ? "Megatron-DeepSpeed" : "Megatr
 static void unknown_flag(mr_ctx *x, const char *name, int line)
 {
     const char **names = malloc(NFLAGS * sizeof *names);
-    int n = 0;
-    for (int i = 0; names && i < NFLAGS; i++)
-        if (x->mds ? flag_table[i].mds : flag_table[i].lm) names[n++] = flag_table[i].name;
+    int n = 0, len = (int)strlen(name), slack = len / 3 + 2;
+    for (int i = 0; names && i < NFLAGS; i++) { /* jr_nearest's reach: lengths within a third */
+        int l = (int)strlen(flag_table[i].name);
+        if ((x->mds ? flag_table[i].mds : flag_table[i].lm) && l >= len - slack && l <= len + slack)
+            names[n++] = flag_table[i].name;
+    }
     const char *near = names ? jr_nearest(name, names, n) : NULL;
     char q[80], hint[96] = "";
     if (near) snprintf(hint, sizeof hint, " (did you mean %s?)", near);
@@ -240,7 +243,8 @@ static mr_occ *get(mr_ctx *x, const char *name)
     mr_occ *last = NULL;
     for (int i = 0; i < x->nocc; i++)
         if (!strcmp(x->occ[i].flag->name, name)) {
-            if (last && last->nval && x->occ[i].nval && strcmp(val_text(x, last, 0), val_text(x, &x->occ[i], 0)))
+            if (last && !x->occ[i].used && last->nval && x->occ[i].nval &&
+                strcmp(val_text(x, last, 0), val_text(x, &x->occ[i], 0)))
                 warn(x, x->occ[i].line, "%s given twice: Megatron uses the last", name);
             last = &x->occ[i];
             last->used = 1;
