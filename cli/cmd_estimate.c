@@ -219,6 +219,9 @@ static void print_memory(const pp_model *m, const pp_cluster *c, const pp_plan *
     if (mem->host_bytes_per_node > 0)
         printf("host: %.1f GiB offloaded per node of %.1f GiB usable: %s\n", gib(mem->host_bytes_per_node),
                gib(mem->host_usable_bytes), mem->host_fits ? "fits" : "DOES NOT FIT");
+    if (mem->nvme_bytes_per_node > 0)
+        printf("NVMe: %.1f GB swapped per node of %.1f GB: %s\n", mem->nvme_bytes_per_node / 1e9,
+               mem->nvme_usable_bytes / 1e9, mem->nvme_fits ? "fits" : "DOES NOT FIT");
 }
 
 static void print_time(const pp_plan *p)
@@ -565,9 +568,10 @@ static int run(const cli_args *a)
                             p->strategy.ft.mode != PP_MODE_FULL ? " (and ds_config_trainer.json, adapter_config.json beside it)" : "");
     if (e->mg_path) fprintf(stderr, "parplan: wrote %s\n", e->mg_path);
     if (rc == 0 && cli_has(a, "fail-if-oom") && !p->memory.fits) {
-        fprintf(stderr, "parplan: does not fit: peak %.2f GiB on stage %d of %.2f GiB usable%s (--fail-if-oom)\n",
+        fprintf(stderr, "parplan: does not fit: peak %.2f GiB on stage %d of %.2f GiB usable%s%s (--fail-if-oom)\n",
                 p->memory.peak_bytes / 1073741824.0, p->memory.peak_stage, p->memory.gpu_bytes / 1073741824.0,
-                p->memory.host_fits ? "" : "; offloaded states exceed host memory");
+                p->memory.host_fits ? "" : "; offloaded states exceed host memory",
+                p->memory.nvme_fits ? "" : "; swapped states exceed the NVMe drives");
         rc = 1;
     }
 done:

@@ -1011,7 +1011,7 @@ static void fill(ds_reader *r, const cJSON *root, const pp_cluster *c, pp_strate
     if (zo.overlap_given && zo.overlap_comm && !s->overlap_dp)
         warn(r, "zero_optimization", "overlap_comm", "true is not applied: %s", s->pp > 1
              ? "DeepSpeed turns it off for a PipelineModule" : "only the ZeRO optimizer overlaps communication");
-    if (r->base->overlap_tp)
+    if (r->base->overlap_tp > 0) /* -1: the framework's default, not asked for */
         warn(r, "$", "zero_optimization", "--tp-overlap: DeepSpeed does not overlap tensor-parallel communication; "
              "estimating without it");
     s->overlap_tp = 0;

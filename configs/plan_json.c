@@ -97,6 +97,7 @@ static void add_stage(cJSON *arr, const pp_stage_mem *st)
     cJSON_AddNumberToObject(d, "context_bytes", st->context_bytes);
     cJSON_AddNumberToObject(d, "fragmentation_bytes", st->fragmentation_bytes);
     cJSON_AddNumberToObject(d, "host_bytes", st->host_bytes);
+    cJSON_AddNumberToObject(d, "nvme_bytes", st->nvme_bytes);
     cJSON_AddNumberToObject(d, "grads_total_bytes", st->grads_total_bytes);
     cJSON_AddNumberToObject(d, "grads_persistent_bytes", st->grads_persistent_bytes);
     cJSON_AddNumberToObject(d, "cast_bytes", st->cast_bytes);
@@ -114,6 +115,9 @@ static void add_memory(cJSON *o, const pp_memory *mem, pp_fit fit)
     cJSON_AddNumberToObject(j, "host_bytes_per_node", mem->host_bytes_per_node);
     cJSON_AddNumberToObject(j, "host_usable_bytes", mem->host_usable_bytes);
     cJSON_AddBoolToObject(j, "host_fits", mem->host_fits);
+    cJSON_AddNumberToObject(j, "nvme_bytes_per_node", mem->nvme_bytes_per_node);
+    cJSON_AddNumberToObject(j, "nvme_usable_bytes", mem->nvme_usable_bytes);
+    cJSON_AddBoolToObject(j, "nvme_fits", mem->nvme_fits);
     cJSON *arr = cJSON_AddArrayToObject(j, "stages");
     for (int i = 0; i < mem->nstages; i++) add_stage(arr, &mem->stages[i]);
 }

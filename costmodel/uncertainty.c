@@ -358,7 +358,7 @@ void pp__uncertainty_with(const pp__ugroup *tab, int n, const pp__ucover *cov, c
     interval(tab, n, PP__U_STEP, &k, p->time.step_s, &out->step_s);
     interval(tab, n, PP__U_MEM, &k, p->memory.peak_bytes, &out->peak_bytes);
     double usable_bytes = p->memory.gpu_bytes;
-    if (!p->memory.host_fits || out->peak_bytes.lo > usable_bytes) out->fit = PP_FIT_NO;
+    if (!p->memory.host_fits || !p->memory.nvme_fits || out->peak_bytes.lo > usable_bytes) out->fit = PP_FIT_NO;
     else if (out->peak_bytes.hi > usable_bytes) out->fit = PP_FIT_TIGHT;
     else out->fit = PP_FIT_FITS;
     if (cov) uncovered(cov, &k, &p->strategy, out);

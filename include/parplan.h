@@ -213,6 +213,9 @@ typedef struct pp_cluster {
     double host_mem_bw;    /* bytes/s per node for CPU optimizer updates; 0 = default */
     double host_mem_bytes; /* per node */
     double nvme_bytes;     /* per node; 0 = none */
+    double nvme_read_bw;   /* bytes/s per node the NVMe drives deliver to DeepSpeed's
+                              aio swapper; 0 = default (docs/formats.md) */
+    double nvme_write_bw;  /* bytes/s per node, writes; 0 = default */
 } pp_cluster;
 
 static inline int pp_cluster_gpus(const pp_cluster *c) { return c->nodes * c->gpus_per_node; }
@@ -476,6 +479,7 @@ typedef struct pp_stage_mem {
     double context_bytes;          /* CUDA context etc. */
     double fragmentation_bytes;
     double host_bytes;             /* states offloaded to host, per GPU */
+    double nvme_bytes;             /* states swapped to NVMe, per GPU (offload nvme) */
     double grads_total_bytes;      /* every gradient, as at the optimizer step */
     double grads_persistent_bytes; /* of which a buffer alive all step (Megatron's
                                       main_grad, DeepSpeed's fp32 accumulation) */
@@ -490,10 +494,13 @@ typedef struct pp_memory {
     double peak_bytes;             /* max over stages */
     int peak_stage;
     double gpu_bytes;              /* usable: GPU memory - reserve */
-    int fits;                      /* peak <= usable and host fits */
+    int fits;                      /* peak <= usable, host fits and NVMe fits */
     double host_bytes_per_node;    /* offloaded states of the node's GPUs */
     double host_usable_bytes;
     int host_fits;
+    double nvme_bytes_per_node;    /* states the node's GPUs swap to NVMe */
+    double nvme_usable_bytes;      /* the node's NVMe capacity */
+    int nvme_fits;                 /* 1 when nothing is swapped or it fits */
 } pp_memory;
 
 /* Per-GPU memory of every stage for a resolved strategy. Pure arithmetic. */
@@ -581,7 +588,7 @@ typedef struct pp_time {
     double dp_comm_exposed_s;  /* the part not hidden behind backward */
     double bubble_s;           /* pipeline fill and drain */
     double optimizer_s;        /* the update: HBM-bound on GPU, or CPU with offload */
-    double offload_s;          /* exposed PCIe traffic of offload */
+    double offload_s;          /* exposed traffic of offload: PCIe, and NVMe swaps */
     int slowest_stage;
     double stage_microbatch_s[PP_MAX_STAGES]; /* fwd+bwd of one micro-batch, per stage */
 } pp_time;

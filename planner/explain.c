@@ -176,10 +176,14 @@ static void oom_numbers(sbuf *b, const pp_plan *p, double usable)
                   st->grads_bytes / GIB, st->optimizer_bytes / GIB, st->activations_bytes / GIB, st->buffers_bytes / GIB,
                   st->peak_phase == PP_PHASE_OPTIMIZER ? "in the optimizer step" : "in forward/backward");
     else
-        sb_printf(b, "fits the GPU (%.2f of %.2f GiB) but not the host", mem->peak_bytes / GIB, usable / GIB);
+        sb_printf(b, "fits the GPU (%.2f of %.2f GiB) but not the %s", mem->peak_bytes / GIB, usable / GIB,
+                  mem->host_fits ? "NVMe drives" : "host");
     if (!mem->host_fits && mem->host_bytes_per_node > 0)
         sb_printf(b, "; offloaded states need %.1f GiB of host memory per node, %.1f GiB usable",
                   mem->host_bytes_per_node / GIB, mem->host_usable_bytes / GIB);
+    if (!mem->nvme_fits)
+        sb_printf(b, "; swapped states need %.1f GB of NVMe per node, %.1f GB there",
+                  mem->nvme_bytes_per_node / 1e9, mem->nvme_usable_bytes / 1e9);
 }
 
 static void oom_line(sbuf *b, const pp_plan *near, double usable)
@@ -356,7 +360,7 @@ static int cmp_fix(const void *a, const void *b)
  * (fewest GPUs first, then fastest). */
 static void fixes_print(sbuf *b, fixes *f, int gpus, const char *checked)
 {
-    qsort(f->v, (size_t)f->n, sizeof *f->v, cmp_fix);
+    if (f->n > 1) qsort(f->v, (size_t)f->n, sizeof *f->v, cmp_fix); /* v is NULL while nothing fits */
     int same = 0, more = 0;
     for (int i = 0; i < f->n; i++) {
         if (f->v[i].gpus == gpus) same++;
@@ -490,6 +494,8 @@ static void try_combo(advisor *A, const int *dims, const int *vals, int n)
     char what[192] = "";
     s.grad_accum = 0;
     for (int i = 0; i < n; i++) apply_move(&A->mv, dims[i], vals[i], &s, &c, A->ds_keys, what, sizeof what);
+    /* tp and pp each halve dp: together they can leave none (dp 2) */
+    if (s.dp < 1 || (long long)s.dp * s.tp * s.pp * s.cp != pp_cluster_gpus(&c)) return;
     if ((long long)s.micro_batch * s.dp > s.global_batch || s.global_batch % (s.micro_batch * s.dp)) return;
     pp_error e;
     A->f.tried++;

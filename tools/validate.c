@@ -478,8 +478,11 @@ static void dump_if_asked(const row *r, const scenario *sc, const pp_plan *p)
 
 /* Returns truth / prediction of the step time (= predicted over reported
  * throughput on the same FLOP basis). */
+static const char *oom_flag(const pp_plan *p, char *buf, size_t cap);
+
 static double add_throughput(results *o, const row *r, const scenario *sc, const pp_plan *p, const char *cfg)
 {
+    char flag[64];
     double tf = num(r->f[C_TFLOPS]), mfu = num(r->f[C_MFU]), pred, rep;
     const char *unit;
     snprintf(o->tgpu[o->nt], sizeof o->tgpu[o->nt], "%.23s", r->f[C_GPU]);
@@ -487,7 +490,7 @@ static double add_throughput(results *o, const row *r, const scenario *sc, const
         double e = 100 * (sc->step_s / p->time.step_s - 1);
         o->terr[o->nt++] = fabs(e);
         snprintf(o->tbl_t[o->rows_t++], 2400, "| %.200s | %.200s | %s%s | %.1f | %.1f | %+.1f%% throughput (s/step) |",
-                 r->f[C_NAME], r->f[C_MODEL], cfg, p->memory.fits ? "" : " (predicted OOM)", sc->step_s,
+                 r->f[C_NAME], r->f[C_MODEL], cfg, oom_flag(p, flag, sizeof flag), sc->step_s,
                  p->time.step_s, e);
         return sc->step_s / p->time.step_s;
     }
@@ -503,8 +506,19 @@ static double add_throughput(results *o, const row *r, const scenario *sc, const
     double e = 100 * (pred - rep) / rep;
     o->terr[o->nt++] = fabs(e);
     snprintf(o->tbl_t[o->rows_t++], 2400, "| %.200s | %.200s | %s%s | %.1f | %.1f | %+.1f%% %s |", r->f[C_NAME], r->f[C_MODEL],
-             cfg, p->memory.fits ? "" : " (predicted OOM)", rep, pred, e, unit);
+             cfg, oom_flag(p, flag, sizeof flag), rep, pred, e, unit);
     return pred / rep;
+}
+
+/* The row's memory flag: "" when it fits with its error bar, else the
+ * verdict with the peak against the usable memory. */
+static const char *oom_flag(const pp_plan *p, char *buf, size_t cap)
+{
+    pp_fit f = p->uncertainty.fit;
+    if (f == PP_FIT_FITS && p->memory.fits) return "";
+    snprintf(buf, cap, " (%s: %.1f of %.1f GiB)", f == PP_FIT_NO ? "predicted OOM" : "tight",
+             p->memory.peak_bytes / 1073741824.0, p->memory.gpu_bytes / 1073741824.0);
+    return buf;
 }
 
 /* Returns truth / prediction of the memory reading, 0 without one. */

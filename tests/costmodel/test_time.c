@@ -70,10 +70,13 @@ Test(time, collective_formulas)
     cr_expect(fabs(pp__reducescatter_s(&g, S) - (base + 3 * 2e-6 + 3.0 / 4 * S / 100e9)) < 1e-12);
     cr_expect(fabs(pp__alltoall_s(&g, S) - (base + 3 * 2e-6 + 3.0 / 4 * S / 100e9)) < 1e-12);
     cr_expect(fabs(pp__sendrecv_s(&g, S) - (base + 2e-6 + S / 100e9)) < 1e-12);
-    /* across nodes a double binary tree wins on latency for small messages:
-     * 64 ranks, 1 KB: ring 2*63 steps vs tree 2*6 steps */
-    pp__comm_group x = {64, 10e9, 5e-6, 1};
-    double tree = base + 2 * 6 * 5e-6 + 2 * 1e3 / 10e9;
+    /* across nodes NCCL's tree wins on latency for small messages: 64
+     * ranks, 8 per node, 1 KB: ring 2*63 steps of 5 us vs a chain of 8 in
+     * each node (7 steps of 3 us) and a tree over 8 nodes (3 steps of 5
+     * us), up and down: NCCL tuning.cc 2((nRanks/nNodes-1) intraLat +
+     * log2(nNodes) interLat) */
+    pp__comm_group x = {64, 10e9, 5e-6, 1, 8, 8, 3e-6};
+    double tree = base + 2 * (7 * 3e-6 + 3 * 5e-6) + 2 * 1e3 / 10e9;
     cr_expect(fabs(pp__allreduce_s(&x, 1e3) - tree) < 1e-12);
     pp__comm_group one = {1, 100e9, 2e-6, 0};
     cr_expect_eq(pp__allreduce_s(&one, S), 0, "a group of one does not communicate");

@@ -154,6 +154,7 @@ static void boundary_plan(pp_plan *p, double peak, int host_fits)
     p->memory.peak_bytes = peak;
     p->memory.gpu_bytes = 100;
     p->memory.host_fits = host_fits;
+    p->memory.nvme_fits = 1;
     p->time.step_s = 1;
 }
 
