@@ -587,11 +587,13 @@ const cli_cmd cli_cmd_estimate = {"estimate", "memory per stage (and step time) 
     "                   --micro-batch B --global-batch G [--seq S] [--schedule 1f1b|interleaved|gpipe]\n"
     "                   [--virtual-stages V] [--offload none|optimizer|optimizer+params|nvme]\n"
     "                   [--stage-layers L1,L2,...] [--format table|json]\n"
-    "                   [--deepspeed ds_config.json] [--emit-deepspeed FILE] [--emit-megatron FILE] [--force]",
+    "                   [--deepspeed ds_config.json] [--emit-deepspeed FILE] [--emit-megatron FILE] [--force]\n"
+    "                   [--megatron-args FILE] [--fsdp-config FILE] [--training-args FILE] [--emit DIR]",
     "  parplan estimate --model gpt3-175b --cluster dgx-a100-80g --nodes 128 --tp 8 --pp 16 \\\n"
     "                   --recompute selective --sp --micro-batch 1 --global-batch 1536\n"
     "  parplan estimate --model llama3-8b --cluster dgx-h100 --zero 3 --micro-batch 2 --format json\n"
     "  parplan estimate --model llama3-70b --cluster dgx-h100 --nodes 8 --tp 8 --zero 1 --global-batch 512 \\\n"
     "                   --emit-deepspeed ds_config.json --emit-megatron megatron_args.sh\n"
-    "  parplan estimate --model llama3-8b --cluster dgx-h100 --deepspeed ds_config.json   # will my config OOM?",
+    "  parplan estimate --model llama3-8b --cluster dgx-h100 --deepspeed ds_config.json   # will my config OOM?\n"
+    "  parplan estimate --model llama3-8b --cluster dgx-h100 --megatron-args megatron_args.sh   # read my arguments back",
     opts, run};
