@@ -25,17 +25,6 @@
 
 #include "parplan.h"
 
-#if defined(__SANITIZE_ADDRESS__)
-#define SANITIZED 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define SANITIZED 1
-#endif
-#endif
-#ifndef SANITIZED
-#define SANITIZED 0
-#endif
-
 #define TOLERANCE 0.005
 
 /* Writer bugs the readers find (reported to the lead; remove when fixed):
@@ -58,7 +47,6 @@ typedef struct scenario {
     unsigned precisions;  /* 0: the default set */
     pp_train_mode mode;
     int lora_rank;
-    int full_only;        /* runs only in the plain build */
 } scenario;
 
 typedef struct tally {
@@ -260,16 +248,15 @@ static void report(const char *what, const tally *t)
 }
 
 static const scenario issue[] = {
-    {"llama3-8b", "llama3-8b", "dgx-h100", 1, 0, 512, 8192, 5, -1, 0, PP_MODE_FULL, 0, 0},
-    {"gpt3-175b", "gpt3-175b", "dgx-a100-80g", 128, 0, 1536, 0, 5, -1, 0, PP_MODE_FULL, 0, 1},
-    {"llama2-70b", "llama2-70b", "dgx-a100-80g", 8, 0, 512, 0, 5, -1, 0, PP_MODE_FULL, 0, 1},
-    {"mixtral-8x7b", "mixtral-8x7b", "dgx-h100", 4, 0, 512, 0, 5, -1, 0, PP_MODE_FULL, 0, 1},
+    {"llama3-8b", "llama3-8b", "dgx-h100", 1, 0, 512, 8192, 5, -1, 0, PP_MODE_FULL, 0},
+    {"gpt3-175b", "gpt3-175b", "dgx-a100-80g", 128, 0, 1536, 0, 5, -1, 0, PP_MODE_FULL, 0},
+    {"llama2-70b", "llama2-70b", "dgx-a100-80g", 8, 0, 512, 0, 5, -1, 0, PP_MODE_FULL, 0},
+    {"mixtral-8x7b", "mixtral-8x7b", "dgx-h100", 4, 0, 512, 0, 5, -1, 0, PP_MODE_FULL, 0},
 };
 
 static void issue_scenarios(tally *t)
 {
     for (size_t i = 0; i < sizeof issue / sizeof *issue; i++) {
-        if (SANITIZED && issue[i].full_only) continue;
         for (int fw = -1; fw < PP_FW_COUNT; fw++) {
             scenario sc = issue[i];
             sc.framework = fw;
@@ -293,16 +280,16 @@ Test(readback, finetune_hsdp_torchtitan, .timeout = 900)
     make_root();
     static const scenario more[] = {
         /* a single-GPU fine-tune: plain PyTorch with PEFT (LoRA) and bitsandbytes (QLoRA) */
-        {"lora-1gpu", "llama3-8b", "dgx-h100", 0, 1, 16, 4096, 5, PP_FW_PYTORCH, 0, PP_MODE_LORA, 16, 0},
-        {"qlora-4090", "mistral-7b", "workstation-1x-4090", 0, 1, 8, 2048, 5, PP_FW_PYTORCH, 0, PP_MODE_QLORA, 16, 0},
+        {"lora-1gpu", "llama3-8b", "dgx-h100", 0, 1, 16, 4096, 5, PP_FW_PYTORCH, 0, PP_MODE_LORA, 16},
+        {"qlora-4090", "mistral-7b", "workstation-1x-4090", 0, 1, 8, 2048, 5, PP_FW_PYTORCH, 0, PP_MODE_QLORA, 16},
         /* FSDP on 4 nodes in bf16 (Accelerate, and torchtitan for pipelines), hybrid sharding among the plans */
-        {"fsdp-hsdp", "llama3-8b", "dgx-h100", 4, 0, 512, 8192, 8, PP_FW_FSDP, 1u << PP_PREC_BF16, PP_MODE_FULL, 0, 0},
+        {"fsdp-hsdp", "llama3-8b", "dgx-h100", 4, 0, 512, 8192, 8, PP_FW_FSDP, 1u << PP_PREC_BF16, PP_MODE_FULL, 0},
         /* torchtitan with pipeline stages */
-        {"torchtitan-pp", "llama3-70b", "dgx-h100", 8, 0, 512, 8192, 5, PP_FW_FSDP, 0, PP_MODE_FULL, 0, 1},
+        {"torchtitan-pp", "llama3-70b", "dgx-h100", 8, 0, 512, 8192, 5, PP_FW_FSDP, 0, PP_MODE_FULL, 0},
     };
     tally t = {0};
     for (size_t i = 0; i < sizeof more / sizeof *more; i++)
-        if (!SANITIZED || !more[i].full_only) run_scenario(&more[i], &t);
+        run_scenario(&more[i], &t);
     report("fine-tuning, FSDP HSDP, torchtitan", &t);
     cr_expect(t.read > 0);
     rmdir(root);
