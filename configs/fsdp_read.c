@@ -343,8 +343,9 @@ static int tt_parts(fr *r, const cJSON *parts, int pp, pp_strategy *s)
     if (nparts < pp || nparts % pp || nparts / pp > 64)
         return jr_fail(&r->jr, P, "module_fqns_per_model_part", "%d model parts: expected a multiple of "
                        "pipeline_parallel_degree %d (each rank runs parts rank, rank + pp, ...)", nparts, pp), 0;
-    int blocks[PP_MAX_STAGES * 8] = {0}, k = 0;
+    int blocks[PP_MAX_STAGES * 8] = {0}, k = 0, prev = -1, in_order = 1;
     int emb = -1, norm = -1, out = -1;
+    unsigned char seen[PP_MAX_LAYERS] = {0};
     for (const cJSON *part = parts->child; part; part = part->next, k++) {
         if (!cJSON_IsArray(part)) return jr_fail(&r->jr, P, "module_fqns_per_model_part", "part %d: expected a list of "
                                                  "module names", k), 0;
@@ -355,16 +356,20 @@ static int tt_parts(fr *r, const cJSON *parts, int pp, pp_strategy *s)
             if (!strcmp(v, "tok_embeddings") && emb < 0) emb = k;
             else if (!strcmp(v, "norm") && norm < 0) norm = k;
             else if (!strcmp(v, "output") && out < 0) out = k;
-            else if (!strncmp(v, "layers.", 7) && (b = strtol(v + 7, &end, 10), end != v + 7 && !*end) && b == next && b < L)
-                blocks[k]++, next++;
+            else if (!strncmp(v, "layers.", 7) && (b = strtol(v + 7, &end, 10), end != v + 7 && !*end) && b >= 0 &&
+                     b < L && !seen[b])
+                blocks[k]++, next++, seen[b] = 1, in_order &= b == prev + 1, prev = (int)b;
             else
                 return jr_fail(&r->jr, P, "module_fqns_per_model_part", "part %d: \"%.40s\": expected tok_embeddings, "
-                               "layers.0 .. layers.%d in order, norm, output, each once", k, v, L - 1), 0;
+                               "layers.0 .. layers.%d, norm, output, each once", k, v, L - 1), 0;
         }
     }
     if (next != L || emb != 0 || norm != nparts - 1 || out != nparts - 1)
         return jr_fail(&r->jr, P, "module_fqns_per_model_part", "expected every block of %s once (%d of %d listed), "
                        "tok_embeddings in the first part, norm and output in the last", r->m->name, next, L), 0;
+    if (!in_order)
+        fwarn(r, P, "module_fqns_per_model_part", "the blocks are not listed in the model's order: torchtitan runs them "
+              "in the order listed (a permuted model; priced by the blocks per part)");
     int v = nparts / pp;
     s->virtual_stages = v;
     memset(s->stage_layers, 0, sizeof s->stage_layers);

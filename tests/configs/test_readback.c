@@ -286,6 +286,7 @@ Test(readback, finetune_hsdp_torchtitan, .timeout = 900)
         {"fsdp-hsdp", "llama3-8b", "dgx-h100", 4, 0, 512, 8192, 8, PP_FW_FSDP, 1u << PP_PREC_BF16, PP_MODE_FULL, 0},
         /* torchtitan with pipeline stages */
         {"torchtitan-pp", "llama3-70b", "dgx-h100", 8, 0, 512, 8192, 5, PP_FW_FSDP, 0, PP_MODE_FULL, 0},
+        {"torchtitan-pp-bf16", "llama3-70b", "dgx-h100", 8, 0, 512, 8192, 5, PP_FW_FSDP, 1u << PP_PREC_BF16, PP_MODE_FULL, 0},
     };
     tally t = {0};
     for (size_t i = 0; i < sizeof more / sizeof *more; i++)
