@@ -56,6 +56,12 @@ static const cli_opt opts[] = {
     {"format", 1, "table (default) or json"},
     {"fail-if-oom", 0, "exit 1 when the strategy does not fit (default: DOES NOT FIT is a result, exit 0)"},
     {"deepspeed", 1, "read dp, ZeRO, batch, precision... from this ds_config.json"},
+    {"fsdp-config", 1, "read the strategy from an HF Accelerate FSDP2 config YAML (with --training-args) or a "
+                       "torchtitan job TOML (docs/fsdp.md)"},
+    {"training-args", 1, "read batch, checkpointing, precision and optimizer from HF TrainingArguments JSON (plain "
+                         "PyTorch, or DeepSpeed when it names a ds_config.json; docs/fsdp.md)"},
+    {"megatron-args", 1, "read the strategy from Megatron-LM or Megatron-DeepSpeed arguments (MEGATRON_ARGS=( ... ), "
+                         "one flag per line, or a command line; docs/megatron.md)"},
     {"emit-deepspeed", 1, "write ds_config.json for DeepSpeed v0.14.5 to FILE"},
     {"emit-megatron", 1, "write Megatron-LM arguments (Megatron-DeepSpeed with --emit-deepspeed)"},
     {"force", 0, "replace existing output files"},
@@ -279,6 +285,106 @@ static int read_deepspeed(const cli_args *a, const pp_model *m, const pp_cluster
     return st == PP_OK ? 0 : cli_fail(st, &err);
 }
 
+/* The flags a launcher file decides: given beside it, they are refused. */
+static int refuse_from_file(const cli_args *a, const char *const *flags, const char *file_flag)
+{
+    for (int i = 0; flags[i]; i++)
+        if (cli_has(a, flags[i])) {
+            fprintf(stderr, "parplan: --%s: with --%s it comes from the file; give one of them\n", flags[i], file_flag);
+            return 2;
+        }
+    return 0;
+}
+
+/* --megatron-args FILE: the file decides the strategy (and names the
+ * ds_config.json of Megatron-DeepSpeed); the model and cluster are the
+ * command line's, and so are the buffer overrides. */
+static int read_megatron(const cli_args *a, const pp_model *m, const pp_cluster *c, pp_strategy *s, pp_notes *warn)
+{
+    if (cli_has(a, "fsdp-config") || cli_has(a, "training-args")) {
+        fprintf(stderr, "parplan: --megatron-args with --%s: give the launcher files of one framework\n",
+                cli_has(a, "fsdp-config") ? "fsdp-config" : "training-args");
+        return 2;
+    }
+    static const char *const from_file[] = {"tp", "pp", "dp", "cp", "ep", "sp", "zero", "shard", "recompute",
+                                            "recompute-layers", "precision", "optimizer", "attention", "cp-comm",
+                                            "loss", "micro-batch", "global-batch", "seq", "schedule",
+                                            "virtual-stages", "stage-layers", "offload", "grad-accum", "deepspeed",
+                                            "no-dp-overlap", "tp-overlap", "reduce-bucket", "allgather-bucket", NULL};
+    int rc = refuse_from_file(a, from_file, "megatron-args");
+    if (rc) return rc;
+    pp_framework want = s->framework;
+    pp_error err = {""};
+    pp_status st = pp_megatron_read(cli_get(a, "megatron-args"), m, c, s, warn, &err);
+    if (st != PP_OK) return cli_fail(st, &err);
+    if (want != PP_FW_AUTO && want != s->framework) {
+        fprintf(stderr, "parplan: --framework %s: %s holds %s arguments (framework %s)\n", pp_framework_name(want),
+                cli_safe(cli_get(a, "megatron-args")), s->framework == PP_FW_MEGATRON ? "Megatron-LM" : "Megatron-DeepSpeed",
+                pp_framework_name(s->framework));
+        return 2;
+    }
+    return 0;
+}
+
+/* The same file? (a missing one is not the same as anything) */
+static int same_file(const char *a, const char *b)
+{
+    char ra[4096], rb[4096];
+    return realpath(a, ra) && realpath(b, rb) && !strcmp(ra, rb);
+}
+
+/* --fsdp-config and --training-args: HF Accelerate / torchtitan FSDP, or
+ * the HF Trainer's TrainingArguments (plain PyTorch, or DeepSpeed with the
+ * ds_config.json they name or --deepspeed gives). */
+static int read_hf_fsdp(const cli_args *a, const pp_model *m, const pp_cluster *c, pp_strategy *s,
+                        pp_deepspeed_opts *dso, pp_notes *warn)
+{
+    static const char *const layout[] = {"tp", "pp", "dp", "cp", "ep", "sp", "zero", "shard", "offload", "schedule",
+                                         "virtual-stages", "stage-layers", "cp-comm", "reduce-bucket",
+                                         "allgather-bucket", "no-dp-overlap", "tp-overlap", NULL};
+    static const char *const trainer[] = {"micro-batch", "global-batch", "precision", "recompute", "recompute-layers",
+                                          "optimizer", "loss", NULL};
+    const char *fsdp = cli_get(a, "fsdp-config"), *ta_path = cli_get(a, "training-args"), *ds = cli_get(a, "deepspeed");
+    int rc;
+    pp_error err = {""};
+    pp_training_args ta;
+    if (fsdp && ds) {
+        fprintf(stderr, "parplan: --fsdp-config with --deepspeed: give the launcher files of one framework\n");
+        return 2;
+    }
+    if (ta_path && (rc = refuse_from_file(a, trainer, "training-args"))) return rc;
+    if (ta_path && pp_training_args_read(ta_path, &ta, warn, &err) != PP_OK) return cli_fail(PP_ERR_INPUT, &err);
+    if (fsdp) {
+        if ((rc = refuse_from_file(a, layout, "fsdp-config"))) return rc;
+        static const char *const more[] = {"precision", "recompute", "recompute-layers", NULL};
+        if ((rc = refuse_from_file(a, more, "fsdp-config"))) return rc;
+        if (s->framework != PP_FW_AUTO && s->framework != PP_FW_FSDP) {
+            fprintf(stderr, "parplan: --framework %s: --fsdp-config files are run by fsdp\n", pp_framework_name(s->framework));
+            return 2;
+        }
+        pp_status st = pp_fsdp_read(fsdp, m, c, ta_path ? &ta : NULL, s, warn, &err);
+        return st == PP_OK ? 0 : cli_fail(st, &err);
+    }
+    if (ds && ta.deepspeed[0]) {
+        char named[PP_TEXT_LEN * 2];
+        const char *slash = strrchr(ta_path, '/');
+        if (ta.deepspeed[0] == '/' || !slash) snprintf(named, sizeof named, "%s", ta.deepspeed);
+        else snprintf(named, sizeof named, "%.*s/%s", (int)(slash - ta_path), ta_path, ta.deepspeed);
+        if (!same_file(named, ds)) {
+            fprintf(stderr, "parplan: --deepspeed %s: %s names another ds_config.json (\"deepspeed\": \"%s\")\n",
+                    cli_safe(ds), cli_safe(ta_path), cli_safe(ta.deepspeed));
+            return 2;
+        }
+    }
+    static const char *const from_ds[] = {"dp", "zero", "offload", "reduce-bucket", "allgather-bucket",
+                                          "no-dp-overlap", NULL};
+    if ((ds || ta.deepspeed[0]) && (rc = refuse_from_file(a, from_ds, "training-args"))) return rc;
+    static const char *const from_ddp[] = {"dp", "zero", "offload", NULL};
+    if (!ds && !ta.deepspeed[0] && (rc = refuse_from_file(a, from_ddp, "training-args"))) return rc;
+    pp_status st = pp_hf_strategy(&ta, ds, m, c, s, dso, warn, &err);
+    return st == PP_OK ? 0 : cli_fail(st, &err);
+}
+
 static void note_unused_optimizer(pp_notes *n, const char *file)
 {
     if (n->n < PP_NOTES_MAX)
@@ -414,7 +520,10 @@ static int run(const cli_args *a)
         return 3;
     }
     pp_deepspeed_opts_default(&e->ds);
-    if ((cli_has(a, "deepspeed") && (rc = read_deepspeed(a, &m, &c, &s, &e->ds, warn))) ||
+    if ((cli_has(a, "megatron-args") && (rc = read_megatron(a, &m, &c, &s, warn))) ||
+        ((cli_has(a, "fsdp-config") || cli_has(a, "training-args")) && (rc = read_hf_fsdp(a, &m, &c, &s, &e->ds, warn))) ||
+        (cli_has(a, "deepspeed") && !cli_has(a, "fsdp-config") && !cli_has(a, "training-args") &&
+         (rc = read_deepspeed(a, &m, &c, &s, &e->ds, warn))) ||
         (rc = prepare_emit(a, &m, &c, &s, e)))
         goto done;
     pp_error err = {""};
@@ -478,11 +587,13 @@ const cli_cmd cli_cmd_estimate = {"estimate", "memory per stage (and step time) 
     "                   --micro-batch B --global-batch G [--seq S] [--schedule 1f1b|interleaved|gpipe]\n"
     "                   [--virtual-stages V] [--offload none|optimizer|optimizer+params|nvme]\n"
     "                   [--stage-layers L1,L2,...] [--format table|json]\n"
-    "                   [--deepspeed ds_config.json] [--emit-deepspeed FILE] [--emit-megatron FILE] [--force]",
+    "                   [--deepspeed ds_config.json] [--emit-deepspeed FILE] [--emit-megatron FILE] [--force]\n"
+    "                   [--megatron-args FILE] [--fsdp-config FILE] [--training-args FILE] [--emit DIR]",
     "  parplan estimate --model gpt3-175b --cluster dgx-a100-80g --nodes 128 --tp 8 --pp 16 \\\n"
     "                   --recompute selective --sp --micro-batch 1 --global-batch 1536\n"
     "  parplan estimate --model llama3-8b --cluster dgx-h100 --zero 3 --micro-batch 2 --format json\n"
     "  parplan estimate --model llama3-70b --cluster dgx-h100 --nodes 8 --tp 8 --zero 1 --global-batch 512 \\\n"
     "                   --emit-deepspeed ds_config.json --emit-megatron megatron_args.sh\n"
-    "  parplan estimate --model llama3-8b --cluster dgx-h100 --deepspeed ds_config.json   # will my config OOM?",
+    "  parplan estimate --model llama3-8b --cluster dgx-h100 --deepspeed ds_config.json   # will my config OOM?\n"
+    "  parplan estimate --model llama3-8b --cluster dgx-h100 --megatron-args megatron_args.sh   # read my arguments back",
     opts, run};

@@ -286,6 +286,123 @@ static void readme_launch(pp__sbuf *b, const pp_cluster *c, const pp_plan *p, co
     }
 }
 
+/* ------------------------------------------------------------ README: Check */
+
+static int is_preset(pp_preset_kind kind, const char *name)
+{
+    for (int i = 0, n = pp_preset_count(kind); i < n; i++)
+        if (!strcmp(pp_preset_name(kind, i), name)) return 1;
+    return 0;
+}
+
+/* A word for the shell: as it is when plain, else in single quotes. */
+static void sh_word(pp__sbuf *b, const char *w)
+{
+    int plain = *w != '\0';
+    for (const char *p = w; *p && plain; p++)
+        plain = strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./,:+=", *p) != NULL;
+    if (plain) {
+        pp__sb_printf(b, " %s", w);
+        return;
+    }
+    pp__sb_printf(b, " '");
+    for (const char *p = w; *p; p++) pp__sb_printf(b, *p == '\'' ? "'\\''" : "%c", *p);
+    pp__sb_printf(b, "'");
+}
+
+static int has_file(const pp_launch *l, const char *name)
+{
+    for (int i = 0; i < l->n; i++)
+        if (!strcmp(l->files[i].name, name)) return 1;
+    return 0;
+}
+
+/* The stage split for --stage-layers: DeepSpeed's partition_method names
+ * when they give it, else the counts. */
+static void split_arg(pp__sbuf *b, const pp_model *m, const pp_strategy *s)
+{
+    int want[PP_MAX_STAGES];
+    for (int e = 0; e <= 1; e++)
+        if (pp_split_deepspeed(m->layers, s->pp, e, want, NULL) == PP_OK &&
+            !memcmp(want, s->stage_layers, (size_t)s->pp * sizeof *want)) {
+            pp__sb_printf(b, " --stage-layers %s", e ? "deepspeed+embedding" : "deepspeed");
+            return;
+        }
+    pp__sb_printf(b, " --stage-layers ");
+    for (int i = 0; i < s->pp; i++) pp__sb_printf(b, "%s%d", i ? "," : "", s->stage_layers[i]);
+}
+
+/* What no file carries for a DeepSpeed plan without the HF Trainer (its
+ * PipelineModule, Ulysses and checkpointing live in the training script). */
+static void deepspeed_flags(pp__sbuf *b, const pp_model *m, const pp_strategy *s)
+{
+    if (s->pp > 1) {
+        pp__sb_printf(b, " --pp %d", s->pp);
+        split_arg(b, m, s);
+    }
+    if (s->cp > 1) pp__sb_printf(b, " --cp %d", s->cp);
+    if (s->recompute != PP_RECOMPUTE_NONE) pp__sb_printf(b, " --recompute %s", pp_recompute_name(s->recompute));
+    if (s->recompute == PP_RECOMPUTE_FULL && s->recompute_layers >= 0 && !s->per_stage_recompute)
+        pp__sb_printf(b, " --recompute-layers %d", s->recompute_layers);
+    if (s->attention != PP_ATTN_FLASH) pp__sb_printf(b, " --attention %s", pp_attention_name(s->attention));
+    if (s->loss != PP_LOSS_FP32) pp__sb_printf(b, " --loss %s", pp_loss_name(s->loss));
+}
+
+static void finetune_flags(pp__sbuf *b, const pp_strategy *s)
+{
+    const pp_finetune *f = &s->ft;
+    static const char *const tnames[] = {"q", "k", "v", "o", "gate", "up", "down", "lm_head"};
+    if (f->mode != PP_MODE_FULL) {
+        pp__sb_printf(b, " --mode %s --lora-rank %d", f->mode == PP_MODE_QLORA ? "qlora" : "lora", f->lora_rank);
+        if (f->lora_dropout > 0) pp__sb_printf(b, " --lora-dropout %g", f->lora_dropout);
+        if (f->lora_targets != (PP_LORA_Q | PP_LORA_V)) {
+            if (f->lora_targets == PP_LORA_ALL_LINEAR) pp__sb_printf(b, " --lora-targets all-linear");
+            else {
+                pp__sb_printf(b, " --lora-targets ");
+                for (int i = 0, n = 0; i < 8; i++)
+                    if (f->lora_targets >> i & 1) pp__sb_printf(b, "%s%s", n++ ? "," : "", tnames[i]);
+            }
+        }
+    }
+    if (f->freeze_embeddings || f->freeze_layers) {
+        pp__sb_printf(b, " --freeze %s", f->freeze_embeddings ? "embeddings" : "");
+        if (f->freeze_layers) pp__sb_printf(b, "%slayers:%d", f->freeze_embeddings ? "," : "", f->freeze_layers);
+    }
+}
+
+/* The command that reads this folder's files back into the plan's
+ * strategy (run in the folder): the model, the cluster, the readers for
+ * the files, and flags only for what no file carries. */
+static void readme_check(pp__sbuf *b, const pp_model *m, const pp_cluster *c, const pp_plan *p, const pp_launch *l)
+{
+    const pp_strategy *s = &p->strategy;
+    pp__sb_printf(b, "\nCheck (in this folder: parplan reads these files back and prints the same peak and step):\n\n"
+                     "  parplan estimate --model");
+    sh_word(b, is_preset(PP_PRESET_MODEL, m->name) || !m->source[0] ? m->name : m->source);
+    pp__sb_printf(b, " --cluster");
+    sh_word(b, is_preset(PP_PRESET_CLUSTER, c->name) || !c->source[0] ? c->name : c->source);
+    if (c->nodes > 1) pp__sb_printf(b, " --nodes %d", c->nodes);
+    else pp__sb_printf(b, " --gpus %d", c->gpus_per_node);
+    int seq_in_file = 0;
+    if (has_file(l, "megatron_args.sh")) pp__sb_printf(b, " --megatron-args megatron_args.sh"), seq_in_file = 1;
+    else if (has_file(l, "megatron_deepspeed_args.sh")) pp__sb_printf(b, " --megatron-args megatron_deepspeed_args.sh"), seq_in_file = 1;
+    else if (has_file(l, "torchtitan.toml")) pp__sb_printf(b, " --fsdp-config torchtitan.toml"), seq_in_file = 1;
+    else if (has_file(l, "accelerate_fsdp.yaml")) pp__sb_printf(b, " --fsdp-config accelerate_fsdp.yaml --training-args training_args.json");
+    else if (has_file(l, "training_args.json")) pp__sb_printf(b, " --training-args training_args.json");
+    else if (has_file(l, "ds_config.json")) {
+        pp__sb_printf(b, " --deepspeed ds_config.json");
+        deepspeed_flags(b, m, s);
+    }
+    if (s->framework == PP_FW_DEEPSPEED && s->ep > 1) pp__sb_printf(b, " --ep %d", s->ep);
+    if (!seq_in_file && s->seq != m->seq) pp__sb_printf(b, " --seq %d", s->seq);
+    finetune_flags(b, s);
+    pp_buffers def;
+    pp_buffers_default(&def);
+    if (s->buf.cuda_context != def.cuda_context) pp__sb_printf(b, " --cuda-context-gib %g", s->buf.cuda_context / 1073741824.0);
+    if (s->buf.fragmentation != def.fragmentation) pp__sb_printf(b, " --fragmentation %g", s->buf.fragmentation);
+    pp__sb_printf(b, "\n");
+}
+
 static char *readme(const pp_model *m, const pp_cluster *c, const pp_plan *p, const pp_launch *l, const pp_notes *notes)
 {
     const pp_strategy *s = &p->strategy;
@@ -300,6 +417,7 @@ static char *readme(const pp_model *m, const pp_cluster *c, const pp_plan *p, co
                   pp_precision_name(s->precision), pp_recompute_name(s->recompute), s->micro_batch, s->grad_accum,
                   pp_schedule_name(s->schedule));
     readme_launch(&b, c, p, l);
+    readme_check(&b, m, c, p, l);
     pp__sb_printf(&b, "\nFiles:\n");
     for (int i = 0; i < l->n; i++)
         if (strcmp(l->files[i].name, "plan.json")) pp__sb_printf(&b, "  %s\n", l->files[i].name);

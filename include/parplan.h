@@ -852,6 +852,52 @@ PP_API pp_status pp_deepspeed_read_hf(const char *path, const pp_model *m, const
                                       const pp_hf_trainer_args *hf, pp_strategy *s, pp_deepspeed_opts *o,
                                       pp_notes *warnings, pp_error *err);
 
+/* Hugging Face TrainingArguments as JSON (HfArgumentParser.parse_json_file;
+ * the training_args.json parplan writes), read back: what the HF Trainer
+ * takes from them. Unknown keys fail with the nearest field, keys that
+ * change memory or time and are not priced are named in warnings. */
+typedef struct pp_training_args {
+    int micro_batch;   /* per_device_train_batch_size (the Trainer's default 8) */
+    int grad_accum;    /* gradient_accumulation_steps (default 1) */
+    int checkpointing; /* gradient_checkpointing: every block recomputed */
+    int precision;     /* pp_precision of bf16 / fp16 true; -1 = neither (fp32) */
+    int optimizer;     /* pp_optimizer of optim (default adamw_torch) */
+    int loss;          /* pp_loss: chunked with use_liger_kernel, else fp32 */
+    double ddp_bucket; /* ddp_bucket_cap_mb as fp32 gradient elements; 0 = DDP's 25 MiB */
+    char deepspeed[PP_TEXT_LEN]; /* the "deepspeed" key: a ds_config.json path; "" = none */
+    char where[PP_TEXT_LEN];     /* the file read (relative paths in it are from its folder) */
+} pp_training_args;
+
+PP_API void pp_training_args_default(pp_training_args *t);
+PP_API pp_status pp_training_args_parse(const char *text, size_t len, const char *where, pp_training_args *t,
+                                        pp_notes *warnings, pp_error *err);
+PP_API pp_status pp_training_args_read(const char *path, pp_training_args *t, pp_notes *warnings, pp_error *err);
+/* The strategy of the HF Trainer run t launches on c: dp = GPUs / (tp x pp
+ * x cp of s), batch, checkpointing, precision, optimizer, loss from t. With
+ * a ds_config (ds_config, else t->deepspeed relative to t's folder) it is
+ * read with pp_deepspeed_read_hf, the Trainer filling its "auto" values
+ * (dso, may be NULL, receives its options); without, the run is plain
+ * PyTorch (framework pytorch unless s names another). Checked with the rule
+ * table; a failure names the TrainingArguments key and the rule. */
+PP_API pp_status pp_hf_strategy(const pp_training_args *t, const char *ds_config, const pp_model *m,
+                                const pp_cluster *c, pp_strategy *s, pp_deepspeed_opts *dso, pp_notes *warnings,
+                                pp_error *err);
+/* An FSDP launcher file read back (docs/fsdp.md): HF Accelerate's FSDP2
+ * config YAML (v1.14 keys: distributed_type FSDP, mixed_precision,
+ * num_machines, num_processes, fsdp_config.*, parallelism_config.*) with
+ * the TrainingArguments t (batch, checkpointing, optimizer; may be NULL:
+ * s keeps its batch), or a torchtitan v0.2.2 job TOML (t must be NULL: it
+ * carries the batch). Told apart by content (a [table] line is TOML).
+ * Unknown keys fail with the nearest one, known keys that are not priced
+ * are named in warnings, values the framework rejects fail; the strategy
+ * (framework fsdp) is checked with the rule table, a failure naming the
+ * key and the rule. */
+PP_API pp_status pp_fsdp_parse(const char *text, size_t len, const char *where, const pp_model *m,
+                               const pp_cluster *c, const pp_training_args *t, pp_strategy *s, pp_notes *warnings,
+                               pp_error *err);
+PP_API pp_status pp_fsdp_read(const char *path, const pp_model *m, const pp_cluster *c, const pp_training_args *t,
+                              pp_strategy *s, pp_notes *warnings, pp_error *err);
+
 /* Megatron-LM (Megatron-Core) or Megatron-DeepSpeed command-line arguments. */
 typedef enum pp_megatron_flavor {
     PP_MEGATRON_LM,        /* NVIDIA Megatron-LM, Megatron-Core argument names */
@@ -878,6 +924,25 @@ PP_API pp_status pp_megatron_args(const pp_model *m, const pp_cluster *c, const 
 PP_API pp_status pp_megatron_write(const pp_model *m, const pp_cluster *c, const pp_plan *p,
                                    const pp_megatron_opts *o, const char *path, int force, pp_notes *notes,
                                    pp_error *err);
+/* Reads Megatron-LM or Megatron-DeepSpeed arguments back (docs/megatron.md):
+ * the MEGATRON_ARGS=( ... ) file pp_megatron_args writes, one flag per line,
+ * or a command line (# comments, quotes, backslash continuations; nothing is
+ * expanded or run). --deepspeed makes them Megatron-DeepSpeed's, whose
+ * ds_config.json (--deepspeed_config, relative to where's folder) is read
+ * with pp_deepspeed_read. Every flag must exist in the flavor's parser
+ * (Megatron-LM d98e8a64dd, Megatron-DeepSpeed f4157bea): an unknown one
+ * fails with the nearest flag, the other flavor's says so. Model flags
+ * (--num-layers, --hidden-size, ..., rotary base, norm epsilon) must agree
+ * with m. The flags that change the price set s (framework, degrees, batch,
+ * sequence, precision, recompute, schedule, split, overlap, loss, optimizer,
+ * attention); s keeps the rest (buffers, fine-tuning). Flags that exist but
+ * are not priced are named in warnings. The strategy is then checked with
+ * the rule table (pp_strategy_resolve); a failure names the flag and the
+ * rule (err->rule). PP_ERR_INPUT naming where:line and the flag. */
+PP_API pp_status pp_megatron_parse(const char *text, size_t len, const char *where, const pp_model *m,
+                                   const pp_cluster *c, pp_strategy *s, pp_notes *warnings, pp_error *err);
+PP_API pp_status pp_megatron_read(const char *path, const pp_model *m, const pp_cluster *c, pp_strategy *s,
+                                  pp_notes *warnings, pp_error *err);
 
 /* ---------------------------------------------------------------- files out
  * Every file parplan writes (ds_config.json, Megatron arguments, the HF and
