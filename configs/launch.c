@@ -86,7 +86,9 @@ static char *training_args(const pp_plan *p, const pp_hparams *hp, const char *d
     cJSON_AddStringToObject(o, "output_dir", "output");
     cJSON_AddNumberToObject(o, "per_device_train_batch_size", s->micro_batch);
     cJSON_AddNumberToObject(o, "gradient_accumulation_steps", s->grad_accum);
-    cJSON_AddBoolToObject(o, "gradient_checkpointing", s->recompute == PP_RECOMPUTE_FULL);
+    /* under FSDP the YAML's fsdp_activation_checkpointing says it: the
+     * Trainer refuses both (transformers training_args.py) */
+    cJSON_AddBoolToObject(o, "gradient_checkpointing", s->recompute == PP_RECOMPUTE_FULL && s->framework != PP_FW_FSDP);
     cJSON_AddBoolToObject(o, "bf16", s->precision == PP_PREC_BF16);
     cJSON_AddBoolToObject(o, "fp16", s->precision == PP_PREC_FP16);
     cJSON_AddBoolToObject(o, "tf32", 0);
@@ -162,6 +164,8 @@ static char *accelerate_yaml(const pp_model *m, const pp_cluster *c, const pp_pl
     pp__sb_printf(&b, "parallelism_config:\n  parallelism_config_dp_replicate_size: %d\n"
                       "  parallelism_config_dp_shard_size: %d\n  parallelism_config_tp_size: %d\n"
                       "  parallelism_config_cp_size: %d\n", nd / shard, shard / s->cp, s->tp, s->cp);
+    if (s->cp > 1) /* Accelerate 1.14 ParallelismConfig: allgather (default) or alltoall (the ring's rotation) */
+        pp__sb_printf(&b, "  parallelism_config_cp_comm_strategy: %s\n", s->cp_comm == PP_CP_RING ? "alltoall" : "allgather");
     return pp__sb_take(&b);
 }
 
@@ -181,7 +185,8 @@ static char *torchtitan_toml(const pp_model *m, const pp_cluster *c, const pp_pl
                   pp_cluster_gpus(c), c->gpu.name, pp_version());
     pp__sb_printf(&b, "[job]\ndump_folder = \"./outputs\"\n\n[model]\nname = \"llama3\"\nflavor = \"%s\"\n",
                   pp__torchtitan_flavor(m));
-    if (s->precision == PP_PREC_FP8) pp__sb_printf(&b, "converters = [\"float8\"]\n");
+    /* torchtitan v0.2.2 docs/float8.md: the converter's registered name */
+    if (s->precision == PP_PREC_FP8) pp__sb_printf(&b, "converters = [\"quantize.linear.float8\"]\n");
     pp__sb_printf(&b, "\n[optimizer]\nname = \"AdamW\"\nlr = %g\neps = %g\nweight_decay = %g\n", hp->lr, hp->eps,
                   hp->weight_decay);
     pp__sb_printf(&b, "\n[lr_scheduler]\nwarmup_steps = %d\n", hp->warmup_steps);
@@ -199,20 +204,19 @@ static char *torchtitan_toml(const pp_model *m, const pp_cluster *c, const pp_pl
     if (s->pp > 1) {
         pp__sb_printf(&b, "pipeline_parallel_schedule = \"%s\"\npipeline_parallel_microbatch_size = %d\n",
                       sched[s->schedule], s->micro_batch);
-        /* model parts in schedule order: chunk k of rank r is part k * pp + r */
+        /* model parts in model order: part k * pp + r is chunk k of rank r
+         * (torchtitan's loop-style stage placement), its blocks the next
+         * pp__chunk_blocks(r, k) of the model */
         pp__sb_printf(&b, "module_fqns_per_model_part = [");
-        int v = s->virtual_stages, first[PP_MAX_STAGES + 1];
-        first[0] = 0;
-        for (int i = 0; i < s->pp; i++) first[i + 1] = first[i] + s->stage_layers[i];
+        int v = s->virtual_stages, next = 0;
         for (int k = 0; k < v; k++)
             for (int r = 0; r < s->pp; r++) {
-                int start = first[r];
-                for (int j = 0; j < k; j++) start += pp__chunk_blocks(s, r, j);
                 int n = pp__chunk_blocks(s, r, k);
                 pp__sb_printf(&b, "%s[", k || r ? ", " : "");
                 int any = 0;
                 if (!k && !r) pp__sb_printf(&b, "\"tok_embeddings\""), any = 1;
-                for (int l = start; l < start + n; l++) pp__sb_printf(&b, "%s\"layers.%d\"", any++ ? ", " : "", l);
+                for (int l = next; l < next + n; l++) pp__sb_printf(&b, "%s\"layers.%d\"", any++ ? ", " : "", l);
+                next += n;
                 if (k == v - 1 && r == s->pp - 1) pp__sb_printf(&b, "%s\"norm\", \"output\"", any ? ", " : "");
                 pp__sb_printf(&b, "]");
             }

@@ -688,6 +688,13 @@ static int fw_loss_ok(const why *w)
 static int fw_launcher_ok(const why *w)
 {
     const pp_strategy *s = w->x->s;
+    const pp_model *m = w->x->m;
+    /* the arguments target microsoft/Megatron-DeepSpeed: ALiBi and the
+     * embedding norm are BigScience's fork (BLOOM), priced but not written */
+    if (s->framework == PP_FW_MEGATRON_DEEPSPEED && (m->position == PP_POS_ALIBI || m->embed_norm))
+        return no(w, NULL, m->name, "uses %s: the Megatron-DeepSpeed arguments parplan writes (microsoft/Megatron-DeepSpeed) "
+                  "cannot build it; BigScience's fork can (--position-embedding-type alibi, --embed-layernorm)",
+                  m->position == PP_POS_ALIBI ? "ALiBi positions" : "a norm after the embedding");
     if (FW(w)->weights != PP_W_FSDP || (s->pp == 1 && s->precision != PP_PREC_FP8)) return 1;
     const char *why_tt = s->pp > 1 ? "pipeline stages" : "fp8";
     if (s->ft.mode != PP_MODE_FULL)
