@@ -1,6 +1,7 @@
 /* cmd_estimate.c — `parplan estimate`: memory (and time) of one strategy. */
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli.h"
 
@@ -333,18 +334,43 @@ static int same_file(const char *a, const char *b)
     return realpath(a, ra) && realpath(b, rb) && !strcmp(ra, rb);
 }
 
+/* --deepspeed FILE alone: the HF Trainer's training_args.json beside it
+ * (what `--emit` writes) when its "deepspeed" names FILE and no Trainer
+ * flag is given, so the folder reads back whole (gradient checkpointing is
+ * the Trainer's, not ds_config's). The path in buf, or NULL. */
+static const char *sibling_training_args(const cli_args *a, char *buf, size_t cap)
+{
+    static const char *const trainer[] = {"micro-batch", "global-batch", "precision", "recompute", "recompute-layers",
+                                          "optimizer", "loss", NULL};
+    const char *ds = cli_get(a, "deepspeed"), *slash = ds ? strrchr(ds, '/') : NULL;
+    if (!ds || cli_has(a, "training-args") || cli_has(a, "fsdp-config")) return NULL;
+    for (int i = 0; trainer[i]; i++)
+        if (cli_has(a, trainer[i])) return NULL;
+    snprintf(buf, cap, "%.*s%straining_args.json", slash ? (int)(slash - ds) : 0, ds, slash ? "/" : "");
+    pp_training_args ta;
+    pp_notes quiet = {0};
+    pp_error err = {""};
+    if (access(buf, R_OK) != 0 || pp_training_args_read(buf, &ta, &quiet, &err) != PP_OK || !ta.deepspeed[0])
+        return NULL;
+    char named[PP_TEXT_LEN * 2];
+    if (ta.deepspeed[0] == '/' || !slash) snprintf(named, sizeof named, "%s", ta.deepspeed);
+    else snprintf(named, sizeof named, "%.*s/%s", (int)(slash - ds), ds, ta.deepspeed);
+    return same_file(named, ds) ? buf : NULL;
+}
+
 /* --fsdp-config and --training-args: HF Accelerate / torchtitan FSDP, or
  * the HF Trainer's TrainingArguments (plain PyTorch, or DeepSpeed with the
  * ds_config.json they name or --deepspeed gives). */
 static int read_hf_fsdp(const cli_args *a, const pp_model *m, const pp_cluster *c, pp_strategy *s,
-                        pp_deepspeed_opts *dso, pp_notes *warn)
+                        pp_deepspeed_opts *dso, pp_notes *warn, const char *sibling)
 {
     static const char *const layout[] = {"tp", "pp", "dp", "cp", "ep", "sp", "zero", "shard", "offload", "schedule",
                                          "virtual-stages", "stage-layers", "cp-comm", "reduce-bucket",
                                          "allgather-bucket", "no-dp-overlap", "tp-overlap", NULL};
     static const char *const trainer[] = {"micro-batch", "global-batch", "precision", "recompute", "recompute-layers",
                                           "optimizer", "loss", NULL};
-    const char *fsdp = cli_get(a, "fsdp-config"), *ta_path = cli_get(a, "training-args"), *ds = cli_get(a, "deepspeed");
+    const char *fsdp = cli_get(a, "fsdp-config"), *ds = cli_get(a, "deepspeed");
+    const char *ta_path = sibling ? sibling : cli_get(a, "training-args");
     int rc;
     pp_error err = {""};
     pp_training_args ta;
@@ -520,9 +546,17 @@ static int run(const cli_args *a)
         return 3;
     }
     pp_deepspeed_opts_default(&e->ds);
+    char sib[PP_TEXT_LEN * 2];
+    const char *sibling = sibling_training_args(a, sib, sizeof sib);
+    if (sibling && warn->n < PP_NOTES_MAX)
+        snprintf(warn->line[warn->n++], PP_NOTE_LEN, "%.100s: read beside --deepspeed (its \"deepspeed\" names that "
+                 "file): batch, gradient checkpointing and precision are the Trainer's; give --training-args or "
+                 "Trainer flags to say otherwise", sibling);
     if ((cli_has(a, "megatron-args") && (rc = read_megatron(a, &m, &c, &s, warn))) ||
-        ((cli_has(a, "fsdp-config") || cli_has(a, "training-args")) && (rc = read_hf_fsdp(a, &m, &c, &s, &e->ds, warn))) ||
-        (cli_has(a, "deepspeed") && !cli_has(a, "fsdp-config") && !cli_has(a, "training-args") &&
+        ((cli_has(a, "fsdp-config") || cli_has(a, "training-args")) &&
+         (rc = read_hf_fsdp(a, &m, &c, &s, &e->ds, warn, NULL))) ||
+        (sibling && (rc = read_hf_fsdp(a, &m, &c, &s, &e->ds, warn, sibling))) ||
+        (cli_has(a, "deepspeed") && !sibling && !cli_has(a, "fsdp-config") && !cli_has(a, "training-args") &&
          (rc = read_deepspeed(a, &m, &c, &s, &e->ds, warn))) ||
         (rc = prepare_emit(a, &m, &c, &s, e)))
         goto done;

@@ -904,9 +904,21 @@ static void read_checkpointing(ds_reader *r, const cJSON *root, pp_strategy *s)
         if (contig && (!part || !nc || cJSON_IsNull(nc)))
             warn(r, "activation_checkpointing", "contiguous_memory_optimization", "needs partition_activations and "
                  "number_checkpoints: deepspeed.checkpointing.configure() asserts when the training code calls it");
-        if (s->pp == 1 && s->recompute == PP_RECOMPUTE_NONE)
+        /* number_checkpoints: the blocks the training code checkpoints
+         * through deepspeed.checkpointing (what parplan writes for recompute
+         * full); without it nothing says recompute is on */
+        int k = cJSON_IsNumber(nc) && nc->valuedouble >= 1 && nc->valuedouble == floor(nc->valuedouble)
+                    ? (int)fmin(nc->valuedouble, 1 << 20) : 0;
+        if (s->pp == 1 && s->recompute == PP_RECOMPUTE_NONE && k) {
+            s->recompute = PP_RECOMPUTE_FULL;
+            s->recompute_layers = -1;
+            warn(r, "activation_checkpointing", "number_checkpoints", "%d: the training code checkpoints its blocks "
+                 "through deepspeed.checkpointing: estimating --recompute full of every block (give --recompute to say "
+                 "otherwise)", k);
+        } else if (s->pp == 1 && s->recompute == PP_RECOMPUTE_NONE) {
             warn(r, "$", "activation_checkpointing", "configures deepspeed.checkpointing but does not switch recompute "
                  "on (the training code does); estimating --recompute none");
+        }
     }
     const cJSON *pipe = cJSON_GetObjectItemCaseSensitive(root, "pipeline");
     if (!pipe || cJSON_IsNull(pipe)) return;
