@@ -12,6 +12,7 @@
 #include <fcntl.h>
 #include <ftw.h>
 #include <limits.h>
+#include <math.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -874,4 +875,45 @@ Test(cli_presets, frameworks_doc_matches_the_table)
     run_free(&r);
     run_free(&j);
     expect_bad(cli("frameworks", "--format", "yaml", NULL), "--format", "'yaml'");
+}
+
+/* The peak and step of a plan JSON text, by key (enough for these tests). */
+static void figures(const char *json, double *peak, double *step)
+{
+    const char *p = strstr(json, "\"peak_bytes\":"), *t = strstr(json, "\"step_s\":");
+    cr_assert(p && t, "no figures in %.200s", json);
+    *peak = strtod(p + strlen("\"peak_bytes\":"), NULL);
+    *step = strtod(t + strlen("\"step_s\":"), NULL);
+}
+
+/* `estimate --deepspeed FILE` alone reads an emitted DeepSpeed folder back
+ * to the plan's numbers: the Trainer's training_args.json beside it (whose
+ * "deepspeed" names FILE) gives batch and gradient checkpointing, and says
+ * so; Trainer flags on the command line turn that off. */
+Test(cli_estimate, deepspeed_folder_reads_back_whole)
+{
+    char dir[512], ds[PATH_MAX], plan[PATH_MAX];
+    snprintf(dir, sizeof dir, "%s/ds", tmpdir);
+    run r = cli("estimate", "--model", "llama3-8b", "--cluster", "dgx-h100", "--framework", "deepspeed", "--zero", "3",
+                "--recompute", "full", "--micro-batch", "2", "--global-batch", "64", "--emit", dir, NULL);
+    cr_assert_eq(r.code, 0, "%s", r.err);
+    run_free(&r);
+    snprintf(ds, sizeof ds, "%s/ds_config.json", dir);
+    snprintf(plan, sizeof plan, "%s/plan.json", dir);
+    char *want = read_file(plan);
+    run b = cli("estimate", "--model", "llama3-8b", "--cluster", "dgx-h100", "--deepspeed", ds, "--format", "json", NULL);
+    cr_assert_eq(b.code, 0, "%s", b.err);
+    cr_expect(strstr(b.err, "training_args.json: read beside --deepspeed"), "%s", b.err);
+    double p0, s0, p1, s1;
+    figures(want, &p0, &s0);
+    figures(b.out, &p1, &s1);
+    cr_expect(fabs(p1 / p0 - 1) < 1e-9 && fabs(s1 / s0 - 1) < 1e-9, "read back %g B %g s, plan %g B %g s", p1, s1, p0, s0);
+    run_free(&b);
+    /* a Trainer flag given: the file beside it is not read */
+    run c = cli("estimate", "--model", "llama3-8b", "--cluster", "dgx-h100", "--deepspeed", ds, "--micro-batch", "2",
+                "--format", "json", NULL);
+    cr_expect_eq(c.code, 0, "%s", c.err);
+    cr_expect(!strstr(c.err, "read beside"), "%s", c.err);
+    run_free(&c);
+    free(want);
 }

@@ -634,6 +634,27 @@ static void read_fails(readcase *r, const char *n1, const char *n2)
 
 static int warned(const readcase *r, const char *needle) { return has_note(&r->warn, needle); }
 
+/* activation_checkpointing.number_checkpoints: the blocks the script
+ * checkpoints through deepspeed.checkpointing (what parplan writes for
+ * recompute full) read as recompute full; the section without it does not
+ * switch recompute on; an explicit --recompute is kept. */
+Test(deepspeed_read, number_checkpoints_is_recompute)
+{
+    const char *with = "{\"train_batch_size\": 64, \"train_micro_batch_size_per_gpu\": 1, "
+                       "\"activation_checkpointing\": {\"partition_activations\": false, \"number_checkpoints\": 32}}";
+    readcase *r = read_text(with, "llama3-8b", "dgx-h100", 1, 1, 1, 1);
+    cr_assert_eq(r->st, PP_OK, "%s", r->err.msg);
+    cr_expect_eq(r->s.recompute, PP_RECOMPUTE_FULL);
+    cr_expect(warned(r, "number_checkpoints"));
+    free(r);
+    r = read_text("{\"train_batch_size\": 64, \"train_micro_batch_size_per_gpu\": 1, "
+                  "\"activation_checkpointing\": {\"partition_activations\": false}}", "llama3-8b", "dgx-h100", 1, 1, 1, 1);
+    cr_assert_eq(r->st, PP_OK, "%s", r->err.msg);
+    cr_expect_eq(r->s.recompute, PP_RECOMPUTE_NONE);
+    cr_expect(warned(r, "does not switch recompute"));
+    free(r);
+}
+
 /* All three batch keys fix DeepSpeed's data-parallel size: 64 = 1 x 16 x 4
  * on 8 GPUs leaves 2 ranks per data-parallel rank, which only Ulysses (cp
  * 2; its mpu reports dp = world/(tp*pp*sp)) explains. 64 = 1 x 24 x ...
