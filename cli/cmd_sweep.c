@@ -9,7 +9,7 @@
 #include "sweep.h"
 
 static const cli_opt opts[] = {
-    {"jobs", 1, "scenarios run in parallel (default: all cores; under MPI: 1 per rank)"},
+    {"jobs", 1, "threads running scenarios (default: all cores); under MPI, rank 0's threads with its coordinator (default 2)"},
     {"shard", 1, "K/N: run every N-th scenario, starting at the K-th (Slurm arrays, GNU parallel)"},
     {"format", 1, "jsonl (default) or csv"},
     {"top", 1, "plans per scenario for scenarios that give no \"top\" (default 3)"},
