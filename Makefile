@@ -7,14 +7,19 @@ JOBS       ?= $(shell nproc 2>/dev/null || echo 2)
 DEB_PKGS   := cmake make gcc pkg-config libglpk-dev libcjson-dev libcriterion-dev python3 \
               libopenmpi-dev openmpi-bin python3-pytest python3-pip
 FUZZ_PKGS  := clang libclang-rt-14-dev
+# the HTML report's browser test (tests/report/): Chromium, the DevTools client, a font
+REPORT_PKGS := chromium python3-websocket fonts-dejavu-core
 RUN_ARGS   ?= plan --model llama3-8b --cluster dgx-h100 --global-batch 512 --seq 8192 --top 3
 
-.PHONY: all deps build run test test-plain test-asan bench bench-sweep fuzz install install-python clean validate
+.PHONY: all deps report-deps build run test test-plain test-asan bench bench-report bench-sweep fuzz install install-python clean validate
 
 all: build
 
 deps:
 	@./scripts/install-deps.sh $(DEB_PKGS)
+
+report-deps:
+	@./scripts/install-deps.sh $(REPORT_PKGS)
 
 $(BUILD)/CMakeCache.txt: | deps
 	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPARPLAN_WERROR=ON >/dev/null
@@ -27,7 +32,7 @@ run: build
 
 test: test-plain test-asan
 
-test-plain: build
+test-plain: build report-deps
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
 
 test-asan: deps
@@ -40,6 +45,10 @@ test-asan: deps
 bench: build
 	cmake --build $(BUILD) --target parplan_bench -j $(JOBS)
 	./bench/run.sh $(BUILD)
+
+# The HTML report's size and render time in Chromium (its own section of bench/results.md).
+bench-report: build report-deps
+	/usr/bin/python3 bench/report_bench.py ./$(BUILD)/parplan
 
 # Sweeps at scale (issue 16): 10^6 scenarios streaming, kill -9 and resume,
 # MPI scaling; writes its own section of bench/results.md. Long (~15 min).

@@ -32,6 +32,10 @@ KEEP=$(awk '/^<!-- BEGIN sweep-bench/ {k = 1} k {print} /^<!-- END sweep-bench -
   echo "the K-th best plan (docs/planner.md)."
   if [ -n "$KEEP" ]; then echo; echo "$KEEP"; fi
 } > "$TMP"
+# sections other benchmarks own ("<!-- section: NAME begin -->" ... end) stay
+if [ -f "$OUT" ]; then
+  sed -n '/^<!-- section: .* begin -->$/,/^<!-- section: .* end -->$/p' "$OUT" | sed '1s/^/\n/' >> "$TMP"
+fi
 mv "$TMP" "$OUT"
 cat "$OUT"
 "$BIN" published "$ROOT/tests/reference/published_runs.csv" > "$ROOT/docs/planner_vs_published.md.tmp.$$"

@@ -1,4 +1,5 @@
 /* args.c — option parsing, help and common loaders for the subcommands. */
+#include <ctype.h>
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
@@ -59,7 +60,7 @@ static int unknown_opt(const cli_cmd *cmd, const char *arg)
     const char *eq = strchr(arg, '=');
     size_t len = eq ? (size_t)(eq - arg - 2) : strlen(arg + 2);
     const cli_opt *near = nearest_opt(cmd, arg + 2, len);
-    fprintf(stderr, "parplan %s: unknown option '%.*s'", cmd->name, (int)(len + 2 < 200 ? len + 2 : 200), arg);
+    fprintf(stderr, "parplan %s: unknown option '%s'", cmd->name, cli_qn(arg, len + 2));
     if (near) fprintf(stderr, " (did you mean --%s?)", near->name);
     fprintf(stderr, "; see `parplan %s --help`\n", cmd->name);
     return 2;
@@ -128,16 +129,39 @@ const char *cli_get(const cli_args *a, const char *name)
 
 int cli_has(const cli_args *a, const char *name) { return cli_get(a, name) != NULL; }
 
+int cli_parse_num(const char *s, size_t len, double *out)
+{
+    static const struct { const char *suf; double f; } suf[] = {
+        {"Ki", 1024.0}, {"Mi", 1048576.0}, {"Gi", 1073741824.0}, {"Ti", 1099511627776.0},
+        {"k", 1e3}, {"K", 1e3}, {"M", 1e6}, {"m", 1e6}, {"B", 1e9}, {"b", 1e9}, {"G", 1e9}, {"T", 1e12}, {"t", 1e12}};
+    char buf[128];
+    if (len == 0 || len >= sizeof buf || isspace((unsigned char)s[0])) return -1;
+    memcpy(buf, s, len);
+    buf[len] = '\0';
+    char *end;
+    errno = 0;
+    double d = strtod(buf, &end);
+    if (end == buf || errno || !isfinite(d)) return -1;
+    if (*end) {
+        size_t k = 0;
+        while (k < sizeof suf / sizeof *suf && strcmp(end, suf[k].suf) != 0) k++;
+        if (k == sizeof suf / sizeof *suf) return -1;
+        d *= suf[k].f;
+    }
+    if (!isfinite(d)) return -1;
+    *out = d;
+    return 0;
+}
+
 int cli_num(const cli_args *a, const char *name, double lo, double hi, double def, double *out)
 {
     const char *v = cli_get(a, name);
     *out = def;
     if (!v) return 0;
-    char *end;
-    errno = 0;
-    double d = strtod(v, &end);
-    if (end == v || *end || errno || !isfinite(d) || d < lo || d > hi) {
-        fprintf(stderr, "parplan: --%s: expected a number in [%g, %g], got '%s'\n", name, lo, hi, v);
+    double d;
+    if (cli_parse_num(v, strlen(v), &d) != 0 || d < lo || d > hi) {
+        fprintf(stderr, "parplan: --%s: expected a number in [%g, %g] (suffix k, M, B, T or Ki, Mi, Gi allowed), got "
+                        "'%s'\n", name, lo, hi, cli_q(v));
         return 2;
     }
     *out = d;
@@ -149,11 +173,10 @@ int cli_int(const cli_args *a, const char *name, long lo, long hi, int def, int 
     const char *v = cli_get(a, name);
     *out = def;
     if (!v) return 0;
-    char *end;
-    errno = 0;
-    long d = strtol(v, &end, 10);
-    if (end == v || *end || errno || d < lo || d > hi) {
-        fprintf(stderr, "parplan: --%s: expected an integer in [%ld, %ld], got '%s'\n", name, lo, hi, v);
+    double d;
+    if (cli_parse_num(v, strlen(v), &d) != 0 || d != floor(d) || d < (double)lo || d > (double)hi) {
+        fprintf(stderr, "parplan: --%s: expected an integer in [%ld, %ld] (suffix k, M or Ki, Mi allowed), got '%s'\n",
+                name, lo, hi, cli_q(v));
         return 2;
     }
     *out = (int)d;
@@ -176,19 +199,107 @@ int cli_format(const cli_args *a, const char *allowed, const char **out)
         }
         p = bar ? bar + 1 : NULL;
     }
-    fprintf(stderr, "parplan: --format: expected one of %s, got '%s'\n", allowed, v);
+    fprintf(stderr, "parplan: --format: expected one of %s, got '%s'\n", allowed, cli_q(v));
     return 2;
 }
 
+/* The flag of a strategy or search field the library names (its JSON
+ * name): snake_case to --kebab-case, with the exceptions below. */
+static void flag_of(const char *field, char *buf, size_t cap)
+{
+    static const struct { const char *field, *flag; } map[] = {
+        {"grad_accum_dtype", "grad-accum"}, {"overlap_dp", "no-dp-overlap"}, {"overlap_tp", "tp-overlap"},
+        {"top_k", "top"}, {"ilp_time_limit_s", "ilp-time-limit"}, {"price_usd_per_gpu_hour", "price-per-gpu-hour"},
+        {"freeze_layers", "freeze"}, {"grad_accum", "global-batch"}, {"stage_recompute", "stage-layers"}};
+    for (size_t i = 0; i < sizeof map / sizeof *map; i++)
+        if (!strcmp(field, map[i].field)) {
+            snprintf(buf, cap, "--%s", map[i].flag);
+            return;
+        }
+    snprintf(buf, cap, "--%s", field);
+    for (char *p = buf; *p; p++)
+        if (*p == '_') *p = '-';
+}
+
+/* A quotable copy of a value from the command line or a file: at most 64
+ * characters (then "...", N characters), control characters as '?'. Four
+ * rotating buffers, so up to four may appear in one message. */
+const char *cli_q(const char *s) { return cli_qn(s, strlen(s)); }
+
+/* The first n characters of s, quoted as cli_q does. */
+const char *cli_qn(const char *s, size_t n)
+{
+    static char buf[4][112];
+    static int next;
+    char *b = buf[next++ % 4];
+    size_t k = 0;
+    for (; k < n && k < 64; k++) b[k] = (unsigned char)s[k] < 0x20 || s[k] == 0x7f ? '?' : s[k];
+    if (n > 64) snprintf(b + k, sizeof buf[0] - k, "... (%zu characters)", n);
+    else b[k] = '\0';
+    return b;
+}
+
+/* Control characters of s as '?': C0 (newline, ESC), DEL, and C1 (U+0080
+ * to U+009F, which some terminals obey). */
+static void safe_copy(const char *s, char *b, size_t cap)
+{
+    size_t k = 0;
+    for (const unsigned char *p = (const unsigned char *)s; *p && k + 1 < cap; p++) {
+        if (*p == 0xc2 && p[1] >= 0x80 && p[1] <= 0x9f) p++, b[k++] = '?';
+        else b[k++] = *p < 0x20 || *p == 0x7f ? '?' : (char)*p;
+    }
+    b[k] = '\0';
+}
+
+const char *cli_safe(const char *s)
+{
+    static char buf[8][2 * PP_TEXT_LEN];
+    static int next;
+    char *b = buf[next++ % 8];
+    safe_copy(s ? s : "", b, sizeof buf[0]);
+    return b;
+}
+
+const char *cli_csv(const char *s)
+{
+    static char buf[4][4 * PP_TEXT_LEN];
+    static int next;
+    char *b = buf[next++ % 4], tmp[2 * PP_TEXT_LEN];
+    safe_copy(s ? s : "", tmp, sizeof tmp);
+    if (!strpbrk(tmp, ",\"")) return memcpy(b, tmp, strlen(tmp) + 1);
+    size_t k = 0;
+    b[k++] = '"';
+    for (const char *p = tmp; *p && k + 3 < sizeof buf[0]; p++) {
+        if (*p == '"') b[k++] = '"';
+        b[k++] = *p;
+    }
+    b[k++] = '"';
+    b[k] = '\0';
+    return b;
+}
+
+void cli_print_text(FILE *f, const char *text)
+{
+    for (const unsigned char *p = (const unsigned char *)text; p && *p; p++) {
+        if (*p == 0xc2 && p[1] >= 0x80 && p[1] <= 0x9f) p++, fputc('?', f);
+        else fputc(*p == '\n' || (*p >= 0x20 && *p != 0x7f) ? *p : '?', f);
+    }
+}
+
 /* Prints err as one line: control characters (a newline or a terminal
- * escape quoted from a file or an argument) become '?'. */
+ * escape quoted from a file or an argument) become '?'. A rule's failure
+ * names the field as its flag. */
 int cli_fail(pp_status st, const pp_error *err)
 {
-    char line[PP_ERR_LEN];
-    snprintf(line, sizeof line, "%s", err->msg[0] ? err->msg : pp_status_str(st));
-    for (char *p = line; *p; p++)
-        if ((unsigned char)*p < 0x20 || *p == 0x7f) *p = '?';
-    fprintf(stderr, "parplan: %s\n", line);
+    char line[PP_ERR_LEN + 64];
+    if (err->field[0] && err->detail > 0 && err->detail < (int)sizeof err->msg) {
+        char flag[64];
+        flag_of(err->field, flag, sizeof flag);
+        snprintf(line, sizeof line, "%s%s%s: %s", flag, err->value[0] ? " " : "", err->value, err->msg + err->detail);
+    } else {
+        snprintf(line, sizeof line, "%s", err->msg[0] ? err->msg : pp_status_str(st));
+    }
+    fprintf(stderr, "parplan: %s\n", cli_safe(line));
     return pp_status_exit_code(st);
 }
 

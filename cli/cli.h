@@ -40,11 +40,28 @@ int cli_parse(const cli_cmd *cmd, int argc, char **argv, cli_args *out);
 void cli_print_help(const cli_cmd *cmd, FILE *f);
 const char *cli_get(const cli_args *a, const char *name);
 int cli_has(const cli_args *a, const char *name);
+/* The one number parser of every flag: a decimal number with an optional
+ * suffix k/K (10^3), M/m (10^6), B/b/G (10^9), T/t (10^12), or Ki, Mi, Gi,
+ * Ti (powers of 1024): "300B", "1.5T", "8Ki". s[0..len) only. 0 ok, -1 bad
+ * (not a number, not finite, unknown suffix). */
+int cli_parse_num(const char *s, size_t len, double *out);
 /* Integer option with range; returns 0 ok (or absent: *out = def), 2 on error. */
 int cli_int(const cli_args *a, const char *name, long lo, long hi, int def, int *out);
 int cli_num(const cli_args *a, const char *name, double lo, double hi, double def, double *out);
 /* Output format: "table" (default) or one of the allowed; returns 2 on error. */
 int cli_format(const cli_args *a, const char *allowed, const char **out);
+/* A value quoted in a message: capped at 64 characters, control characters
+ * as '?' (static storage, four at a time). */
+const char *cli_q(const char *s);
+const char *cli_qn(const char *s, size_t n); /* the first n characters of s */
+/* A name or text from a file, for a table: control characters (C0, DEL,
+ * C1: a newline, a terminal escape) as '?' (static storage, eight at a
+ * time). cli_csv: the same, quoted per RFC 4180 when it holds a comma or a
+ * quote (four at a time). */
+const char *cli_safe(const char *s);
+const char *cli_csv(const char *s);
+/* Prints multi-line text (an explanation), each line through cli_safe. */
+void cli_print_text(FILE *f, const char *text);
 /* Prints err and returns the exit code of st. */
 int cli_fail(pp_status st, const pp_error *err);
 
@@ -63,6 +80,14 @@ int cli_finetune(const cli_args *a, pp_finetune *f);
         {"lora-dropout", 1, "dropout on adapter inputs (default 0; stores a copy)"},                       \
         {"lora-targets", 1, "q,k,v,o,gate,up,down,lm_head or all-linear (default q,v)"},                  \
         {"freeze", 1, "full mode: embeddings and/or layers:N (the first N blocks)"}
+
+/* --report FILE.html (cli/report_opts.c): writes the HTML report when the
+ * option is given; returns an exit code (0 also when not asked). */
+#define CLI_REPORT_OPT {"report", 1, "write a self-contained HTML report with charts to FILE (docs/report.md)"}
+int cli_report_estimate(const cli_args *a, const pp_model *m, const pp_cluster *c, const pp_plan *p);
+int cli_report_plan(const cli_args *a, const pp_model *m, const pp_cluster *c, const pp_search_opts *o,
+                    const pp_plan_list *l, const char *explain);
+int cli_report_compare(const cli_args *a, const pp_model *m, const pp_compare_result *r);
 
 extern const cli_cmd cli_cmd_estimate;
 extern const cli_cmd cli_cmd_compare;

@@ -27,38 +27,28 @@ static const cli_opt opts[] = {
     {"global-batch", 1, "sequences per optimizer step (default: the power of two nearest 4M tokens)"},
     {"seq", 1, "sequence length (default: the model's)"},
     {"objective", 1, "best plan of each option by throughput (default) or cost"},
+    {"precision", 1, "fp32,fp16,bf16,fp8 (a list) for every cluster (default bf16, fp16 on GPUs without it)"},
     {"max-nodes", 1, "largest node count the deadline search tries (default 4096)"},
     {"threads", 1, "OpenMP threads per search (default: all); the result is the same for any"},
     {"no-partition", 0, "keep the default even stage split (no ILP): faster for large models"},
     {"ilp-time-limit", 1, "safety net per stage-split ILP, s (default 10)"},
     {"format", 1, "table (default), json or csv"},
     {"plot", 1, "write the cost/time chart as SVG to FILE"},
-    {"force", 0, "replace an existing --plot file"},
+    CLI_REPORT_OPT,
+    {"force", 0, "replace an existing --plot or --report file"},
     {NULL, 0, NULL}};
 
 /* ------------------------------------------------------------ parsing */
 
-/* A positive amount with an optional suffix (k, M/m, B/G, T; case as
- * shown). 0 ok, 2 after printing the error. */
+/* A positive amount (cli_parse_num: suffix k, M, B, T, ...; a leading '$'
+ * allowed). 0 ok, 2 after printing the error. */
 static int parse_amount(const char *flag, const char *v, double hi, double *out)
 {
-    const char *shown = v;
-    if (*v == '$') v++; /* --budget-usd '$2M' */
-    char *end;
-    errno = 0;
-    double d = strtod(v, &end);
-    static const struct { char c; double f; } suf[] = {{'k', 1e3}, {'K', 1e3}, {'M', 1e6}, {'m', 1e6}, {'B', 1e9},
-                                                      {'b', 1e9}, {'G', 1e9}, {'T', 1e12}, {'t', 1e12}};
-    if (end != v && *end)
-        for (size_t i = 0; i < sizeof suf / sizeof *suf; i++)
-            if (*end == suf[i].c && end[1] == '\0') {
-                d *= suf[i].f;
-                end++;
-                break;
-            }
-    if (end == v || *end || errno || !isfinite(d) || d <= 0 || d > hi) {
+    const char *num = *v == '$' ? v + 1 : v; /* --budget-usd '$2M' */
+    double d;
+    if (cli_parse_num(num, strlen(num), &d) != 0 || d <= 0 || d > hi) {
         fprintf(stderr, "parplan: --%s: expected a positive number up to %g (suffix k, M, B or T allowed), got '%s'\n",
-                flag, hi, shown);
+                flag, hi, cli_q(v));
         return 2;
     }
     *out = d;
@@ -71,12 +61,12 @@ static int parse_counts(const char *flag, const char *s, char sep, int *v, int c
     *n = 0;
     const char *p = s;
     while (1) {
-        char *end;
-        errno = 0;
-        long x = strtol(p, &end, 10);
-        if (end == p || errno || x < 1 || x > (1 << 20) || (*end && *end != sep) || *n >= cap) {
+        const char *end = strchr(p, sep);
+        if (!end) end = p + strlen(p);
+        double x;
+        if (cli_parse_num(p, (size_t)(end - p), &x) || x < 1 || x > (1 << 20) || x != floor(x) || *n >= cap) {
             fprintf(stderr, "parplan: --%s: expected up to %d counts in [1, %d] separated by '%c', got '%s'\n", flag,
-                    cap, 1 << 20, sep, s);
+                    cap, 1 << 20, sep, cli_q(s));
             return 2;
         }
         v[(*n)++] = (int)x;
@@ -126,10 +116,10 @@ static int cluster_index(const req *q, const char *flag, const char *name)
         int d = distance(name, q->cl[i].cluster.name);
         if (d < bd) bd = d, best = i;
     }
-    fprintf(stderr, "parplan: --%s: '%s' is not one of the --clusters", flag, name);
-    if (best >= 0 && bd <= 3) fprintf(stderr, " (did you mean %s?)", q->cl[best].cluster.name);
+    fprintf(stderr, "parplan: --%s: '%s' is not one of the --clusters", flag, cli_q(name));
+    if (best >= 0 && bd <= 3) fprintf(stderr, " (did you mean %s?)", cli_safe(q->cl[best].cluster.name));
     fprintf(stderr, "; expected CLUSTER=PRICE with CLUSTER one of");
-    for (int i = 0; i < q->ncl; i++) fprintf(stderr, "%s%s", i ? ", " : " ", q->cl[i].cluster.name);
+    for (int i = 0; i < q->ncl; i++) fprintf(stderr, "%s%s", i ? ", " : " ", cli_safe(q->cl[i].cluster.name));
     fprintf(stderr, "\n");
     return -1;
 }
@@ -156,14 +146,14 @@ static int set_prices(req *q, const char *flag, const char *v, double hi, size_t
     for (char *save = NULL, *it = strtok_r(buf, ",", &save); it; it = strtok_r(NULL, ",", &save)) {
         char *eq = strchr(it, '=');
         if (!eq || eq == it || !eq[1]) {
-            fprintf(stderr, "parplan: --%s: expected CLUSTER=PRICE,... (e.g. dgx-h100=2.99), got '%s'\n", flag, it);
+            fprintf(stderr, "parplan: --%s: expected CLUSTER=PRICE,... (e.g. dgx-h100=2.99), got '%s'\n", flag, cli_q(it));
             return 2;
         }
         *eq = '\0';
         int ci = cluster_index(q, flag, it);
         if (ci < 0) return 2;
         if (seen[ci]++) {
-            fprintf(stderr, "parplan: --%s: %s is given twice\n", flag, it);
+            fprintf(stderr, "parplan: --%s: %s is given twice\n", flag, cli_q(it));
             return 2;
         }
         double d;
@@ -230,7 +220,7 @@ static int apply_counts(const cli_args *a, req *q)
         for (int k = 0; k < n; k++) {
             long long x = nd ? (long long)v[k] * cc->cluster.gpus_per_node : v[k];
             if (x > (1 << 20)) {
-                fprintf(stderr, "parplan: --nodes %d: %s would have %lld GPUs, more than %d\n", v[k], cc->cluster.name,
+                fprintf(stderr, "parplan: --nodes %d: %s would have %lld GPUs, more than %d\n", v[k], cli_safe(cc->cluster.name),
                         x, 1 << 20);
                 return 2;
             }
@@ -249,6 +239,32 @@ static int default_batch(int seq)
     return g;
 }
 
+/* --precision bf16 or a list such as bf16,fp8: the same set on every cluster. */
+static int parse_precisions(const cli_args *a, unsigned *mask)
+{
+    const char *v = cli_get(a, "precision");
+    *mask = 0;
+    if (!v) return 0;
+    int n;
+    const char *const *names = pp_enum_names(PP_ENUM_PRECISION, &n);
+    for (const char *p = v, *end; *p || p == v; p = *end ? end + 1 : end) {
+        end = strchr(p, ',');
+        if (!end) end = p + strlen(p);
+        int e = -1;
+        for (int i = 0; i < n; i++)
+            if (i != PP_PREC_TF32 && strlen(names[i]) == (size_t)(end - p) && !strncmp(names[i], p, (size_t)(end - p)))
+                e = i;
+        if (e < 0) {
+            fprintf(stderr, "parplan: --precision: expected a comma-separated list of fp32|fp16|bf16|fp8, got '%s'\n",
+                    cli_q(v));
+            return 2;
+        }
+        *mask |= 1u << e;
+        if (!*end) break;
+    }
+    return 0;
+}
+
 static int parse_search(const cli_args *a, req *q)
 {
     int rc;
@@ -262,9 +278,10 @@ static int parse_search(const cli_args *a, req *q)
     if ((rc = cli_num(a, "ilp-time-limit", 0.01, 3600, o->search.ilp_time_limit_s, &o->search.ilp_time_limit_s)))
         return rc;
     if (cli_has(a, "no-partition")) o->search.stage_partition = 0;
+    if ((rc = parse_precisions(a, &o->search.precisions))) return rc;
     const char *obj = cli_get(a, "objective");
     if (obj && strcmp(obj, "throughput") && strcmp(obj, "cost")) {
-        fprintf(stderr, "parplan: --objective: expected throughput or cost, got '%s'\n", obj);
+        fprintf(stderr, "parplan: --objective: expected throughput or cost, got '%s'\n", cli_q(obj));
         return 2;
     }
     o->search.objective = obj && !strcmp(obj, "cost") ? PP_OBJ_COST : PP_OBJ_THROUGHPUT;
@@ -321,10 +338,9 @@ static int parse_all(const cli_args *a, req *q)
         fprintf(stderr, "parplan: --plot: expected a file name for the SVG chart\n");
         return 2;
     }
-    if (q->plot && !q->force && access(q->plot, F_OK) == 0) {
-        fprintf(stderr, "parplan: %s: already exists; not overwritten (use --force to replace it)\n", q->plot);
-        return 2;
-    }
+    pp_error err = {""};
+    pp_status st = q->plot ? pp_write_check(q->plot, q->force, &err) : PP_OK; /* before the searches */
+    if (st != PP_OK) return cli_fail(st, &err);
     return 0;
 }
 
@@ -363,11 +379,12 @@ static void plan_summary(const pp_strategy *s, char *out, size_t cap)
 
 static void print_prices(const pp_compare_result *r)
 {
-    printf("\nprices (cost = GPU-hours x $/GPU-hour):\n");
+    printf("\nprices (cost = GPU-hours x $/GPU-hour; catalog prices are on-demand list prices, not reserved or spot:\n"
+           "give --price-per-gpu-hour CLUSTER=PRICE,... for your own rates):\n");
     for (int ci = 0; ci < r->nclusters; ci++) {
         const pp_compare_cluster *cc = &r->clusters[ci];
         const pp_gpu *g = &cc->cluster.gpu;
-        printf("  %-16s %-14s ", cc->cluster.name, g->name);
+        printf("  %-16s %-14s ", cli_safe(cc->cluster.name), cli_safe(g->name));
         if (cc->purchase_usd_per_gpu > 0) {
             double rate = cc->purchase_usd_per_gpu / (r->opts.amortize_years * 8766.0);
             printf("purchase $%.0f/GPU over %g years = $%.3f/GPU-hour", cc->purchase_usd_per_gpu, r->opts.amortize_years,
@@ -377,13 +394,14 @@ static void print_prices(const pp_compare_result *r)
                        rate + g->tdp_w / 1000 * r->opts.usd_per_kwh);
             printf("\n");
         } else if (cc->price_usd_per_gpu_hour > 0) {
-            printf("$%.2f/GPU-hour (given; catalog ", cc->price_usd_per_gpu_hour);
-            if (g->price_usd_per_hour > 0) printf("$%.2f of %s)\n", g->price_usd_per_hour, g->price_date);
+            printf("$%.2f/GPU-hour given (your rate; catalog ", cc->price_usd_per_gpu_hour);
+            if (g->price_usd_per_hour > 0)
+                printf("on-demand $%.2f of %s)\n", g->price_usd_per_hour, cli_safe(g->price_date));
             else printf("has none)\n");
         } else if (g->price_usd_per_hour > 0) {
-            printf("$%.2f/GPU-hour on-demand, catalog price of %s\n", g->price_usd_per_hour, g->price_date);
+            printf("$%.2f/GPU-hour on-demand, catalog price of %s\n", g->price_usd_per_hour, cli_safe(g->price_date));
         } else {
-            printf("no catalog price: cost unknown (give --price-per-gpu-hour %s=PRICE)\n", cc->cluster.name);
+            printf("no catalog price: cost unknown (give --price-per-gpu-hour %s=PRICE)\n", cli_safe(cc->cluster.name));
         }
     }
 }
@@ -396,18 +414,18 @@ static void print_table(const pp_compare_result *r)
     int seq = 0;
     for (int i = 0; i < r->n && !seq; i++)
         if (r->options[i].status == PP_OK) seq = r->options[i].plan.strategy.seq;
-    printf("%s on %s tokens: global batch %d x %d tokens, best plan of each option by %s\n\n", r->model, t,
+    printf("%s on %s tokens: global batch %d x %d tokens, best plan of each option by %s\n\n", cli_safe(r->model), t,
            o->search.global_batch, seq, o->search.objective == PP_OBJ_COST ? "cost" : "throughput");
-    printf("  %-3s %-18s %6s  %-34s %9s %10s %10s %9s %s\n", "#", "option", "GPUs", "best plan", "days", "cost", "kWh",
-           "tok/s/$", o->deadline_days > 0 ? "deadline" : "");
+    printf("  %-3s %-18s %6s  %-34s %-5s %6s %9s %10s %10s %9s %s\n", "#", "option", "GPUs", "best plan", "prec", "MFU",
+           "days", "cost", "kWh", "tok/s/$", o->deadline_days > 0 ? "deadline" : "");
     for (int i = 0; i < r->n; i++) {
         const pp_compare_option *e = &r->options[i];
         char name[PP_NAME_LEN + 2], plan[96], cost[24];
-        snprintf(name, sizeof name, "%s%s", r->clusters[e->cluster].cluster.name, e->from_search ? "*" : "");
+        snprintf(name, sizeof name, "%s%s", cli_safe(r->clusters[e->cluster].cluster.name), e->from_search ? "*" : "");
         if (e->status != PP_OK) {
-            printf("%c %-3d %-18s %6d  %-34s %9s %10s %10s %9s %s\n", ' ', i, name, e->gpus,
+            printf("%c %-3d %-18s %6d  %-34s %-5s %6s %9s %10s %10s %9s %s\n", ' ', i, name, e->gpus,
                    e->status == PP_ERR_INFEASIBLE ? "nothing fits (below)" : "no valid strategy (below)", "-", "-", "-",
-                   "-", o->deadline_days > 0 ? "-" : "");
+                   "-", "-", "-", o->deadline_days > 0 ? "-" : "");
             continue;
         }
         plan_summary(&e->plan.strategy, plan, sizeof plan);
@@ -416,16 +434,22 @@ static void print_table(const pp_compare_result *r)
         if (isfinite(e->tokens_per_s_per_usd_hour)) snprintf(rate, sizeof rate, "%.0f", e->tokens_per_s_per_usd_hour);
         const char *dl = o->deadline_days > 0 ? (e->meets_deadline ? "yes" : "no") : "";
         char mark = i == r->cheapest ? '>' : e->pareto ? '+' : ' ';
-        printf("%c %-3d %-18s %6d  %-34s %9.1f %10s %10.0f %9s %s%s\n", mark, i, name, e->gpus, plan, e->days, cost,
-               e->energy_kwh, rate, dl, o->budget_usd > 0 && !e->within_budget ? " (over budget)" : "");
+        char mfu[16] = "?";
+        if (isfinite(e->mfu_bf16)) snprintf(mfu, sizeof mfu, "%.1f%%", 100 * e->mfu_bf16);
+        printf("%c %-3d %-18s %6d  %-34s %-5s %6s %9.1f %10s %10.0f %9s %s%s\n", mark, i, name, e->gpus, plan,
+               pp_precision_name(e->plan.strategy.precision), mfu, e->days, cost, e->energy_kwh, rate, dl,
+               o->budget_usd > 0 && !e->within_budget ? " (over budget)" : "");
     }
     printf("\n  > cheapest meeting the constraints   + Pareto front (no option both cheaper and faster)\n"
            "  * added by the deadline search        tok/s/$ = tokens/s per $/hour of the whole option\n"
-           "  kWh = GPU board power (TDP) x GPU-hours; host CPUs, network and cooling are not counted\n");
+           "  kWh = GPU board power (TDP) x GPU-hours; host CPUs, network and cooling are not counted\n"
+           "  MFU = model FLOP/s per GPU over its dense bf16 peak (fp16 where it has none), the same basis in every row;\n"
+           "  prec = the plan's precision (%s)\n",
+           o->search.precisions ? "as asked with --precision" : "bf16 on every GPU that has it, unless --precision says");
     for (int i = 0; i < r->n; i++)
         if (r->options[i].status != PP_OK)
-            printf("  #%d %s x %d: %s\n", i, r->clusters[r->options[i].cluster].cluster.name, r->options[i].gpus,
-                   r->options[i].error);
+            printf("  #%d %s x %d: %s\n", i, cli_safe(r->clusters[r->options[i].cluster].cluster.name), r->options[i].gpus,
+                   cli_safe(r->options[i].error));
 }
 
 static void print_option(const pp_compare_result *r, int i)
@@ -433,7 +457,7 @@ static void print_option(const pp_compare_result *r, int i)
     const pp_compare_option *e = &r->options[i];
     char cost[24];
     fmt_usd(cost, sizeof cost, e->cost_usd);
-    printf("%s x %d GPU%s (%d node%s): %.1f days, %s", r->clusters[e->cluster].cluster.name, e->gpus,
+    printf("%s x %d GPU%s (%d node%s): %.1f days, %s", cli_safe(r->clusters[e->cluster].cluster.name), e->gpus,
            e->gpus == 1 ? "" : "s", e->nodes, e->nodes == 1 ? "" : "s", e->days, cost);
 }
 
@@ -475,7 +499,7 @@ static void print_summary(const pp_compare_result *r)
         printf("smallest GPU count meeting the %g-day deadline (search over whole nodes):\n", o->deadline_days);
         for (int ci = 0; ci < r->nclusters; ci++) {
             const pp_compare_min *mn = &r->mins[ci];
-            printf("  %-16s ", r->clusters[ci].cluster.name);
+            printf("  %-16s ", cli_safe(r->clusters[ci].cluster.name));
             if (mn->found && mn->option >= 0) {
                 printf("%d GPU%s (%d node%s): %.1f days, ", mn->gpus, mn->gpus == 1 ? "" : "s", mn->nodes,
                        mn->nodes == 1 ? "" : "s", r->options[mn->option].days);
@@ -495,7 +519,7 @@ static void print_summary(const pp_compare_result *r)
 static void progress(void *user, int done, const struct pp_compare_option *e)
 {
     const req *q = user;
-    fprintf(stderr, "\rparplan: %d searched, last %.30s x %d GPUs   ", done, q->cl[e->cluster].cluster.name, e->gpus);
+    fprintf(stderr, "\rparplan: %d searched, last %.30s x %d GPUs   ", done, cli_safe(q->cl[e->cluster].cluster.name), e->gpus);
     fflush(stderr);
 }
 
@@ -522,6 +546,7 @@ static int run(const cli_args *a)
         rc = cli_fail(st, &err);
         goto done;
     }
+    if ((rc = cli_report_compare(a, &q->m, r))) goto done;
     char *text = NULL;
     if (!strcmp(q->fmt, "json")) text = pp_compare_to_json(&q->m, r);
     else if (!strcmp(q->fmt, "csv")) text = pp_compare_to_csv(r);
@@ -551,7 +576,7 @@ const cli_cmd cli_cmd_compare = {"compare", "what-if: cluster types x GPU counts
     "  parplan compare --model M --clusters A,B[:G1:G2],... [--gpus N,... | --nodes N,...] --train-tokens T\n"
     "                  [--deadline-days D] [--budget-usd X] [--price-per-gpu-hour CLUSTER=PRICE,...]\n"
     "                  [--purchase-usd-per-gpu CLUSTER=PRICE,... --amortize-years Y [--usd-per-kwh E]]\n"
-    "                  [--global-batch G] [--seq S] [--objective throughput|cost] [--max-nodes N]\n"
+    "                  [--global-batch G] [--seq S] [--precision bf16] [--objective throughput|cost] [--max-nodes N]\n"
     "                  [--no-partition] [--ilp-time-limit S] [--format table|json|csv] [--plot FILE.svg [--force]]",
     "  parplan compare --model llama3-70b --clusters dgx-h100,dgx-a100-80g --gpus 256,512 --train-tokens 2T\n"
     "  parplan compare --model llama3-8b --clusters dgx-h100,dgx-a100-80g,dgx-b200 --nodes 4,8 \\\n"

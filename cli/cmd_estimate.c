@@ -1,11 +1,12 @@
 /* cmd_estimate.c — `parplan estimate`: memory (and time) of one strategy. */
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "cli.h"
 
 static const cli_opt opts[] = {
+    {"framework", 1, "pytorch|deepspeed|megatron|megatron-deepspeed|fsdp (default: the --deepspeed file's, "
+                     "else pytorch on one GPU and the first framework that can run it beyond)"},
     {"model", 1, "model preset or JSON file (native or HF config.json)"},
     {"cluster", 1, "cluster preset or JSON file"},
     {"nodes", 1, "number of nodes"},
@@ -16,22 +17,24 @@ static const cli_opt opts[] = {
     {"cp", 1, "context-parallel degree (default 1)"},
     {"ep", 1, "expert-parallel degree (default 1)"},
     {"sp", 0, "Megatron sequence parallelism"},
-    {"zero", 1, "ZeRO stage 0-3 (default 0)"},
+    {"zero", 1, "ZeRO stage 0-3 (default 0); fsdp: 3 reshards after forward, 2 keeps parameters gathered"},
+    {"shard", 1, "ranks one ZeRO/FSDP shard spans (default all dp*cp; fewer: hybrid sharding, fsdp)"},
     {"recompute", 1, "none|selective|full (default none)"},
     {"recompute-layers", 1, "with full: blocks per stage to recompute (default all)"},
     {"precision", 1, "fp32|fp16|bf16|fp8 (default bf16)"},
     {"optimizer", 1, "adamw|adam8bit|adafactor|sgd|lion|adagrad|rmsprop (default adamw)"},
     {"attention", 1, "flash|materialised (default flash)"},
-    {"cp-comm", 1, "with --cp: ring (send/recv under attention) or allgather (of K/V) (default ring)"},
-    {"loss", 1, "loss kernel: fp32 (Megatron), fused (flash-attn, TE) or chunked (Liger) (default fp32)"},
+    {"cp-comm", 1, "with --cp: ring (send/recv under attention), allgather (of K/V) or a2a (Ulysses) "
+                   "(default: the framework's)"},
+    {"loss", 1, "loss kernel: fp32 (Megatron, HF), fused (flash-attn, TE) or chunked (Liger) (default fp32)"},
     {"micro-batch", 1, "sequences per GPU per micro-step (default 1)"},
     {"global-batch", 1, "sequences per step (default micro-batch*dp)"},
     {"seq", 1, "sequence length (default: the model's)"},
     {"schedule", 1, "1f1b|interleaved|gpipe (default 1f1b)"},
     {"virtual-stages", 1, "interleaved chunks per stage (default 1, 2 with interleaved)"},
     {"offload", 1, "none|optimizer|optimizer+params|nvme (default none)"},
-    {"grad-accum", 1, "gradient accumulation: 16bit (DeepSpeed ZeRO), fp32 (Megatron main_grad), "
-                      "16bit+fp32 (DeepSpeed BF16_Optimizer) (default 16bit)"},
+    {"grad-accum", 1, "gradient accumulation: 16bit (DeepSpeed ZeRO), fp32 (Megatron main_grad, PyTorch AMP, "
+                      "FSDP), 16bit+fp32 (DeepSpeed BF16_Optimizer) (default: the framework's)"},
     {"stage-layers", 1, "blocks per stage, e.g. 9,10,10,9, or deepspeed / deepspeed+embedding: "
                         "the split of DeepSpeed's partition_method type:transformer / "
                         "type:transformer|embedding (default even split)"},
@@ -39,21 +42,24 @@ static const cli_opt opts[] = {
     {"allgather-bucket", 1, "DeepSpeed allgather_bucket_size, elements (default 5e8)"},
     {"cuda-context-gib", 1, "CUDA context and kernels per GPU, GiB (default 1.0)"},
     {"fragmentation", 1, "allocator overhead on activations, fraction (default 0.10)"},
-    {"free-pipeline-outputs", 0, "a stage frees its outputs once sent (Megatron); default: kept (DeepSpeed)"},
+    {"free-pipeline-outputs", 0, "a stage frees its outputs once sent (Megatron's behaviour; the framework's "
+                                 "by default)"},
     {"order", 1, "rank order, fastest first (default tp-cp-dp-pp)"},
     CLI_FINETUNE_OPTS,
     {"measured-step-s", 1, "calibrate: your measured step time for this strategy, s"},
     {"measured-tflops", 1, "calibrate: your measured model TFLOP/s per GPU for this strategy"},
-    {"no-dp-overlap", 0, "DP/ZeRO communication does not overlap backward"},
-    {"tp-overlap", 0, "TP communication overlapped with GEMMs (TE userbuffers)"},
+    {"no-dp-overlap", 0, "DP/ZeRO communication does not overlap backward (default: as the framework does)"},
+    {"tp-overlap", 0, "TP communication overlapped with GEMMs (TE userbuffers; megatron with --sp does by default)"},
     {"train-tokens", 1, "report days, GPU-hours, cost and energy for T tokens"},
     {"price-per-gpu-hour", 1, "override the catalog price, $"},
     {"tdp-w", 1, "override the GPU board power, W"},
     {"format", 1, "table (default) or json"},
+    {"fail-if-oom", 0, "exit 1 when the strategy does not fit (default: DOES NOT FIT is a result, exit 0)"},
     {"deepspeed", 1, "read dp, ZeRO, batch, precision... from this ds_config.json"},
     {"emit-deepspeed", 1, "write ds_config.json for DeepSpeed v0.14.5 to FILE"},
     {"emit-megatron", 1, "write Megatron-LM arguments (Megatron-DeepSpeed with --emit-deepspeed)"},
     {"force", 0, "replace existing output files"},
+    CLI_REPORT_OPT,
     {"nvme-path", 1, "NVMe mount for --offload nvme in ds_config.json"},
     {"lr", 1, "emitted peak learning rate (default 3e-4)"},
     {"min-lr", 1, "emitted warmup start and final learning rate (default 0)"},
@@ -75,7 +81,7 @@ static int parse_enum(const cli_args *a, const char *name, int which, int *out)
     if (e < 0) {
         fprintf(stderr, "parplan: --%s: expected one of", name);
         for (int i = 0; i < n; i++) fprintf(stderr, "%s%s", i ? "|" : " ", names[i]);
-        fprintf(stderr, ", got '%s'\n", v);
+        fprintf(stderr, ", got '%s'\n", cli_q(v));
         return 2;
     }
     *out = e;
@@ -88,15 +94,15 @@ static int parse_stage_layers(const char *v, const pp_model *m, pp_strategy *s)
     if (!strcmp(v, "deepspeed") || !strcmp(v, "deepspeed+embedding")) {
         pp_error err;
         if (pp_split_deepspeed(m->layers, s->pp, v[9] == '+', s->stage_layers, &err) == PP_OK) return 0;
-        fprintf(stderr, "parplan: %s\n", err.msg);
-        return 2;
+        return cli_fail(PP_ERR_INPUT, &err);
     }
     const char *p = v;
     while (*p) {
-        char *end;
-        long x = strtol(p, &end, 10);
-        if (end == p || x < 0 || x > PP_MAX_LAYERS || n >= PP_MAX_STAGES || (*end && *end != ',')) {
-            fprintf(stderr, "parplan: --stage-layers: expected comma-separated block counts, got '%s'\n", v);
+        const char *end = strchr(p, ',');
+        if (!end) end = p + strlen(p);
+        double x;
+        if (cli_parse_num(p, (size_t)(end - p), &x) || x < 0 || x > PP_MAX_LAYERS || x != (int)x || n >= PP_MAX_STAGES) {
+            fprintf(stderr, "parplan: --stage-layers: expected comma-separated block counts, got '%s'\n", cli_q(v));
             return 2;
         }
         s->stage_layers[n++] = (int)x;
@@ -122,6 +128,9 @@ static int parse_enums(const cli_args *a, pp_strategy *s)
     if (!rc && !(rc = parse_enum(a, "offload", PP_ENUM_OFFLOAD, &e)) && cli_has(a, "offload")) s->offload = e;
     if (!rc && !(rc = parse_enum(a, "grad-accum", PP_ENUM_GRAD_ACCUM, &e)) && cli_has(a, "grad-accum"))
         s->grad_accum_dtype = e;
+    if (!rc && cli_has(a, "framework") && strcmp(cli_get(a, "framework"), "auto") &&
+        !(rc = parse_enum(a, "framework", PP_ENUM_FRAMEWORK, &e)))
+        s->framework = e;
     return rc;
 }
 
@@ -144,19 +153,20 @@ int cli_strategy(const cli_args *a, const pp_model *m, const pp_cluster *c, pp_s
     if ((rc = cli_int(a, "tp", 1, 1 << 16, 1, &s->tp)) || (rc = cli_int(a, "pp", 1, PP_MAX_STAGES, 1, &s->pp)) ||
         (rc = cli_int(a, "cp", 1, 1 << 16, 1, &s->cp)) || (rc = cli_int(a, "ep", 1, 1 << 16, 1, &s->ep)) ||
         (rc = cli_int(a, "dp", 1, 1 << 24, 0, &dp)) || (rc = cli_int(a, "zero", 0, 3, 0, &s->zero)) ||
+        (rc = cli_int(a, "shard", 1, 1 << 24, 0, &s->shard)) ||
         (rc = cli_int(a, "micro-batch", 1, 1 << 20, 1, &s->micro_batch)) ||
         (rc = cli_int(a, "seq", 1, 1 << 24, m->seq, &s->seq)) ||
         (rc = cli_int(a, "recompute-layers", 0, PP_MAX_LAYERS, -1, &s->recompute_layers)))
         return rc;
     if ((rc = parse_enums(a, s)) || (rc = parse_buffers(a, &s->buf)) || (rc = cli_finetune(a, &s->ft))) return rc;
     s->sp = cli_has(a, "sp");
-    s->overlap_dp = !cli_has(a, "no-dp-overlap");
-    s->overlap_tp = cli_has(a, "tp-overlap");
-    s->buf.free_pipeline_outputs = cli_has(a, "free-pipeline-outputs");
+    if (cli_has(a, "no-dp-overlap")) s->overlap_dp = 0;
+    if (cli_has(a, "tp-overlap")) s->overlap_tp = 1;
+    if (cli_has(a, "free-pipeline-outputs")) s->buf.free_pipeline_outputs = 1;
     const char *ord = cli_get(a, "order");
     if (ord) {
         if (strlen(ord) >= sizeof s->order) {
-            fprintf(stderr, "parplan: --order: expected e.g. tp-cp-dp-pp, got '%s'\n", ord);
+            fprintf(stderr, "parplan: --order: expected e.g. tp-cp-dp-pp, got '%s'\n", cli_q(ord));
             return 2;
         }
         memcpy(s->order, ord, strlen(ord) + 1);
@@ -176,8 +186,9 @@ static void print_memory(const pp_model *m, const pp_cluster *c, const pp_plan *
 {
     const pp_strategy *s = &p->strategy;
     const pp_memory *mem = &p->memory;
-    printf("%s on %d x %s: dp %d, tp %d, pp %d, cp %d, ep %d%s, ZeRO-%d, %s, recompute %s, micro-batch %d x %d, seq %d\n",
-           m->name, pp_cluster_gpus(c), c->gpu.name, s->dp, s->tp, s->pp, s->cp, s->ep, s->sp ? " +sp" : "",
+    printf("%s on %d x %s with %s: dp %d, tp %d, pp %d, cp %d, ep %d%s, ZeRO-%d, %s, recompute %s, micro-batch %d x %d, seq %d\n",
+           cli_safe(m->name), pp_cluster_gpus(c), cli_safe(c->gpu.name), pp_framework_name(s->framework), s->dp, s->tp,
+           s->pp, s->cp, s->ep, s->sp ? " +sp" : "",
            s->zero, pp_enum_names(PP_ENUM_PRECISION, &(int){0})[s->precision], pp_recompute_name(s->recompute),
            s->micro_batch, s->grad_accum, s->seq);
     if (s->ft.mode != PP_MODE_FULL || p->params_trainable < p->params_total) {
@@ -234,7 +245,7 @@ static void print_time(const pp_plan *p)
 
 static void print_notes(const pp_notes *n, const char *kind)
 {
-    for (int i = 0; i < n->n; i++) fprintf(stderr, "parplan: %s: %s\n", kind, n->line[i]);
+    for (int i = 0; i < n->n; i++) fprintf(stderr, "parplan: %s: %s\n", kind, cli_safe(n->line[i]));
     if (n->dropped) fprintf(stderr, "parplan: %s: (%d more)\n", kind, n->dropped);
 }
 
@@ -253,32 +264,31 @@ static int parse_hparams(const cli_args *a, pp_hparams *h)
     const char *b = cli_get(a, "adam-betas");
     char tail;
     if (b && sscanf(b, "%lf,%lf%c", &h->beta1, &h->beta2, &tail) != 2) {
-        fprintf(stderr, "parplan: --adam-betas: expected B1,B2 such as 0.9,0.95, got '%s'\n", b);
+        fprintf(stderr, "parplan: --adam-betas: expected B1,B2 such as 0.9,0.95, got '%s'\n", cli_q(b));
         return 2;
     }
     return 0;
 }
 
-/* --deepspeed FILE: the file decides what DeepSpeed decides. */
+/* --deepspeed FILE: the file decides what DeepSpeed decides. --micro-batch,
+ * --global-batch and --precision are the HF Trainer's arguments: they fill
+ * "auto" values and keys the file leaves out (pp_hf_trainer_args). */
 static int read_deepspeed(const cli_args *a, const pp_model *m, const pp_cluster *c, pp_strategy *s,
                           pp_deepspeed_opts *dso, pp_notes *warn)
 {
-    static const char *const from_file[] = {"dp", "zero", "micro-batch", "global-batch", "offload", "reduce-bucket",
-                                            "allgather-bucket", "no-dp-overlap", NULL};
+    static const char *const from_file[] = {"dp", "zero", "offload", "reduce-bucket", "allgather-bucket",
+                                            "no-dp-overlap", NULL};
     for (int i = 0; from_file[i]; i++)
         if (cli_has(a, from_file[i])) {
             fprintf(stderr, "parplan: --%s: with --deepspeed it comes from the DeepSpeed config; give one of them\n",
                     from_file[i]);
             return 2;
         }
-    const char *prec = cli_get(a, "precision");
-    if (prec && strcmp(prec, "fp8") != 0) {
-        fprintf(stderr, "parplan: --precision: with --deepspeed the precision comes from the config; only fp8 (which "
-                        "a DeepSpeed config cannot say) may be given, got '%s'\n", prec);
-        return 2;
-    }
+    pp_hf_trainer_args hf = {cli_has(a, "micro-batch") ? s->micro_batch : 0,
+                             cli_has(a, "global-batch") ? s->global_batch : 0,
+                             cli_has(a, "precision") ? (int)s->precision : -1};
     pp_error err = {""};
-    pp_status st = pp_deepspeed_read(cli_get(a, "deepspeed"), m, c, s, dso, warn, &err);
+    pp_status st = pp_deepspeed_read_hf(cli_get(a, "deepspeed"), m, c, &hf, s, dso, warn, &err);
     return st == PP_OK ? 0 : cli_fail(st, &err);
 }
 
@@ -327,26 +337,44 @@ static int prepare_emit(const cli_args *a, const pp_model *m, const pp_cluster *
                         : pp_deepspeed_adapt(m, c, s, &e->notes, &err);
     if (st == PP_OK && e->ds_path) st = pp_deepspeed_check(m, c, s, &e->ds, &err);
     if (st == PP_OK && e->mg_path) st = pp_megatron_check(m, c, s, &e->mg, &err);
-    if (st == PP_OK && !e->force) {
-        const char *paths[2] = {e->ds_path, e->mg_path};
-        for (int i = 0; i < 2; i++)
-            if (paths[i] && access(paths[i], F_OK) == 0) {
-                fprintf(stderr, "parplan: %s: already exists; not overwritten (use --force to replace it)\n", paths[i]);
-                return 2;
-            }
-    }
+    /* every destination checked before the (slow) estimate and any write */
+    const char *paths[2] = {e->ds_path, e->mg_path};
+    for (int i = 0; i < 2 && st == PP_OK; i++)
+        if (paths[i]) st = pp_write_check(paths[i], e->force, &err);
     return st == PP_OK ? 0 : cli_fail(st, &err);
 }
 
+/* dir of ds_path + name, for the HF files written beside ds_config.json */
+static void beside(const char *ds_path, const char *name, char *buf, size_t cap)
+{
+    const char *slash = strrchr(ds_path, '/');
+    snprintf(buf, cap, "%.*s%s", slash ? (int)(slash - ds_path) + 1 : 0, ds_path, name);
+}
+
+/* Every requested file rendered first, then written as one set: all of them
+ * or none (pp_write_files). */
 static int write_emit(const pp_model *m, const pp_cluster *c, const pp_plan *p, emit_req *e)
 {
     pp_error err = {""};
     pp_status st = PP_OK;
-    if (e->ds_path) st = pp_deepspeed_write(m, c, p, &e->ds, e->ds_path, e->force, &e->notes, &err);
+    char *text[4] = {NULL}, trainer[4096], adapter[4096];
+    pp_out_file f[4];
+    int n = 0;
+    if (e->ds_path && (st = pp_deepspeed_to_string(m, c, p, &e->ds, &text[n], &e->notes, &err)) == PP_OK)
+        f[n] = (pp_out_file){e->ds_path, text[n], strlen(text[n])}, n++;
     /* fine-tuning plans also get the HF Trainer config and the PEFT adapter config */
-    if (st == PP_OK && e->ds_path && p->strategy.ft.mode != PP_MODE_FULL)
-        st = pp_hf_write(m, c, p, &e->ds, e->ds_path, e->force, &e->notes, &err);
-    if (st == PP_OK && e->mg_path) st = pp_megatron_write(m, c, p, &e->mg, e->mg_path, e->force, &e->notes, &err);
+    if (st == PP_OK && e->ds_path && p->strategy.ft.mode != PP_MODE_FULL) {
+        beside(e->ds_path, "ds_config_trainer.json", trainer, sizeof trainer);
+        beside(e->ds_path, "adapter_config.json", adapter, sizeof adapter);
+        if ((st = pp_hf_trainer_deepspeed_to_string(m, c, p, &e->ds, &text[n], &e->notes, &err)) == PP_OK)
+            f[n] = (pp_out_file){trainer, text[n], strlen(text[n])}, n++;
+        if (st == PP_OK && (st = pp_peft_config_to_string(m, p, &text[n], &err)) == PP_OK)
+            f[n] = (pp_out_file){adapter, text[n], strlen(text[n])}, n++;
+    }
+    if (st == PP_OK && e->mg_path && (st = pp_megatron_args(m, c, p, &e->mg, &text[n], &e->notes, &err)) == PP_OK)
+        f[n] = (pp_out_file){e->mg_path, text[n], strlen(text[n])}, n++;
+    if (st == PP_OK && n) st = pp_write_files(f, n, e->force ? PP_WRITE_FORCE : 0, &err);
+    for (int i = 0; i < 4; i++) pp_free(text[i]);
     return st == PP_OK ? 0 : cli_fail(st, &err);
 }
 
@@ -383,7 +411,7 @@ static int run(const cli_args *a)
     pp_strategy s;
     int rc;
     if (a->npos) {
-        fprintf(stderr, "parplan estimate: unexpected argument '%s'; options start with -- (see `parplan estimate --help`)\n", a->pos[0]);
+        fprintf(stderr, "parplan estimate: unexpected argument '%s'; options start with -- (see `parplan estimate --help`)\n", cli_q(a->pos[0]));
         return 2;
     }
     if ((rc = cli_format(a, "table|json", &fmt)) || (rc = cli_load_model(a, &m)) || (rc = cli_load_cluster(a, &c)) ||
@@ -416,6 +444,7 @@ static int run(const cli_args *a)
         (rc = cli_num(a, "tdp-w", 1, 1e5, 0, &tdp)))
         goto done;
     if (tokens > 0) pp_plan_train(&c, p, tokens, price, tdp);
+    if ((rc = cli_report_estimate(a, &m, &c, p))) goto done;
     if ((e->ds_path || e->mg_path) && (rc = write_emit(&m, &c, p, e))) goto done;
     if (!strcmp(fmt, "json")) {
         char *j = pp_plan_to_json(&m, &c, p);
@@ -426,11 +455,27 @@ static int run(const cli_args *a)
         print_memory(&m, &c, p);
         print_time(p);
     }
+    if (!p->memory.fits) { /* by how much, and what would fit (planner/explain.c, shared with plan) */
+        char *advice = NULL;
+        pp_error e2 = {""};
+        if (pp_oom_advice(&m, &c, p, cli_has(a, "deepspeed") ? PP_ADVICE_DEEPSPEED : 0, &advice, &e2) == PP_OK) {
+            FILE *to = strcmp(fmt, "json") ? stdout : stderr;
+            fputc('\n', to);
+            cli_print_text(to, advice);
+        }
+        pp_free(advice);
+    }
     print_notes(warn, "warning");
     print_notes(&e->notes, "note");
     if (e->ds_path) fprintf(stderr, "parplan: wrote %s%s\n", e->ds_path,
                             p->strategy.ft.mode != PP_MODE_FULL ? " (and ds_config_trainer.json, adapter_config.json beside it)" : "");
     if (e->mg_path) fprintf(stderr, "parplan: wrote %s\n", e->mg_path);
+    if (rc == 0 && cli_has(a, "fail-if-oom") && !p->memory.fits) {
+        fprintf(stderr, "parplan: does not fit: peak %.2f GiB on stage %d of %.2f GiB usable%s (--fail-if-oom)\n",
+                p->memory.peak_bytes / 1073741824.0, p->memory.peak_stage, p->memory.gpu_bytes / 1073741824.0,
+                p->memory.host_fits ? "" : "; offloaded states exceed host memory");
+        rc = 1;
+    }
 done:
     free(e);
     free(warn);

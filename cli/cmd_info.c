@@ -14,7 +14,7 @@ static int list_presets(const char *cmd, pp_preset_kind kind, const cli_args *a,
     if (cli_format(a, "table|json", &fmt)) return 2;
     if (a->npos) {
         fprintf(stderr, "parplan %s: unexpected argument '%.200s': expected no arguments; usage: parplan %s [--format json]\n",
-                cmd, a->pos[0], cmd);
+                cmd, cli_q(a->pos[0]), cmd);
         return 2;
     }
     int n = pp_preset_count(kind), json = !strcmp(fmt, "json");
@@ -55,7 +55,7 @@ static int cluster_line(const char *name)
     pp_cluster c;
     pp_error err = {""};
     if (pp_cluster_load(name, &c, &err) != PP_OK) return cli_fail(PP_ERR_INTERNAL, &err);
-    printf("%-16s %3d x %-14s %s\n", name, c.gpus_per_node, c.gpu.name, c.description);
+    printf("%-16s %3d x %-14s %s\n", name, c.gpus_per_node, cli_safe(c.gpu.name), cli_safe(c.description));
     return 0;
 }
 
@@ -77,7 +77,7 @@ static int show_model(const pp_model *m)
     pp_model_param_counts(m, &pc);
     int moe = 0;
     for (int i = 0; i < m->layers; i++) moe += m->block_kind[i] == PP_BLOCK_MOE;
-    printf("%s — %s\n", m->name, m->description);
+    printf("%s — %s\n", cli_safe(m->name), cli_safe(m->description));
     printf("  shape      %d layers, hidden %d, %d heads (%d kv, head dim %d), ffn %d%s\n", m->layers,
            m->hidden, m->heads, m->kv_heads, m->head_dim ? m->head_dim : m->hidden / m->heads, m->ffn,
            m->gated_mlp ? " gated" : "");
@@ -93,7 +93,7 @@ static int show_model(const pp_model *m)
            pc.embedding / 1e9, pc.lm_head / 1e9, pc.attention / 1e9, pc.mlp / 1e9, pc.experts / 1e9);
     printf("  flops      %.4g GFLOP forward per token at seq %d\n",
            pp_model_fwd_flops_per_token(m, m->seq) / 1e9, m->seq);
-    if (m->source[0]) printf("  source     %s\n", m->source);
+    if (m->source[0]) printf("  source     %s\n", cli_safe(m->source));
     return 0;
 }
 
@@ -122,9 +122,9 @@ static const char *link_str(const pp_link *l, char *buf, size_t cap)
 static int show_cluster(const pp_cluster *c)
 {
     char b[160];
-    printf("%s — %s\n", c->name, c->description);
+    printf("%s — %s\n", cli_safe(c->name), cli_safe(c->description));
     printf("  gpus       %d nodes x %d = %d x %s (%.0f GiB, %.0f TFLOP/s bf16 dense)\n", c->nodes,
-           c->gpus_per_node, pp_cluster_gpus(c), c->gpu.full_name, gib(c->gpu.mem_bytes),
+           c->gpus_per_node, pp_cluster_gpus(c), cli_safe(c->gpu.full_name), gib(c->gpu.mem_bytes),
            c->gpu.peak_flops[PP_PREC_BF16] / 1e12);
     printf("  intra      %s (domain %d GPUs)\n", link_str(&c->intra, b, sizeof b), c->nvlink_domain);
     printf("  inter      %s (%d NICs x %.0f Gb/s per node)\n", link_str(&c->inter, b, sizeof b),
@@ -132,8 +132,8 @@ static int show_cluster(const pp_cluster *c)
     printf("  pcie       %.1f GB/s per direction\n", c->pcie.bw / 1e9);
     printf("  host       %.0f GiB per node%s\n", gib(c->host_mem_bytes), c->nvme_bytes > 0 ? ", NVMe" : "");
     if (c->gpu.price_usd_per_hour > 0)
-        printf("  price      $%.2f per GPU-hour (%s)\n", c->gpu.price_usd_per_hour, c->gpu.price_date);
-    if (c->source[0]) printf("  source     %s\n", c->source);
+        printf("  price      $%.2f per GPU-hour (%s)\n", c->gpu.price_usd_per_hour, cli_safe(c->gpu.price_date));
+    if (c->source[0]) printf("  source     %s\n", cli_safe(c->source));
     return 0;
 }
 

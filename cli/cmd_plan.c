@@ -1,12 +1,15 @@
 #define _GNU_SOURCE /* qsort_r */
 /* cmd_plan.c — `parplan plan`: search every strategy, print the top K. */
 #include <errno.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
 
 static const cli_opt opts[] = {
+    {"framework", 1, "all (default) or a list of pytorch,deepspeed,megatron,megatron-deepspeed,fsdp: "
+                     "each plan is priced as its framework runs it"},
     {"model", 1, "model preset or JSON file (native or HF config.json)"},
     {"cluster", 1, "cluster preset or JSON file"},
     {"nodes", 1, "number of nodes"},
@@ -20,6 +23,8 @@ static const cli_opt opts[] = {
     {"tdp-w", 1, "override the GPU board power, W"},
     {"format", 1, "table (default), json or csv (columns: docs/planner.md)"},
     {"explain", 0, "why #1 wins and why common alternatives lose"},
+    CLI_REPORT_OPT,
+    {"force", 0, "replace an existing --report file"},
     CLI_FINETUNE_OPTS,
     /* lora-rank here may be a list: one search per rank, merged */
     {"threads", 1, "search threads (default: all cores); the result is the same for any"},
@@ -39,9 +44,9 @@ static const cli_opt opts[] = {
     {"max-tp-per-node", 1, "largest TP degree (default: the NVLink domain)"},
     {"optimizer", 1, "adamw|adam8bit|adafactor|sgd (default adamw)"},
     {"attention", 1, "flash|materialised (default flash)"},
-    {"cp-comm", 1, "context parallelism: ring or allgather (default ring)"},
+    {"cp-comm", 1, "context parallelism: ring, allgather or a2a (default: each framework's)"},
     {"loss", 1, "loss kernel: fp32, fused or chunked (default fp32)"},
-    {"grad-accum", 1, "gradient accumulation: 16bit, fp32 or 16bit+fp32 (default 16bit)"},
+    {"grad-accum", 1, "gradient accumulation: 16bit, fp32 or 16bit+fp32 (default: each framework's)"},
     {"no-partition", 0, "keep the default even stage split (no ILP)"},
     {"no-stage-recompute", 0, "full recompute is uniform, not chosen per stage"},
     {"ilp-time-limit", 1, "safety net per stage-split ILP, s (default 10)"},
@@ -49,7 +54,7 @@ static const cli_opt opts[] = {
     {"allgather-bucket", 1, "DeepSpeed allgather_bucket_size, elements (default 5e8)"},
     {"cuda-context-gib", 1, "CUDA context and kernels per GPU, GiB (default 1.0)"},
     {"fragmentation", 1, "allocator overhead, fraction (default 0.10)"},
-    {"free-pipeline-outputs", 0, "stages free their outputs once sent (Megatron); default: kept (DeepSpeed)"},
+    {"free-pipeline-outputs", 0, "stages free their outputs once sent (only frameworks that do: megatron)"},
     {"order", 1, "rank order, fastest first (default tp-cp-dp-pp)"},
     {"no-dp-overlap", 0, "DP/ZeRO communication does not overlap backward"},
     {"tp-overlap", 0, "TP communication overlapped with GEMMs"},
@@ -62,12 +67,12 @@ static int int_list(const cli_args *a, const char *name, long lo, long hi, pp_in
     s->n = 0;
     if (!v) return 0;
     for (;;) {
-        char *end;
-        errno = 0;
-        long x = strtol(p, &end, 10);
-        if (end == p || errno || x < lo || x > hi || (*end && *end != ',') || s->n >= PP_SET_MAX) {
+        const char *end = strchr(p, ',');
+        if (!end) end = p + strlen(p);
+        double x;
+        if (cli_parse_num(p, (size_t)(end - p), &x) || x < lo || x > hi || x != floor(x) || s->n >= PP_SET_MAX) {
             fprintf(stderr, "parplan: --%s: expected up to %d comma-separated integers in [%ld, %ld], got '%s'\n", name,
-                    PP_SET_MAX, lo, hi, v);
+                    PP_SET_MAX, lo, hi, cli_q(v));
             return 2;
         }
         s->v[s->n++] = (int)x;
@@ -97,7 +102,7 @@ static int enum_list(const cli_args *a, const char *name, int which, unsigned *m
             fprintf(stderr, "parplan: --%s: expected a comma-separated list of", name);
             for (int i = 0, k = 0; i < n; i++)
                 if (!(which == PP_ENUM_PRECISION && i == PP_PREC_TF32)) fprintf(stderr, "%s%s", k++ ? "|" : " ", names[i]);
-            fprintf(stderr, " (or all), got '%s'\n", t);
+            fprintf(stderr, " (or all), got '%s'\n", cli_q(t));
             return 2;
         }
         *mask |= 1u << e;
@@ -120,7 +125,7 @@ static int parse_objective(const cli_args *a, pp_objective *o)
             *o = (pp_objective)i;
             return 0;
         }
-    fprintf(stderr, "parplan: --objective: expected throughput, cost or memory, got '%s'\n", v);
+    fprintf(stderr, "parplan: --objective: expected throughput, cost or memory, got '%s'\n", cli_q(v));
     return 2;
 }
 
@@ -165,7 +170,8 @@ static int search_opts(const cli_args *a, const pp_model *m, const pp_cluster *c
     if ((rc = enum_list(a, "precision", PP_ENUM_PRECISION, &o->precisions)) ||
         (rc = enum_list(a, "offload", PP_ENUM_OFFLOAD, &o->offloads)) ||
         (rc = enum_list(a, "recompute", PP_ENUM_RECOMPUTE, &o->recomputes)) ||
-        (rc = enum_list(a, "schedule", PP_ENUM_SCHEDULE, &o->schedules)))
+        (rc = enum_list(a, "schedule", PP_ENUM_SCHEDULE, &o->schedules)) ||
+        (rc = enum_list(a, "framework", PP_ENUM_FRAMEWORK, &o->frameworks)))
         return rc;
     o->stage_partition = !cli_has(a, "no-partition");
     o->stage_recompute = !cli_has(a, "no-stage-recompute");
@@ -218,8 +224,9 @@ static void print_plan(int rank, const pp_plan *p)
     const pp_strategy *s = &p->strategy;
     printf("#%d  %.0f tokens/s  MFU %.1f%%  step %.3f s  peak %.2f GiB (stage %d)\n", rank, p->throughput.tokens_per_s,
            100 * p->throughput.mfu, p->time.step_s, gib(p->memory.peak_bytes), p->memory.peak_stage);
-    printf("    strategy dp %d, tp %d%s, pp %d, cp %d, ep %d, ZeRO-%d, offload %s, %s, recompute %s, micro-batch %d x %d, %s",
-           s->dp, s->tp, s->sp ? " +sp" : "", s->pp, s->cp, s->ep, s->zero, pp_offload_name(s->offload),
+    printf("    strategy %s: dp %d, tp %d%s, pp %d, cp %d, ep %d, ZeRO-%d%s, offload %s, %s, recompute %s, micro-batch %d x %d, %s",
+           pp_framework_name(s->framework), s->dp, s->tp, s->sp ? " +sp" : "", s->pp, s->cp, s->ep, s->zero,
+           s->shard && s->shard < s->dp * s->cp ? " (hybrid)" : "", pp_offload_name(s->offload),
            prec_name(s->precision), pp_recompute_name(s->recompute), s->micro_batch, s->grad_accum,
            pp_schedule_name(s->schedule));
     if (s->schedule == PP_SCHED_INTERLEAVED) printf(" v%d", s->virtual_stages);
@@ -239,7 +246,7 @@ static void print_plan(int rank, const pp_plan *p)
 static void print_table(const pp_model *m, const pp_cluster *c, const pp_search_opts *o, const pp_plan_list *l)
 {
     const pp_search_stats *st = &l->stats;
-    printf("%s on %d x %s (%s), global batch %d, seq %d\n", m->name, pp_cluster_gpus(c), c->gpu.name, c->name,
+    printf("%s on %d x %s (%s), global batch %d, seq %d\n", cli_safe(m->name), pp_cluster_gpus(c), cli_safe(c->gpu.name), cli_safe(c->name),
            o->global_batch, o->seq ? o->seq : m->seq);
     printf("searched %lld valid strategies: %lld over memory by bound, %lld beyond the top %d by bound, %lld costed "
            "(%lld fit), %d stage-split ILPs\n\n",
@@ -301,7 +308,7 @@ static void join(char *buf, size_t cap, const int *v, int n)
 
 static void print_csv(const pp_model *m, const pp_cluster *c, const pp_plan_list *l)
 {
-    printf("rank,model,cluster,gpus,dp,tp,pp,cp,ep,sp,zero,offload,recompute,precision,micro_batch,grad_accum,"
+    printf("rank,framework,model,cluster,gpus,dp,tp,pp,cp,ep,sp,zero,shard,offload,recompute,precision,micro_batch,grad_accum,"
            "global_batch,seq,schedule,virtual_stages,stage_layers,stage_recompute,peak_bytes,peak_stage,step_s,"
            "compute_s,recompute_s,tp_comm_s,cp_comm_s,ep_comm_s,pp_comm_s,dp_comm_exposed_s,bubble_s,optimizer_s,"
            "offload_s,tokens_per_s,model_tflops_per_gpu,mfu,train_days,train_cost_usd,train_energy_kwh\n");
@@ -317,9 +324,10 @@ static void print_csv(const pp_model *m, const pp_cluster *c, const pp_plan_list
                    : s->recompute_layers < 0 || s->recompute_layers > s->stage_layers[k] ? s->stage_layers[k] : s->recompute_layers;
         join(lay, sizeof lay, s->stage_layers, s->pp);
         join(rc, sizeof rc, rcv, s->pp);
-        printf("%d,%s,%s,%d,%d,%d,%d,%d,%d,%d,%d,%s,%s,%s,%d,%d,%d,%d,%s,%d,%s,%s,%.9g,%d,%.9g,%.9g,%.9g,%.9g,%.9g,"
+        printf("%d,%s,%s,%s,%d,%d,%d,%d,%d,%d,%d,%d,%d,%s,%s,%s,%d,%d,%d,%d,%s,%d,%s,%s,%.9g,%d,%.9g,%.9g,%.9g,%.9g,%.9g,"
                "%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g\n",
-               i + 1, m->name, c->name, pp_cluster_gpus(c), s->dp, s->tp, s->pp, s->cp, s->ep, s->sp, s->zero,
+               i + 1, pp_framework_name(s->framework), cli_csv(m->name), cli_csv(c->name), pp_cluster_gpus(c), s->dp,
+               s->tp, s->pp, s->cp, s->ep, s->sp, s->zero, s->shard,
                pp_offload_name(s->offload), pp_recompute_name(s->recompute), prec_name(s->precision), s->micro_batch,
                s->grad_accum, s->global_batch, s->seq, pp_schedule_name(s->schedule), s->virtual_stages, lay, rc,
                p->memory.peak_bytes, p->memory.peak_stage, t->step_s, t->compute_s, t->recompute_s, t->tp_comm_s,
@@ -338,7 +346,8 @@ static int infeasible(const pp_model *m, const pp_cluster *c, const pp_search_op
     pp_plan_why_infeasible(m, c, o, l, &text, &e2);
     if (!strcmp(fmt, "json")) {
         printf("{\n\"schema_version\": %d,\n\"plans\": [],\n\"error\": \"", PP_SCHEMA_VERSION);
-        for (const char *p = err->msg; *p; p++) printf(*p == '"' || *p == '\\' ? "\\%c" : "%c", *p);
+        for (const char *p = err->msg; *p; p++)
+            if ((unsigned char)*p >= 0x20) printf(*p == '"' || *p == '\\' ? "\\%c" : "%c", *p);
         printf("\"");
         if (l->nearest) {
             char *j = pp_plan_to_json(m, c, l->nearest);
@@ -347,7 +356,7 @@ static int infeasible(const pp_model *m, const pp_cluster *c, const pp_search_op
         }
         printf("\n}\n");
     }
-    if (text) fprintf(strcmp(fmt, "table") ? stderr : stdout, "%s", text);
+    if (text) cli_print_text(strcmp(fmt, "table") ? stderr : stdout, text);
     pp_free(text);
     return cli_fail(PP_ERR_INFEASIBLE, err);
 }
@@ -359,10 +368,11 @@ static int parse_ranks(const cli_args *a, int *ranks, int *n)
     *n = 0;
     if (!v) return 0;
     for (const char *p = v; *p && *n < 16;) {
-        char *end;
-        long r = strtol(p, &end, 10);
-        if (end == p || r < 1 || r > 4096 || (*end && *end != ',')) {
-            fprintf(stderr, "parplan: --lora-rank: expected ranks in [1, 4096], comma-separated, got '%s'\n", v);
+        const char *end = strchr(p, ',');
+        if (!end) end = p + strlen(p);
+        double r;
+        if (cli_parse_num(p, (size_t)(end - p), &r) || r < 1 || r > 4096 || r != floor(r)) {
+            fprintf(stderr, "parplan: --lora-rank: expected ranks in [1, 4096], comma-separated, got '%s'\n", cli_q(v));
             return 2;
         }
         ranks[(*n)++] = (int)r;
@@ -461,10 +471,18 @@ static int run(const cli_args *a)
         pp_plan_list_free(&l);
         return cli_fail(st, &err);
     }
+    if ((rc = cli_report_plan(a, &m, &c, &o, &l, why))) {
+        pp_free(why);
+        pp_plan_list_free(&l);
+        return rc;
+    }
     if (!strcmp(fmt, "json")) rc = print_json(&m, &c, &l, why);
     else if (!strcmp(fmt, "csv")) print_csv(&m, &c, &l);
     else print_table(&m, &c, &o, &l);
-    if (why && strcmp(fmt, "json")) fprintf(strcmp(fmt, "csv") ? stdout : stderr, "Why:\n%s", why);
+    if (why && strcmp(fmt, "json")) {
+        fprintf(strcmp(fmt, "csv") ? stdout : stderr, "Why:\n");
+        cli_print_text(strcmp(fmt, "csv") ? stdout : stderr, why);
+    }
     pp_free(why);
     pp_plan_list_free(&l);
     return rc;

@@ -18,7 +18,7 @@ static int parse_targets(const char *v, unsigned *mask)
     for (char *save = NULL, *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
         int e = pp_enum_parse(names, 8, t);
         if (e < 0) {
-            fprintf(stderr, "parplan: --lora-targets: expected all-linear or names among q,k,v,o,gate,up,down,lm_head, got '%s'\n", t);
+            fprintf(stderr, "parplan: --lora-targets: expected all-linear or names among q,k,v,o,gate,up,down,lm_head, got '%s'\n", cli_q(t));
             return 2;
         }
         *mask |= 1u << e;
@@ -36,7 +36,7 @@ static int parse_freeze(const char *v, pp_finetune *f)
         else if (!strncmp(t, "layers:", 7) && (f->freeze_layers = (int)strtol(t + 7, &end, 10)) >= 0 && !*end && end != t + 7)
             continue;
         else {
-            fprintf(stderr, "parplan: --freeze: expected embeddings and/or layers:N, got '%s'\n", t);
+            fprintf(stderr, "parplan: --freeze: expected embeddings and/or layers:N, got '%s'\n", cli_q(t));
             return 2;
         }
     }
@@ -51,7 +51,7 @@ int cli_finetune(const cli_args *a, pp_finetune *f)
         const char *const *names = pp_enum_names(PP_ENUM_MODE, &n);
         int e = pp_enum_parse(names, n, v);
         if (e < 0) {
-            fprintf(stderr, "parplan: --mode: expected full, lora or qlora, got '%s'\n", v);
+            fprintf(stderr, "parplan: --mode: expected full, lora or qlora, got '%s'\n", cli_q(v));
             return 2;
         }
         f->mode = (pp_train_mode)e;

@@ -1,4 +1,7 @@
-/* main.c — `parplan COMMAND ...`: dispatch, --version and --help. */
+/* main.c — `parplan COMMAND ...`: dispatch, --version and --help, and the
+ * check that everything printed reached stdout. */
+#include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -17,7 +20,7 @@ static void usage(FILE *f)
                "Examples:\n  parplan model show llama3-70b\n  parplan plan --model llama3-70b --cluster dgx-h100 --nodes 8 --global-batch 512\n");
 }
 
-int main(int argc, char **argv)
+static int dispatch(int argc, char **argv)
 {
     if (argc < 2) {
         usage(stderr);
@@ -47,7 +50,30 @@ int main(int argc, char **argv)
     const char *near = NULL;
     for (int i = 0; commands[i] && !near; i++)
         if (!strncmp(commands[i]->name, name, 3) || strstr(commands[i]->name, name)) near = commands[i]->name;
-    if (near) fprintf(stderr, "parplan: unknown command '%s' (did you mean '%s'?); see `parplan --help`\n", name, near);
-    else fprintf(stderr, "parplan: unknown command '%s'; see `parplan --help`\n", name);
+    if (near) fprintf(stderr, "parplan: unknown command '%s' (did you mean '%s'?); see `parplan --help`\n", cli_q(name), near);
+    else fprintf(stderr, "parplan: unknown command '%s'; see `parplan --help`\n", cli_q(name));
     return 2;
+}
+
+/* stdout is checked once, at exit: a full disk, a file size limit or a
+ * closed pipe makes a write fail, and the failure is sticky (ferror), so a
+ * cut-off table or JSON never exits 0. Returns the exit code to use. */
+static int finish(int rc)
+{
+    errno = 0;
+    int failed = fflush(stdout) != 0 || ferror(stdout);
+    int e = errno;
+    if (fclose(stdout) != 0 && !failed) failed = 1, e = errno; /* NFS, quotas: close may be the first to fail */
+    if (!failed) return rc;
+    fprintf(stderr, "parplan: stdout: write failed: %s (the output is incomplete)\n",
+            e ? strerror(e) : "an earlier write failed");
+    return rc == 2 ? 2 : 3;
+}
+
+int main(int argc, char **argv)
+{
+    /* a file size limit (ulimit -f) makes write() fail with EFBIG instead of
+     * killing the process, so the error is reported like any other */
+    signal(SIGXFSZ, SIG_IGN);
+    return finish(dispatch(argc, argv));
 }

@@ -64,6 +64,7 @@ static cJSON *option_json(const pp_model *m, const pp_compare_result *r, int i)
     cJSON_AddStringToObject(j, "status", status_word(e->status));
     if (!ok) cJSON_AddStringToObject(j, "error", e->error);
     cJSON_AddStringToObject(j, "price_kind", pp_price_kind_name(e->price_kind));
+    cJSON_AddStringToObject(j, "price_basis", pp_price_basis(e->price_kind));
     add_num_or_null(j, "usd_per_gpu_hour", e->usd_per_gpu_hour);
     cJSON_AddStringToObject(j, "price_date", e->price_date);
     add_num_or_null(j, "days", e->days);
@@ -71,6 +72,9 @@ static cJSON *option_json(const pp_model *m, const pp_compare_result *r, int i)
     add_num_or_null(j, "cost_usd", e->cost_usd);
     add_num_or_null(j, "energy_kwh", e->energy_kwh);
     add_num_or_null(j, "tokens_per_s", e->tokens_per_s);
+    if (ok) cJSON_AddStringToObject(j, "precision", pp_precision_name(e->plan.strategy.precision));
+    else cJSON_AddNullToObject(j, "precision");
+    add_num_or_null(j, "mfu_bf16", e->mfu_bf16);
     add_num_or_null(j, "tokens_per_s_per_usd_hour", e->tokens_per_s_per_usd_hour);
     add_num_or_null(j, "tokens_per_usd", e->tokens_per_usd);
     add_flag(j, "meets_deadline", o->deadline_days > 0, ok, e->meets_deadline);
@@ -123,6 +127,11 @@ char *pp_compare_to_json(const pp_model *m, const pp_compare_result *r)
     add_num_or_null(j, "amortize_years", o->amortize_years > 0 ? o->amortize_years : NAN);
     add_num_or_null(j, "usd_per_kwh", o->usd_per_kwh > 0 ? o->usd_per_kwh : NAN);
     cJSON_AddStringToObject(j, "energy_basis", "GPU board power (TDP) x GPU-hours; no CPUs, network or cooling");
+    cJSON_AddStringToObject(j, "mfu_basis", "mfu_bf16: model FLOP/s per GPU over the GPU's dense bf16 peak (fp16 "
+                            "where it has no bf16), the same basis for every option; plan.throughput.mfu is over the "
+                            "peak of the plan's own precision");
+    cJSON_AddStringToObject(j, "price_basis", "catalog prices are on-demand list prices (never reserved or spot) "
+                            "of their price_date; given prices are the user's own");
     cJSON *a = cJSON_AddArrayToObject(j, "clusters");
     for (int i = 0; i < r->nclusters; i++) cJSON_AddItemToArray(a, cluster_json(r, i));
     a = cJSON_AddArrayToObject(j, "options");
@@ -145,8 +154,8 @@ char *pp_compare_to_json(const pp_model *m, const pp_compare_result *r)
 
 static const char *const csv_columns =
     "index,cluster,gpu,nodes,gpus,origin,status,dp,tp,pp,cp,ep,sp,zero,recompute,precision,micro_batch,"
-    "grad_accum,schedule,virtual_stages,offload,step_s,tokens_per_s,mfu,peak_bytes,days,gpu_hours,price_kind,"
-    "usd_per_gpu_hour,price_date,cost_usd,energy_kwh,tokens_per_s_per_usd_hour,tokens_per_usd,meets_deadline,"
+    "grad_accum,schedule,virtual_stages,offload,step_s,tokens_per_s,mfu,mfu_bf16,peak_bytes,days,gpu_hours,"
+    "price_kind,price_basis,usd_per_gpu_hour,price_date,cost_usd,energy_kwh,tokens_per_s_per_usd_hour,tokens_per_usd,meets_deadline,"
     "within_budget,pareto,cheapest,error";
 
 /* A field quoted per RFC 4180 when it holds a comma, a quote or a line
@@ -192,10 +201,11 @@ static void csv_row(pp__sbuf *b, const pp_compare_result *r, int i)
     csv_num(b, ok ? e->plan.time.step_s : NAN);
     csv_num(b, e->tokens_per_s);
     csv_num(b, ok ? e->plan.throughput.mfu : NAN);
+    csv_num(b, e->mfu_bf16);
     csv_num(b, ok ? e->plan.memory.peak_bytes : NAN);
     csv_num(b, e->days);
     csv_num(b, e->gpu_hours);
-    pp__sb_printf(b, "%s,", pp_price_kind_name(e->price_kind));
+    pp__sb_printf(b, "%s,%s,", pp_price_kind_name(e->price_kind), pp_price_basis(e->price_kind));
     csv_num(b, e->usd_per_gpu_hour);
     csv_str(b, e->price_date);
     csv_num(b, e->cost_usd);

@@ -35,4 +35,9 @@ void pp__scenario_read_base(jr_ctx *c, const cJSON *o, const char *path, pp_stra
  * (pp_error_field; a flag --x-y becomes "$.x_y"), "" for none. */
 cJSON *pp__error_object(pp_status st, const pp_error *err, const char *field);
 
+/* pp_write_files with a hook called before installing file i (tests make a
+ * later install fail there to check the roll-back). */
+pp_status pp__write_files_ex(const pp_out_file *files, int n, unsigned flags, pp_error *err,
+                             void (*before_install)(int i, void *user), void *user);
+
 #endif

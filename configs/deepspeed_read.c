@@ -122,28 +122,6 @@ static void warn_unread(ds_reader *r, const cJSON *obj, const char *path, const 
             warn(r, path, it->string, "unknown key: DeepSpeed %s%s", why, suggest(it->string, known, sug, sizeof sug));
 }
 
-/* DeepSpeed's json loader rejects duplicate keys at any depth (§2). */
-static void check_duplicates(ds_reader *r, const cJSON *obj, const char *path)
-{
-    for (const cJSON *a = obj ? obj->child : NULL; a && r->jr.st == PP_OK; a = a->next) {
-        if (a->string)
-            for (const cJSON *b = a->next; b; b = b->next)
-                if (b->string && strcmp(a->string, b->string) == 0) {
-                    dfail(r, path, a->string,
-                            "duplicate key: DeepSpeed's loader raises ValueError: Duplicate keys in DeepSpeed config");
-                    return;
-                }
-        if (cJSON_IsObject(a)) {
-            char sub[160];
-            snprintf(sub, sizeof sub, "%s.%.60s", path, a->string ? a->string : "?");
-            check_duplicates(r, a, sub);
-        } else if (cJSON_IsArray(a)) {
-            for (const cJSON *e = a->child; e; e = e->next)
-                if (cJSON_IsObject(e)) check_duplicates(r, e, path);
-        }
-    }
-}
-
 /* ------------------------------------------------------------- top level */
 
 /* Top-level keys DeepSpeed v0.14.5 reads (runtime/constants.py and the
@@ -676,8 +654,8 @@ static void map_wrapper(ds_reader *r, ds_dtype model, int grad_given, ds_zero *z
         }
         return; /* fp16: FP16_Optimizer; fp32: the bare optimizer */
     }
-    if (model == DT_BF16 && grad == DT_FP32) {
-        s->zero = 1;
+    if (model == DT_BF16 && grad == DT_FP32) { /* BF16_Optimizer: shards like ZeRO-1 (pp__zero_states) */
+        s->zero = 0;
         s->grad_accum_dtype = PP_GRAD_16_FP32;
         return;
     }
@@ -966,6 +944,14 @@ static void fill(ds_reader *r, const cJSON *root, const pp_cluster *c, pp_strate
         dfail(r, "elasticity", "enabled", "elastic training overrides the batch keys; parplan does not model it");
         return;
     }
+    if (s->framework != PP_FW_AUTO && s->framework != PP_FW_DEEPSPEED && s->framework != PP_FW_MEGATRON_DEEPSPEED) {
+        pp__fail_field(r->jr.err, 0, "framework", pp_framework_name(s->framework), "%s is run by deepspeed or "
+                       "megatron-deepspeed (a ds_config.json)", r->jr.where);
+        r->jr.st = PP_ERR_INPUT;
+        return;
+    }
+    /* DeepSpeed runs it; tensor parallelism comes from Megatron's model code */
+    if (s->framework == PP_FW_AUTO) s->framework = s->tp > 1 || s->sp ? PP_FW_MEGATRON_DEEPSPEED : PP_FW_DEEPSPEED;
     long rest = (long)s->tp * s->pp * s->cp;
     int gpus = pp_cluster_gpus(c);
     if (rest < 1 || gpus % rest) {
@@ -998,8 +984,8 @@ static void fill(ds_reader *r, const cJSON *root, const pp_cluster *c, pp_strate
     }
     if (pp__ds_wrapper_of(s) == PP_DS_BF16)
         pp__note(r->warn, "%s: bf16 with fp32 gradient accumulation runs BF16_Optimizer: fp32 master weights and "
-                 "optimizer states sharded over the %d data-parallel ranks; estimating ZeRO-1 with 16bit+fp32 "
-                 "gradients", r->jr.where, s->dp * s->cp);
+                 "optimizer states sharded over the %d data-parallel ranks like ZeRO-1, 16-bit gradients with an "
+                 "fp32 accumulation buffer", r->jr.where, s->dp * s->cp);
     /* overlap: only the ZeRO optimizer overlaps, and never under a PipelineModule */
     int zero_opt = pp__ds_wrapper_of(s) == PP_DS_ZERO;
     s->overlap_dp = zero_opt && s->pp == 1 ? zo.overlap_comm : 0;
@@ -1038,36 +1024,76 @@ static void fill(ds_reader *r, const cJSON *root, const pp_cluster *c, pp_strate
     read_checkpointing(r, root, s);
 }
 
-pp_status pp_deepspeed_parse(const char *text, size_t len, const char *where, const pp_model *m, const pp_cluster *c,
-                             pp_strategy *s, pp_deepspeed_opts *o, pp_notes *warnings, pp_error *err)
+/* A rule the file breaks, worded as the ds_config key that sets the field
+ * (the command line's fields keep their names). */
+static pp_status ds_rule_failure(const char *where, const pp_error *e, pp_error *err)
+{
+    static const struct { const char *field, *key; } keys[] = {
+        {"zero", "zero_optimization.stage"}, {"offload", "zero_optimization.offload_optimizer"},
+        {"micro_batch", "train_micro_batch_size_per_gpu"}, {"global_batch", "train_batch_size"},
+        {"grad_accum", "gradient_accumulation_steps"}, {"grad_accum_dtype", "data_types.grad_accum_dtype"},
+        {"precision", "bf16/fp16"}, {"overlap_dp", "zero_optimization.overlap_comm"}, {"optimizer", "optimizer.type"}};
+    if (!e->field[0] || e->detail <= 0)
+        return pp__fail(err, PP_ERR_INPUT, "%s: $: the strategy this file gives cannot run here: %s", where, e->msg);
+    const char *k = NULL;
+    for (size_t i = 0; i < sizeof keys / sizeof *keys && !k; i++)
+        if (!strcmp(e->field, keys[i].field)) k = keys[i].key;
+    if (k)
+        pp__fail(err, PP_ERR_INPUT, "%s: $.%s (%s %s): %s", where, k, e->field, e->value, e->msg + e->detail);
+    else /* a command-line field with this file's values */
+        pp__fail(err, PP_ERR_INPUT, "%s: $: with %s %s: %s", where, e->field, e->value, e->msg + e->detail);
+    if (err) err->rule = e->rule;
+    return PP_ERR_INPUT;
+}
+
+pp_status pp_deepspeed_parse_hf(const char *text, size_t len, const char *where, const pp_model *m,
+                                const pp_cluster *c, const pp_hf_trainer_args *hf, pp_strategy *s,
+                                pp_deepspeed_opts *o, pp_notes *warnings, pp_error *err)
 {
     pp_deepspeed_opts local;
     pp_deepspeed_opts_default(&local);
-    cJSON *root = jr_parse(text, len, where, err);
-    if (!root) return err && strstr(err->msg, "out of memory") ? PP_ERR_NOMEM : PP_ERR_INPUT;
+    /* DeepSpeed's loader rejects duplicate keys at any depth (§2); so does jr_parse */
+    pp_status pst;
+    cJSON *root = jr_parse_ex(text, len, where, "DeepSpeed's loader raises ValueError: Duplicate keys in DeepSpeed "
+                              "config", err, &pst);
+    if (!root) return pst;
     pp_strategy base = *s, out = *s;
     ds_reader r = {{where, err, PP_OK}, warnings, m, &base, 1};
-    check_duplicates(&r, root, "$");
+    long rest = (long)s->tp * s->pp * s->cp;
+    if (rest >= 1 && pp_cluster_gpus(c) % rest == 0) /* else fill() says so */
+        pp__ds_fill_auto(root, &r.jr, m, c, (int)(pp_cluster_gpus(c) / rest), hf, warnings);
     if (r.jr.st == PP_OK) fill(&r, root, c, &out, &local);
     cJSON_Delete(root);
     if (r.jr.st != PP_OK) return r.jr.st;
     pp_strategy resolved = out;
     pp_error e2 = {""};
     pp_status st = pp_strategy_resolve(&resolved, m, c, &e2);
-    if (st != PP_OK) return pp__fail(err, st, "%s: %s", where, e2.msg);
+    if (st != PP_OK) return ds_rule_failure(where, &e2, err);
     *s = out;
     if (o) *o = local;
     return PP_OK;
 }
 
-pp_status pp_deepspeed_read(const char *path, const pp_model *m, const pp_cluster *c, pp_strategy *s,
-                            pp_deepspeed_opts *o, pp_notes *warnings, pp_error *err)
+pp_status pp_deepspeed_parse(const char *text, size_t len, const char *where, const pp_model *m, const pp_cluster *c,
+                             pp_strategy *s, pp_deepspeed_opts *o, pp_notes *warnings, pp_error *err)
+{
+    return pp_deepspeed_parse_hf(text, len, where, m, c, NULL, s, o, warnings, err);
+}
+
+pp_status pp_deepspeed_read_hf(const char *path, const pp_model *m, const pp_cluster *c, const pp_hf_trainer_args *hf,
+                               pp_strategy *s, pp_deepspeed_opts *o, pp_notes *warnings, pp_error *err)
 {
     char *text;
     size_t len;
     pp_status st = jr_read_file(path, &text, &len, err);
     if (st != PP_OK) return st;
-    st = pp_deepspeed_parse(text, len, path, m, c, s, o, warnings, err);
+    st = pp_deepspeed_parse_hf(text, len, path, m, c, hf, s, o, warnings, err);
     free(text);
     return st;
+}
+
+pp_status pp_deepspeed_read(const char *path, const pp_model *m, const pp_cluster *c, pp_strategy *s,
+                            pp_deepspeed_opts *o, pp_notes *warnings, pp_error *err)
+{
+    return pp_deepspeed_read_hf(path, m, c, NULL, s, o, warnings, err);
 }

@@ -7,6 +7,7 @@
  * configs carry many), unless one is within a small edit distance of a key
  * the reader knows: that is a likely typo and an error.
  */
+#include <stdlib.h> /* realpath, free */
 #include <stdio.h>
 #include <string.h>
 
@@ -539,11 +540,22 @@ static void set_name(jr_ctx *c, const cJSON *r, const char *where, pp_model *m)
     while (n > 0 && buf[n - 1] == '/') buf[--n] = '\0';
     if (from_file && n > 5 && !strcmp(buf + n - 5, ".json")) buf[n - 5] = '\0';
     char *base = strrchr(buf, '/');
-    if (from_file && base && !strcmp(base + 1, "config")) {
-        *base = '\0';
+    if (from_file && !strcmp(base ? base + 1 : buf, "config")) {
+        /* config.json takes its directory's name; "./config.json" and a bare
+         * "config.json" the working directory's (never "." or "") */
+        if (base) *base = '\0';
+        else buf[0] = '\0';
         base = strrchr(buf, '/');
+        const char *last = base ? base + 1 : buf;
+        if (!*last || !strcmp(last, ".") || !strcmp(last, "..")) { /* the directory's real name */
+            char *dir = realpath(buf[0] ? buf : ".", NULL);
+            if (dir) snprintf(buf, sizeof buf, "%s", dir);
+            free(dir);
+            base = strrchr(buf, '/');
+        }
     }
     base = base ? base + 1 : buf;
+    if (!strcmp(base, ".") || !strcmp(base, "..")) base[0] = '\0';
     size_t j = 0;
     for (; base[j] && j + 1 < sizeof m->name; j++) {
         char ch = base[j];

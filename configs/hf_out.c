@@ -95,17 +95,19 @@ static void sibling(const char *ds_path, const char *name, char *buf, size_t cap
 pp_status pp_hf_write(const pp_model *m, const pp_cluster *c, const pp_plan *p, const pp_deepspeed_opts *o,
                       const char *ds_path, int force, pp_notes *notes, pp_error *err)
 {
-    char path[4096], *text = NULL;
-    pp_status st = pp_hf_trainer_deepspeed_to_string(m, c, p, o, &text, notes, err);
-    sibling(ds_path, "ds_config_trainer.json", path, sizeof path);
-    if (st == PP_OK) st = pp_write_file(path, text, strlen(text), force, err);
-    pp_free(text);
-    text = NULL;
+    char trainer[4096], adapter[4096], *text[2] = {NULL, NULL};
+    pp_out_file f[2];
+    int n = 0;
+    pp_status st = pp_hf_trainer_deepspeed_to_string(m, c, p, o, &text[0], notes, err);
+    sibling(ds_path, "ds_config_trainer.json", trainer, sizeof trainer);
+    if (st == PP_OK) f[n++] = (pp_out_file){trainer, text[0], strlen(text[0])};
     if (st == PP_OK && p->strategy.ft.mode != PP_MODE_FULL) {
-        sibling(ds_path, "adapter_config.json", path, sizeof path);
-        st = pp_peft_config_to_string(m, p, &text, err);
-        if (st == PP_OK) st = pp_write_file(path, text, strlen(text), force, err);
-        pp_free(text);
+        sibling(ds_path, "adapter_config.json", adapter, sizeof adapter);
+        st = pp_peft_config_to_string(m, p, &text[1], err);
+        if (st == PP_OK) f[n++] = (pp_out_file){adapter, text[1], strlen(text[1])};
     }
+    if (st == PP_OK) st = pp_write_files(f, n, force ? PP_WRITE_FORCE : 0, err); /* both or neither */
+    pp_free(text[0]);
+    pp_free(text[1]);
     return st;
 }

@@ -205,18 +205,14 @@ static void check_unique(jr_ctx *c, const gpu_entry *e, int i, const char *path)
             jr_fail(c, path, "aliases", "expected aliases other than the name \"%s\"", e[i].gpu.name);
 }
 
-static pp_status parse_status(const pp_error *err)
-{
-    return err && strstr(err->msg, "out of memory") ? PP_ERR_NOMEM : PP_ERR_INPUT;
-}
-
 /* Reads a whole catalog into out[0..CATALOG_MAX); *n entries on success. */
 static pp_status catalog_read(const char *text, size_t len, const char *where, gpu_entry *out, int *n,
                               pp_error *err)
 {
     *n = 0;
-    cJSON *root = jr_parse(text, len, where, err);
-    if (!root) return parse_status(err);
+    pp_status pst;
+    cJSON *root = jr_parse_ex(text, len, where, NULL, err, &pst);
+    if (!root) return pst;
     jr_ctx c = {where, err, PP_OK};
     jr_check_keys(&c, root, "$", catalog_keys);
     const cJSON *arr = cJSON_GetObjectItemCaseSensitive(root, "gpus");
@@ -463,8 +459,9 @@ static pp_status read_cluster(const cJSON *root, const char *where, pp_cluster *
 
 pp_status pp_cluster_parse(const char *text, size_t len, const char *where, pp_cluster *out, pp_error *err)
 {
-    cJSON *root = jr_parse(text, len, where, err);
-    if (!root) return parse_status(err);
+    pp_status pst;
+    cJSON *root = jr_parse_ex(text, len, where, NULL, err, &pst);
+    if (!root) return pst;
     pp_status st = read_cluster(root, where, out, err);
     cJSON_Delete(root);
     return st;
@@ -476,12 +473,14 @@ pp_status pp_cluster_load(const char *arg, pp_cluster *out, pp_error *err)
         return pp__fail(err, PP_ERR_INPUT, "--cluster: expected a preset name or a JSON file (see `parplan clusters`)");
     if (!pp__looks_like_path(arg)) {
         const pp_embedded_file *f = pp__preset_find(PP_PRESET_CLUSTER, arg);
-        if (!f) {
+        if (!f && !jr_exists(arg)) { /* else read it as a path: "is a directory", "is a FIFO" */
             char hint[320];
             suggest(PP_PRESET_CLUSTER, arg, hint, sizeof hint);
-            return pp__fail(err, PP_ERR_INPUT, "unknown cluster '%.64s'%s (see `parplan clusters`)", arg, hint);
+            pp__fail(err, PP_ERR_INPUT, "unknown cluster '%.64s'%s (see `parplan clusters`)", arg, hint);
+            if (err) jr_sanitize(err->msg);
+            return PP_ERR_INPUT;
         }
-        return pp_cluster_parse(f->data, f->len, f->path, out, err);
+        if (f) return pp_cluster_parse(f->data, f->len, f->path, out, err);
     }
     char *text;
     size_t len;
@@ -490,38 +489,6 @@ pp_status pp_cluster_load(const char *arg, pp_cluster *out, pp_error *err)
     st = pp_cluster_parse(text, len, arg, out, err);
     free(text);
     return st;
-}
-
-/* gpus below one node make a single partial node (its NVLink domain shrinks
- * with it; inter.bw keeps the full node's per-GPU NIC share, unused with
- * one node). Otherwise gpus must be whole nodes. */
-pp_status pp_cluster_resize(pp_cluster *c, int nodes, int gpus, pp_error *err)
-{
-    int gpn = c->gpus_per_node;
-    if (gpn < 1 || c->nodes < 1)
-        return pp__fail(err, PP_ERR_INPUT, "%s: expected a loaded cluster with at least one GPU per node", c->name);
-    if (nodes < 0 || gpus < 0)
-        return pp__fail(err, PP_ERR_INPUT, "--nodes/--gpus: expected a positive count, got %d", nodes < 0 ? nodes : gpus);
-    if (gpus > GPUS_MAX || (long long)nodes * gpn > GPUS_MAX)
-        return pp__fail(err, PP_ERR_INPUT, "--%s %d: expected at most %d GPUs in all (%s has %d GPUs per node)",
-                        gpus ? "gpus" : "nodes", gpus ? gpus : nodes, GPUS_MAX, c->name, gpn);
-    if (nodes && gpus && (long long)nodes * gpn != gpus)
-        return pp__fail(err, PP_ERR_INPUT, "--nodes %d and --gpus %d disagree: %s has %d GPUs per node", nodes,
-                        gpus, c->name, gpn);
-    if (gpus && gpus < gpn) {
-        c->nodes = 1;
-        c->gpus_per_node = gpus;
-        c->nvlink_domain = gpus;
-    } else if (gpus) {
-        if (gpus % gpn != 0)
-            return pp__fail(err, PP_ERR_INPUT,
-                            "--gpus %d: expected fewer than one node or a multiple of the node size %d (%s has %d GPUs per node)",
-                            gpus, gpn, c->name, gpn);
-        c->nodes = gpus / gpn;
-    } else if (nodes) {
-        c->nodes = nodes;
-    }
-    return PP_OK;
 }
 
 /* ------------------------------------------------------------ JSON output */

@@ -5,7 +5,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "configs/jsonread.h"
 
@@ -61,29 +63,168 @@ static int max_depth(const char *t, size_t len)
     return best;
 }
 
-cJSON *jr_parse(const char *text, size_t len, const char *where, pp_error *err)
+/* ------------------------------------------------------------ the scan
+ * cJSON keeps the first of two equal keys silently and cuts a string at
+ * "\u0000". A second pass over the text, in step with the parsed tree (the
+ * text is valid JSON by then, and cJSON keeps members in text order), finds
+ * both and gives their line and column. */
+
+typedef struct scan {
+    const char *text;  /* the NUL-terminated copy cJSON parsed */
+    const char *where, *dup_hint;
+    pp_error *err;
+    pp_status st;
+} scan;
+
+static const char *skip_ws(const char *p)
 {
+    while (*p == ' ' || *p == '\n' || *p == '\r' || *p == '\t') p++;
+    return p;
+}
+
+static int scan_fail(scan *s, const char *at, const char *path, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static int scan_fail(scan *s, const char *at, const char *path, const char *fmt, ...)
+{
+    if (s->st != PP_OK) return 0;
+    char what[PP_ERR_LEN];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(what, sizeof what, fmt, ap);
+    va_end(ap);
+    int line, col;
+    line_col(s->text, (size_t)(at - s->text), &line, &col);
+    pp__fail(s->err, PP_ERR_INPUT, "%.200s:%d:%d: %s: %s", s->where, line, col, path, what);
+    if (s->err) jr_sanitize(s->err->msg);
+    s->st = PP_ERR_INPUT;
+    return 0;
+}
+
+/* p at the opening quote; returns past the closing one. "\u0000" fails. */
+static const char *scan_string(scan *s, const char *p, const char *path)
+{
+    const char *start = p++;
+    while (*p && *p != '"') {
+        if (*p != '\\') {
+            p++;
+            continue;
+        }
+        if (p[1] == 'u' && strncmp(p + 2, "0000", 4) == 0)
+            scan_fail(s, start, path, "\\u0000 (a NUL character) in a string: expected text without NUL "
+                      "(it would cut the string short)");
+        p += p[1] ? 2 : 1;
+    }
+    return *p ? p + 1 : p;
+}
+
+typedef struct member {
+    const char *key; /* as cJSON decoded it */
+    const char *at;  /* the key's opening quote in the text */
+} member;
+
+static int cmp_member(const void *a, const void *b)
+{
+    const member *x = a, *y = b;
+    int c = strcmp(x->key, y->key);
+    return c ? c : (x->at > y->at) - (x->at < y->at);
+}
+
+/* The duplicate whose second occurrence comes first in the text. */
+static void check_duplicates(scan *s, member *m, int n, const char *path)
+{
+    if (n < 2 || s->st != PP_OK) return;
+    qsort(m, (size_t)n, sizeof *m, cmp_member);
+    const member *first = NULL, *second = NULL;
+    for (int i = 1; i < n; i++)
+        if (!strcmp(m[i].key, m[i - 1].key) && (i < 2 || strcmp(m[i].key, m[i - 2].key)) &&
+            (!second || m[i].at < second->at))
+            first = &m[i - 1], second = &m[i];
+    if (!second) return;
+    int line, col;
+    line_col(s->text, (size_t)(first->at - s->text), &line, &col);
+    char sub[160];
+    snprintf(sub, sizeof sub, "%s.%.60s", path, second->key);
+    scan_fail(s, second->at, sub, "duplicate key, also at %d:%d: expected each key once%s%s", line, col,
+              s->dup_hint ? "; " : " (a JSON reader would silently keep one of them)",
+              s->dup_hint ? s->dup_hint : "");
+}
+
+static const char *scan_value(scan *s, const char *p, const cJSON *node, const char *path, int depth);
+
+static const char *scan_object(scan *s, const char *p, const cJSON *node, const char *path, int depth)
+{
+    int n = 0;
+    for (const cJSON *c = node->child; c; c = c->next) n++;
+    member *m = n ? malloc(sizeof *m * (size_t)n) : NULL;
+    if (n && !m) {
+        s->st = pp__fail(s->err, PP_ERR_NOMEM, "%.200s: out of memory reading JSON", s->where);
+        return p;
+    }
+    const cJSON *c = node->child;
+    int i = 0;
+    p = skip_ws(p + 1);
+    while (*p == '"' && c && s->st == PP_OK) {
+        char sub[160];
+        snprintf(sub, sizeof sub, "%s.%.60s", path, c->string ? c->string : "");
+        m[i++] = (member){c->string ? c->string : "", p};
+        p = skip_ws(scan_string(s, p, sub));
+        p = scan_value(s, skip_ws(p + 1), c, sub, depth + 1); /* past ':' */
+        p = skip_ws(p);
+        if (*p == ',') p = skip_ws(p + 1);
+        c = c->next;
+    }
+    check_duplicates(s, m, i, path);
+    free(m);
+    return *p == '}' ? p + 1 : p;
+}
+
+static const char *scan_value(scan *s, const char *p, const cJSON *node, const char *path, int depth)
+{
+    if (s->st != PP_OK || !node || depth > JR_MAX_DEPTH + 1) return p;
+    if (*p == '{') return scan_object(s, p, node, path, depth);
+    if (*p == '[') {
+        int i = 0;
+        p = skip_ws(p + 1);
+        for (const cJSON *c = node->child; c && *p != ']' && s->st == PP_OK; c = c->next, i++) {
+            char sub[160];
+            snprintf(sub, sizeof sub, "%s[%d]", path, i);
+            p = skip_ws(scan_value(s, p, c, sub, depth + 1));
+            if (*p == ',') p = skip_ws(p + 1);
+        }
+        return *p == ']' ? p + 1 : p;
+    }
+    if (*p == '"') return scan_string(s, p, path);
+    while (*p && !strchr(",]} \t\r\n", *p)) p++;
+    return p;
+}
+
+cJSON *jr_parse_ex(const char *text, size_t len, const char *where, const char *dup_hint, pp_error *err,
+                   pp_status *status)
+{
+    pp_status dummy;
+    pp_status *st = status ? status : &dummy;
+    *st = PP_ERR_INPUT;
     size_t i = 0;
     while (i < len && (text[i] == ' ' || text[i] == '\n' || text[i] == '\r' || text[i] == '\t')) i++;
     if (i == len) {
-        pp__fail(err, PP_ERR_INPUT, "%s: empty file: expected a JSON object", where);
+        pp__fail(err, PP_ERR_INPUT, "%.200s: empty file: expected a JSON object", where);
         return NULL;
     }
     if (len > JR_MAX_BYTES) {
-        pp__fail(err, PP_ERR_INPUT, "%s: file is %zu bytes: expected at most %d", where, len, JR_MAX_BYTES);
+        pp__fail(err, PP_ERR_INPUT, "%.200s: file is %zu bytes: expected at most %d", where, len, JR_MAX_BYTES);
         return NULL;
     }
     if (memchr(text, '\0', len)) {
-        pp__fail(err, PP_ERR_INPUT, "%s: binary data (NUL byte): expected a JSON text file", where);
+        pp__fail(err, PP_ERR_INPUT, "%.200s: binary data (NUL byte): expected a JSON text file", where);
         return NULL;
     }
     if (max_depth(text, len) > JR_MAX_DEPTH) {
-        pp__fail(err, PP_ERR_INPUT, "%s: nested deeper than %d levels: expected a flat config", where, JR_MAX_DEPTH);
+        pp__fail(err, PP_ERR_INPUT, "%.200s: nested deeper than %d levels: expected a flat config", where, JR_MAX_DEPTH);
         return NULL;
     }
     char *copy = malloc(len + 1);
     if (!copy) {
-        pp__fail(err, PP_ERR_NOMEM, "%s: out of memory reading JSON", where);
+        *st = pp__fail(err, PP_ERR_NOMEM, "%.200s: out of memory reading JSON", where);
         return NULL;
     }
     memcpy(copy, text, len);
@@ -95,54 +236,97 @@ cJSON *jr_parse(const char *text, size_t len, const char *where, pp_error *err)
         size_t off = end && end >= copy ? (size_t)(end - copy) : 0;
         if (off > len) off = len;
         line_col(copy, off, &line, &col);
-        pp__fail(err, PP_ERR_INPUT, "%s:%d:%d: malformed or truncated JSON: expected a complete JSON object",
+        pp__fail(err, PP_ERR_INPUT, "%.200s:%d:%d: malformed or truncated JSON: expected a complete JSON object",
                  where, line, col);
         if (err) jr_sanitize(err->msg);
     } else if (!cJSON_IsObject(root)) {
-        pp__fail(err, PP_ERR_INPUT, "%s: $: expected a JSON object at the top level, got %s", where,
+        pp__fail(err, PP_ERR_INPUT, "%.200s: $: expected a JSON object at the top level, got %s", where,
                  type_name(root));
         cJSON_Delete(root);
         root = NULL;
+    } else {
+        scan s = {copy, where, dup_hint, err, PP_OK};
+        scan_value(&s, skip_ws(copy), root, "$", 0);
+        if (s.st != PP_OK) {
+            cJSON_Delete(root);
+            root = NULL;
+            *st = s.st;
+        }
     }
     free(copy);
+    if (root) *st = PP_OK;
     return root;
 }
 
+cJSON *jr_parse(const char *text, size_t len, const char *where, pp_error *err)
+{
+    return jr_parse_ex(text, len, where, NULL, err, NULL);
+}
+
+int jr_exists(const char *path)
+{
+    struct stat sb;
+    return lstat(path, &sb) == 0;
+}
+
+static const char *file_kind(mode_t m)
+{
+    if (S_ISFIFO(m)) return "a FIFO (named pipe)";
+    if (S_ISCHR(m)) return "a character device";
+    if (S_ISBLK(m)) return "a block device";
+    if (S_ISSOCK(m)) return "a socket";
+    return "not a regular file";
+}
+
+/* Opens without blocking (a FIFO with no writer would block open and read
+ * forever) and reads only regular files, at most JR_MAX_BYTES + 1 bytes. */
 pp_status jr_read_file(const char *path, char **out, size_t *len, pp_error *err)
 {
     *out = NULL;
     *len = 0;
-    FILE *f = fopen(path, "rb");
-    if (!f) return pp__fail(err, PP_ERR_IO, "%s: cannot open: %s: expected a readable JSON file", path, strerror(errno));
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+    if (fd < 0)
+        return pp__fail(err, PP_ERR_IO, "%.200s: cannot open: %s: expected a readable JSON file", path, strerror(errno));
     struct stat sb;
-    if (fstat(fileno(f), &sb) == 0 && S_ISDIR(sb.st_mode)) {
-        fclose(f);
-        return pp__fail(err, PP_ERR_IO, "%s: is a directory: expected a JSON file", path);
+    if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
+        int isdir = S_ISDIR(sb.st_mode);
+        const char *kind = file_kind(sb.st_mode);
+        close(fd);
+        if (isdir) return pp__fail(err, PP_ERR_IO, "%.200s: is a directory: expected a JSON file", path);
+        return pp__fail(err, PP_ERR_IO, "%.200s: is %s: expected a regular JSON file (parplan reads only regular "
+                        "files, so it never waits on a pipe)", path, kind);
     }
-    size_t cap = 1 << 16, n = 0;
+    if (sb.st_size > JR_MAX_BYTES) {
+        close(fd);
+        return pp__fail(err, PP_ERR_INPUT, "%.200s: file larger than %d bytes: expected a small JSON config", path,
+                        JR_MAX_BYTES);
+    }
+    size_t cap = (size_t)sb.st_size + 1, n = 0;
     char *buf = malloc(cap + 1);
+    int e = 0;
     while (buf) {
-        size_t got = fread(buf + n, 1, cap - n, f);
-        n += got;
+        ssize_t got = read(fd, buf + n, cap - n);
+        if (got < 0 && errno == EINTR) continue;
+        if (got < 0) e = errno;
+        if (got <= 0) break;
+        n += (size_t)got;
         if (n > JR_MAX_BYTES) break;
-        if (got == 0) break;
-        if (n == cap) {
+        if (n == cap) { /* the file grew while being read */
             char *nb = realloc(buf, cap * 2 + 1);
             if (!nb) { free(buf); buf = NULL; break; }
             buf = nb;
             cap *= 2;
         }
     }
-    int rd_err = ferror(f), rd_errno = errno;
-    fclose(f);
-    if (!buf) return pp__fail(err, PP_ERR_NOMEM, "%s: out of memory", path);
-    if (rd_err) {
+    close(fd);
+    if (!buf) return pp__fail(err, PP_ERR_NOMEM, "%.200s: out of memory", path);
+    if (e) {
         free(buf);
-        return pp__fail(err, PP_ERR_IO, "%s: read error: %s", path, strerror(rd_errno));
+        return pp__fail(err, PP_ERR_IO, "%.200s: read error: %s", path, strerror(e));
     }
     if (n > JR_MAX_BYTES) {
         free(buf);
-        return pp__fail(err, PP_ERR_INPUT, "%s: file larger than %d bytes: expected a small JSON config", path, JR_MAX_BYTES);
+        return pp__fail(err, PP_ERR_INPUT, "%.200s: file larger than %d bytes: expected a small JSON config", path, JR_MAX_BYTES);
     }
     buf[n] = '\0';
     *out = buf;

@@ -24,8 +24,21 @@ typedef struct jr_ctx {
  * message (empty, binary, too large, too deep, or syntax error at line:col).
  * The caller owns the result (cJSON_Delete). */
 cJSON *jr_parse(const char *text, size_t len, const char *where, pp_error *err);
-/* Reads a whole file into a NUL-terminated buffer the caller frees. */
+/* jr_parse, and also rejects a key given twice in one object and "\u0000"
+ * in a string, naming the JSON path with line:column (both places for a
+ * duplicate); dup_hint (may be NULL) is added to the duplicate message.
+ * jr_parse is jr_parse_ex with no hint: every reader rejects both.
+ * *status (may be NULL) receives PP_OK, PP_ERR_INPUT or PP_ERR_NOMEM (the
+ * message alone cannot tell: a key may read "out of memory"). */
+cJSON *jr_parse_ex(const char *text, size_t len, const char *where, const char *dup_hint, pp_error *err,
+                   pp_status *status);
+/* Reads a whole regular file into a NUL-terminated buffer the caller frees.
+ * Anything else (a directory, a FIFO, a device) is refused at once, without
+ * blocking. */
 pp_status jr_read_file(const char *path, char **out, size_t *len, pp_error *err);
+
+/* 1 when something exists at path (any kind of file). */
+int jr_exists(const char *path);
 
 /* Replaces control characters (newlines, escapes) in msg with '?', so a
  * message quoting a key or value from the file stays one printable line. */

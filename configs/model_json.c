@@ -2,6 +2,8 @@
  * model_json.c — parplan's native model JSON (docs/formats.md), model
  * loading by preset name or path, and the model's JSON rendering.
  */
+#define _GNU_SOURCE /* strcasestr */
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -168,8 +170,9 @@ pp_status pp__model_native_read(const cJSON *root, const char *where, pp_model *
 
 pp_status pp_model_parse(const char *text, size_t len, const char *where, pp_model *out, pp_error *err)
 {
-    cJSON *root = jr_parse(text, len, where, err);
-    if (!root) return err && strstr(err->msg, "out of memory") ? PP_ERR_NOMEM : PP_ERR_INPUT;
+    pp_status pst;
+    cJSON *root = jr_parse_ex(text, len, where, NULL, err, &pst);
+    if (!root) return pst;
     pp_status st = pp__is_hf_config(root) ? pp__hf_config_read(root, where, out, err)
                                           : pp__model_native_read(root, where, out, err);
     cJSON_Delete(root);
@@ -177,18 +180,69 @@ pp_status pp_model_parse(const char *text, size_t len, const char *where, pp_mod
     return st;
 }
 
+/* "org/name": a Hugging Face Hub repository id rather than a path. */
+static int hub_id(const char *arg)
+{
+    const char *slash = strchr(arg, '/');
+    size_t l = strlen(arg);
+    if (!slash || slash == arg || !slash[1] || strchr(slash + 1, '/') || arg[0] == '.' || l > 200) return 0;
+    if (l > 5 && !strcmp(arg + l - 5, ".json")) return 0;
+    for (const char *p = arg; *p; p++)
+        if (!(isalnum((unsigned char)*p) || strchr("-_./", *p))) return 0;
+    return 1;
+}
+
+/* Lowercase letters and digits only: "Meta-Llama-3.1-8B" -> "metallama318b". */
+static void squash(const char *s, char *out, size_t cap)
+{
+    size_t j = 0;
+    for (; *s && j + 1 < cap; s++)
+        if (isalnum((unsigned char)*s)) out[j++] = (char)tolower((unsigned char)*s);
+    out[j] = '\0';
+}
+
+/* The bundled preset for a Hub id: one whose source cites the id, else the
+ * longest preset name contained in the repository name (letters and digits
+ * compared). NULL when none. */
+static const char *hub_preset(const char *id)
+{
+    const char *best = NULL;
+    size_t best_len = 0, idl = strlen(id);
+    char repo[256], name[PP_NAME_LEN];
+    squash(strchr(id, '/') + 1, repo, sizeof repo);
+    for (size_t i = 0; i < pp_embedded_count; i++) {
+        const pp_embedded_file *f = &pp_embedded_files[i];
+        if (f->kind != PP_PRESET_MODEL) continue;
+        for (const char *p = strcasestr(f->data, id); p; p = strcasestr(p + 1, id))
+            if (!isalnum((unsigned char)p[idl]) && p[idl] != '.' && p[idl] != '-') return f->name;
+        squash(f->name, name, sizeof name);
+        size_t l = strlen(name);
+        if (l > best_len && strstr(repo, name)) best = f->name, best_len = l;
+    }
+    return best;
+}
+
 pp_status pp_model_load(const char *arg, pp_model *out, pp_error *err)
 {
     if (!arg || !*arg) return pp__fail(err, PP_ERR_INPUT, "--model: expected a preset name or a JSON file");
     if (!pp__looks_like_path(arg)) {
         const pp_embedded_file *f = pp__preset_find(PP_PRESET_MODEL, arg);
-        if (!f) {
+        if (f) return pp_model_parse(f->data, f->len, f->path, out, err);
+        if (!jr_exists(arg)) { /* else read it as a path: "is a directory", "is a FIFO" */
             char near[256];
             pp__preset_suggest(PP_PRESET_MODEL, arg, near, sizeof near);
-            return pp__fail(err, PP_ERR_INPUT, "unknown model '%s'%s%s%s (see `parplan models`)", arg,
-                            *near ? ": did you mean " : "", near, *near ? "?" : "");
+            pp__fail(err, PP_ERR_INPUT, "unknown model '%.64s'%s%s%s (see `parplan models`)", arg,
+                     *near ? ": did you mean " : "", near, *near ? "?" : "");
+            if (err) jr_sanitize(err->msg);
+            return PP_ERR_INPUT;
         }
-        return pp_model_parse(f->data, f->len, f->path, out, err);
+    }
+    if (hub_id(arg) && !jr_exists(arg)) {
+        const char *p = hub_preset(arg);
+        pp__fail(err, PP_ERR_INPUT, "%s: no such file; a Hugging Face Hub id is not downloaded by parplan: give the "
+                 "repository's config.json (huggingface-cli download %s config.json)%s%s%s", arg, arg,
+                 p ? ", or the bundled preset " : "", p ? p : "", p ? " of the same shape" : "");
+        return PP_ERR_INPUT;
     }
     char *text;
     size_t len;

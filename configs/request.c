@@ -187,6 +187,10 @@ char *pp_error_field(const pp_error *err, char *buf, size_t cap)
     size_t n = 0;
     if (!cap) return buf;
     buf[0] = '\0';
+    if (err && err->field[0]) { /* a rule's failure names its field */
+        snprintf(buf, cap, "$.%s", err->field);
+        return buf;
+    }
     const char *p = strstr(m, ": $");
     if (p) { /* "WHERE: $.path: what" */
         p += 2;

@@ -15,7 +15,7 @@ static const char *const scenario_keys[] = {
     "price_per_gpu_hour", "max_tp_per_node", "dp", "tp", "pp", "cp", "ep", "sp", "zero", "micro_batch",
     "virtual_stages", "precision", "offload", "recompute", "schedule", "optimizer", "attention", "cp_comm", "loss", "free_pipeline_outputs",
     "grad_accum_dtype", "mode", "lora_rank", "lora_alpha", "lora_dropout", "lora_targets",
-    "freeze_embeddings", "freeze_layers", "stage_partition", NULL};
+    "freeze_embeddings", "freeze_layers", "stage_partition", "framework", NULL};
 
 static const char *const objective_names[] = {"throughput", "cost", "memory"};
 static const char *const lora_names[] = {"q", "k", "v", "o", "gate", "up", "down", "lm_head"};
@@ -155,6 +155,7 @@ pp_status pp__scenario_read(const cJSON *o, const char *where, const char *path,
     read_mask(&c, o, path, "offload", PP_ENUM_OFFLOAD, &op->offloads);
     read_mask(&c, o, path, "recompute", PP_ENUM_RECOMPUTE, &op->recomputes);
     read_mask(&c, o, path, "schedule", PP_ENUM_SCHEDULE, &op->schedules);
+    read_mask(&c, o, path, "framework", PP_ENUM_FRAMEWORK, &op->frameworks);
     jr_bool(&c, o, path, "stage_partition", 0, &op->stage_partition);
     pp__scenario_read_base(&c, o, path, &op->base);
     return c.st;
@@ -177,6 +178,8 @@ pp_status pp_scenario_load(const pp_scenario *sc, pp_model *m, pp_cluster *c, pp
     return st;
 }
 
+/* The error object of a scenario or request: exit code, status, the field
+ * as a JSON path, the message (a failed rule's field worded as that path). */
 cJSON *pp__error_object(pp_status st, const pp_error *err, const char *field)
 {
     char f[PP_ERR_LEN];
@@ -193,7 +196,15 @@ cJSON *pp__error_object(pp_status st, const pp_error *err, const char *field)
     cJSON_AddNumberToObject(e, "exit_code", pp_status_exit_code(st));
     cJSON_AddStringToObject(e, "status", pp_status_str(st));
     cJSON_AddStringToObject(e, "field", field);
-    cJSON_AddStringToObject(e, "message", err->msg);
+    if (err->field[0] && err->detail > 0 && err->detail < (int)sizeof err->msg) {
+        char msg[PP_ERR_LEN + 80];
+        snprintf(msg, sizeof msg, "%s%s%s: %s", field, err->value[0] ? " = " : "", err->value, err->msg + err->detail);
+        cJSON_AddStringToObject(e, "message", msg);
+    } else {
+        cJSON_AddStringToObject(e, "message", err->msg);
+    }
+    const pp_rule_info *r = err->rule ? pp_rule_get((pp_rule)err->rule) : NULL;
+    if (r) cJSON_AddStringToObject(e, "rule", r->id);
     return e;
 }
 

@@ -46,8 +46,19 @@ typedef enum pp_status {
 } pp_status;
 
 #define PP_ERR_LEN 512
+/* A failure. msg is one self-contained line in the library's own terms
+ * (strategy fields by their JSON names, never a CLI flag). When a validity
+ * rule failed, rule is its id (pp_rule, below; 0 otherwise), field the
+ * strategy field it names ("tp", "zero", "stage_layers", ...), value that
+ * field's value as text, and msg + detail the reason without the
+ * "field value: " prefix, so that a front end can word the field its own
+ * way (a flag, a JSON path, a ds_config key). */
 typedef struct pp_error {
     char msg[PP_ERR_LEN]; /* one line, no trailing newline; "" when none */
+    int rule;             /* pp_rule of the failed validity rule; 0 = none */
+    char field[32];       /* the field the rule names; "" = none */
+    char value[48];       /* its value as text */
+    int detail;           /* offset in msg of the reason after "field value: " */
 } pp_error;
 
 PP_API const char *pp_status_str(pp_status st);
@@ -64,6 +75,10 @@ typedef enum pp_norm { PP_NORM_LAYERNORM, PP_NORM_RMSNORM, PP_NORM_COUNT } pp_no
 typedef enum pp_pos { PP_POS_ROPE, PP_POS_LEARNED, PP_POS_ALIBI, PP_POS_COUNT } pp_pos;
 typedef enum pp_act { PP_ACT_GELU, PP_ACT_RELU, PP_ACT_SILU, PP_ACT_COUNT } pp_act;
 typedef enum pp_block_kind { PP_BLOCK_DENSE, PP_BLOCK_MOE, PP_BLOCK_COUNT } pp_block_kind;
+/* RoPE frequency scaling (HF config.json rope_scaling.rope_type). */
+typedef enum pp_rope_scaling {
+    PP_ROPE_NONE, PP_ROPE_LLAMA3, PP_ROPE_YARN, PP_ROPE_LINEAR, PP_ROPE_DYNAMIC, PP_ROPE_COUNT
+} pp_rope_scaling;
 
 /* Multi-head latent attention (DeepSeek-V2/V3). Zero ranks mean "not MLA". */
 typedef struct pp_mla {
@@ -100,6 +115,14 @@ typedef struct pp_model {
     int embed_norm;            /* a norm right after the embedding (BLOOM) */
     int parallel_block;        /* attention and MLP in parallel (GPT-J/NeoX) */
     double dropout;            /* dropout probability used in training */
+    /* what changes training but not its cost; launch files must carry it
+     * (0 = unknown: the framework's default is written, with a note) */
+    double rope_theta;         /* rotary base (Llama 3: 500000, Qwen2.5: 1e6) */
+    pp_rope_scaling rope_scaling; /* context extension of the rotary frequencies */
+    double rope_factor;        /* its factor (Llama 3.1: 8) */
+    double rope_low_freq, rope_high_freq; /* llama3 scaling: low/high frequency factors (1, 4) */
+    int rope_original_max;     /* llama3/yarn scaling: original context (8192) */
+    double norm_eps;           /* epsilon of the norms (Llama: 1e-5, Qwen2.5: 1e-6) */
     /* mixture of experts */
     int experts;               /* routed experts per MoE block; 0 = dense */
     int topk;                  /* routed experts per token */
@@ -213,24 +236,47 @@ typedef enum pp_optimizer {
     PP_OPT_ADAMW, PP_OPT_ADAM8BIT, PP_OPT_ADAFACTOR, PP_OPT_SGD, PP_OPT_LION, PP_OPT_ADAGRAD,
     PP_OPT_RMSPROP, PP_OPT_COUNT
 } pp_optimizer;
-/* Where gradients accumulate (mixed precision). */
+/* Where gradients accumulate (mixed precision). AUTO: as the plan's
+ * framework does (pp_strategy_resolve fills it). */
 typedef enum pp_grad_accum {
     PP_GRAD_16,      /* 16-bit .grad (DeepSpeed ZeRO default): 2 bytes */
-    PP_GRAD_FP32,    /* fp32 main_grad buffer only (Megatron-LM default): 4 bytes */
+    PP_GRAD_FP32,    /* fp32 gradients only (Megatron-LM main_grad; PyTorch AMP and FSDP
+                        keep fp32 parameters, so their .grad is fp32): 4 bytes */
     PP_GRAD_16_FP32, /* 16-bit .grad + fp32 accumulation (DeepSpeed BF16_Optimizer,
                         data_types.grad_accum_dtype fp32): 6 bytes */
-    PP_GRAD_COUNT
+    PP_GRAD_COUNT,
+    PP_GRAD_AUTO = -1
 } pp_grad_accum;
 typedef enum pp_attention { PP_ATTN_FLASH, PP_ATTN_MATERIALISED, PP_ATTN_COUNT } pp_attention;
 /* How context parallelism moves K/V: a ring of send/recv overlapped with the
- * attention core (Megatron-Core p2p, ring attention), or an all-gather of
- * K/V before it (Llama 3, Megatron-Core all_gather), exposed. */
-typedef enum pp_cp_comm { PP_CP_RING, PP_CP_ALLGATHER, PP_CP_COUNT } pp_cp_comm;
+ * attention core (Megatron-Core p2p, ring attention), an all-gather of K/V
+ * before it (Llama 3, Megatron-Core all_gather, torchtitan's default), or
+ * all-to-alls that trade sequence shards for head shards around the core
+ * (DeepSpeed-Ulysses, Megatron-Core a2a). AUTO: the framework's. */
+typedef enum pp_cp_comm { PP_CP_RING, PP_CP_ALLGATHER, PP_CP_A2A, PP_CP_COUNT, PP_CP_AUTO = -1 } pp_cp_comm;
 /* The loss kernel, which decides what the last stage holds for the logits:
  * fp32 (Megatron's vocab-parallel cross-entropy: 16-bit logits + an fp32
  * softmax), fused (flash-attn/TE kernels: 16-bit logits and their gradient),
  * chunked (Liger's fused linear cross-entropy: one chunk of tokens at once). */
-typedef enum pp_loss { PP_LOSS_FP32, PP_LOSS_FUSED, PP_LOSS_CHUNKED, PP_LOSS_COUNT } pp_loss;
+typedef enum pp_loss { PP_LOSS_FP32, PP_LOSS_FUSED, PP_LOSS_CHUNKED, PP_LOSS_COUNT, PP_LOSS_AUTO = -1 } pp_loss;
+
+/* The framework that runs a plan (docs/frameworks.md). A plan is priced with
+ * its framework's behaviour (gradient dtype and lifetime, buffers, which
+ * collectives, pipeline outputs) and uses only what the framework can
+ * express; its emitted files launch exactly that. */
+typedef enum pp_framework {
+    PP_FW_PYTORCH,            /* plain PyTorch on one GPU or with DDP: the HF Trainer
+                                 without DeepSpeed or FSDP, PEFT, bitsandbytes */
+    PP_FW_DEEPSPEED,          /* DeepSpeed v0.14.5 (also the HF Trainer/Accelerate path) */
+    PP_FW_MEGATRON,           /* Megatron-LM / Megatron-Core */
+    PP_FW_MEGATRON_DEEPSPEED, /* microsoft/Megatron-DeepSpeed (BLOOM, MT-NLG) */
+    PP_FW_FSDP,               /* PyTorch FSDP2 (fully_shard): torchtitan, HF Accelerate */
+    PP_FW_COUNT,
+    PP_FW_AUTO = -1           /* estimate: pytorch on one GPU, else the first of deepspeed,
+                                 megatron-deepspeed, megatron, fsdp that can run it */
+} pp_framework;
+
+PP_API const char *pp_framework_name(pp_framework f); /* "pytorch", "deepspeed", ... */
 
 /* Training mode (fine-tuning). */
 typedef enum pp_train_mode { PP_MODE_FULL, PP_MODE_LORA, PP_MODE_QLORA, PP_MODE_COUNT } pp_train_mode;
@@ -267,13 +313,19 @@ typedef struct pp_buffers {
     double host_reserve;         /* fraction of host RAM kept for the OS and loaders */
     int free_pipeline_outputs;   /* 1: a stage's outputs are freed once sent (Megatron's
                                     deallocate_pipeline_outputs); 0: kept until their
-                                    backward (DeepSpeed PipelineEngine, the default) */
+                                    backward (DeepSpeed PipelineEngine); -1 = the
+                                    framework's (the default) */
 } pp_buffers;
 
 typedef struct pp_strategy {
+    pp_framework framework;      /* who runs it (default PP_FW_AUTO) */
     int dp, tp, pp, cp, ep;      /* degrees; dp*tp*pp*cp = GPUs */
     int sp;                      /* Megatron sequence parallelism (0/1) */
-    int zero;                    /* ZeRO stage 0-3 */
+    int zero;                    /* ZeRO stage 0-3; FSDP: 3 = reshard after forward
+                                    (FULL_SHARD), 2 = keep gathered until backward */
+    int shard;                   /* ranks a ZeRO/FSDP shard spans; 0 = all dp*cp. Less
+                                    is hybrid sharding (FSDP HSDP): shard inside groups of
+                                    `shard` ranks, replicate across them */
     pp_offload offload;
     pp_recompute recompute;
     int recompute_layers;        /* with FULL: blocks per stage recomputed; -1 = all */
@@ -281,10 +333,10 @@ typedef struct pp_strategy {
     int stage_recompute[PP_MAX_STAGES]; /* with FULL: blocks recomputed on each stage */
     pp_precision precision;      /* fp32, or bf16/fp16/fp8 mixed with fp32 master */
     pp_optimizer optimizer;
-    pp_grad_accum grad_accum_dtype;
+    pp_grad_accum grad_accum_dtype; /* AUTO (default): the framework's */
     pp_attention attention;
-    pp_cp_comm cp_comm;          /* with cp > 1: ring (default) or all-gather of K/V */
-    pp_loss loss;                /* loss kernel: fp32 (default), fused, chunked */
+    pp_cp_comm cp_comm;          /* with cp > 1; AUTO (default): the framework's */
+    pp_loss loss;                /* loss kernel; AUTO (default): the framework's (fp32) */
     int micro_batch;             /* sequences per GPU per micro-step */
     int grad_accum;              /* micro-batches per step (= pipeline m) */
     int global_batch;            /* sequences per optimizer step */
@@ -294,21 +346,75 @@ typedef struct pp_strategy {
     int stage_layers[PP_MAX_STAGES]; /* blocks per stage; all 0 = default split */
     pp_buffers buf;
     char order[16];              /* rank order, fastest first: "tp-cp-dp-pp" (Megatron) */
-    int overlap_dp;              /* DP/ZeRO communication overlaps backward (default 1) */
-    int overlap_tp;              /* TP communication overlapped with compute (default 0) */
+    int overlap_dp;              /* DP/ZeRO communication overlaps backward; -1 (default):
+                                    where the framework does */
+    int overlap_tp;              /* TP communication overlapped with GEMMs (TE userbuffers);
+                                    -1 (default): where the framework does */
     pp_finetune ft;              /* full training by default */
+    unsigned filled;             /* what pp_strategy_resolve derived rather than was given
+                                    (bit per PP_FILLED_*): resolving again derives it anew,
+                                    so a resolved strategy with a changed degree re-resolves
+                                    to the framework's behaviour for it */
 } pp_strategy;
+
+enum {
+    PP_FILLED_FRAMEWORK = 1u << 0, PP_FILLED_GRAD_DTYPE = 1u << 1, PP_FILLED_CP_COMM = 1u << 2,
+    PP_FILLED_LOSS = 1u << 3, PP_FILLED_OVERLAP_DP = 1u << 4, PP_FILLED_OVERLAP_TP = 1u << 5,
+    PP_FILLED_OUTPUTS = 1u << 6, PP_FILLED_REDUCE_BUCKET = 1u << 7, PP_FILLED_ALLGATHER_BUCKET = 1u << 8,
+    PP_FILLED_GRAD_ACCUM = 1u << 9, PP_FILLED_SPLIT = 1u << 10
+};
 
 PP_API void pp_buffers_default(pp_buffers *b);
 /* A strategy with every field at its default (1-way, ZeRO 0, bf16, AdamW,
- * 1F1B, flash attention, no recompute) and buffers at their defaults. */
+ * 1F1B, flash attention, no recompute, framework and its behaviours AUTO)
+ * and buffers at their defaults. */
 PP_API void pp_strategy_default(pp_strategy *s);
-/* Checks a strategy against model and cluster: degrees multiply to the GPU
- * count and divide what they shard, batch arithmetic, stage split, hardware
- * support. Fills grad_accum from global_batch and the default stage split.
- * PP_ERR_INPUT with the reason on failure. */
+/* Resolves a strategy once: picks the framework when AUTO, fills every AUTO
+ * behaviour with the framework's, grad_accum from global_batch and the
+ * framework's default stage split, then evaluates every validity rule
+ * (pp_rule). PP_ERR_INPUT with the failed rule in err on failure. A
+ * resolved strategy resolves to itself. */
 PP_API pp_status pp_strategy_resolve(pp_strategy *s, const pp_model *m, const pp_cluster *c,
                                      pp_error *err);
+
+/* ---------------------------------------------------------------- rules
+ * Every validity rule, generic and per framework, is one entry of one table
+ * (costmodel/rules.c); the search, estimate, the emitters and the readers
+ * all evaluate it. */
+typedef enum pp_rule {
+    PP_RULE_NONE,
+    /* generic */
+    PP_RULE_ORDER, PP_RULE_DEGREES, PP_RULE_GPUS, PP_RULE_TP_HEADS, PP_RULE_TP_DOMAIN, PP_RULE_PP_LAYERS,
+    PP_RULE_CP_SEQ, PP_RULE_EP_DENSE, PP_RULE_EP_GROUP, PP_RULE_BATCH, PP_RULE_SP_TP, PP_RULE_PRECISION,
+    PP_RULE_ZERO_RANGE, PP_RULE_SHARD, PP_RULE_OFFLOAD_ZERO, PP_RULE_NVME, PP_RULE_SCHEDULE,
+    PP_RULE_INTERLEAVE_LAYERS, PP_RULE_INTERLEAVE_MICROBATCHES, PP_RULE_SPLIT, PP_RULE_RECOMPUTE_LAYERS,
+    PP_RULE_BEHAVIOUR, PP_RULE_FINETUNE, PP_RULE_QLORA_PRECISION,
+    /* per framework */
+    PP_RULE_FW_TP, PP_RULE_FW_SP, PP_RULE_FW_PP, PP_RULE_FW_CP, PP_RULE_FW_CP_COMM, PP_RULE_ULYSSES_HEADS,
+    PP_RULE_FW_EP, PP_RULE_FW_ZERO, PP_RULE_FW_ZERO_PP, PP_RULE_FW_SHARD, PP_RULE_FW_OFFLOAD,
+    PP_RULE_FW_SCHEDULE, PP_RULE_FW_PRECISION, PP_RULE_FW_RECOMPUTE, PP_RULE_FW_PARTIAL_RECOMPUTE,
+    PP_RULE_FW_SPLIT, PP_RULE_FW_OPTIMIZER, PP_RULE_FW_OFFLOAD_OPTIMIZER, PP_RULE_FW_FINETUNE,
+    PP_RULE_FW_ARCH, PP_RULE_FW_ORDER, PP_RULE_FW_TP_OVERLAP, PP_RULE_FW_DP_OVERLAP, PP_RULE_FW_GRAD_ACCUM,
+    PP_RULE_FW_OUTPUTS, PP_RULE_FW_LOSS,
+    PP_RULE_COUNT
+} pp_rule;
+
+typedef struct pp_rule_info {
+    const char *id;     /* stable identifier, e.g. "fw-zero" (docs/frameworks.md) */
+    const char *field;  /* the strategy field it is usually about, e.g. "zero" */
+    const char *text;   /* the rule in one sentence */
+} pp_rule_info;
+
+/* The rule's description (NULL for an id out of range). Static storage. */
+PP_API const pp_rule_info *pp_rule_get(pp_rule r);
+/* Evaluates every rule on a strategy whose framework and behaviours are
+ * filled (pp_strategy_resolve does this): PP_OK, or PP_ERR_INPUT with the
+ * first failed rule. No side effects. */
+PP_API pp_status pp_rules_check(const pp_model *m, const pp_cluster *c, const pp_strategy *s, pp_error *err);
+/* 1 when framework f can run a strategy with these settings at all: the
+ * value of one dimension ("tp", 2) is within what f supports. For tables
+ * and quick filters; pp_rules_check is the authority. */
+PP_API int pp_framework_supports(pp_framework f, const char *dim, int value);
 /* The split DeepSpeed's PipelineModule makes (Megatron-DeepSpeed):
  * partition_method "type:transformer" (embedding = 0) or
  * "type:transformer|embedding" (embedding = 1: the input embedding and the
@@ -328,7 +434,8 @@ PP_API const char *pp_loss_name(pp_loss l);
 PP_API int pp_enum_parse(const char *const *names, int n, const char *s);
 PP_API const char *const *pp_enum_names(int which, int *n); /* which: see PP_ENUM_* */
 enum { PP_ENUM_PRECISION, PP_ENUM_OFFLOAD, PP_ENUM_RECOMPUTE, PP_ENUM_SCHEDULE, PP_ENUM_OPTIMIZER,
-       PP_ENUM_ATTENTION, PP_ENUM_GRAD_ACCUM, PP_ENUM_MODE, PP_ENUM_CP_COMM, PP_ENUM_LOSS, PP_ENUM_COUNT };
+       PP_ENUM_ATTENTION, PP_ENUM_GRAD_ACCUM, PP_ENUM_MODE, PP_ENUM_CP_COMM, PP_ENUM_LOSS, PP_ENUM_FRAMEWORK,
+       PP_ENUM_COUNT };
 
 /* ---------------------------------------------------------------- memory */
 
@@ -340,7 +447,9 @@ typedef struct pp_stage_mem {
     int first_layer, last_layer;   /* block indices, inclusive; -1,-1 when none */
     int has_embedding, has_lm_head;
     double params_bytes;           /* weights resident on the GPU */
-    double grads_bytes;
+    double grads_bytes;            /* gradients alive at the peak moment (a framework
+                                      that frees them, zero_grad(set_to_none=True), has
+                                      none in the first forward of a step) */
     double optimizer_bytes;        /* master copy + moments on the GPU */
     double activations_bytes;      /* stored for backward, all in-flight micro-batches */
     double buffers_bytes;          /* buckets, gathers, p2p, logits, recompute, context */
@@ -359,6 +468,12 @@ typedef struct pp_stage_mem {
     double context_bytes;          /* CUDA context etc. */
     double fragmentation_bytes;
     double host_bytes;             /* states offloaded to host, per GPU */
+    double grads_total_bytes;      /* every gradient, as at the optimizer step */
+    double grads_persistent_bytes; /* of which a buffer alive all step (Megatron's
+                                      main_grad, DeepSpeed's fp32 accumulation) */
+    double cast_bytes;             /* 16-bit copies of fp32 weights autocast keeps from
+                                      the forward to the backward (PyTorch AMP) */
+    double opt_temp_bytes;         /* the optimizer step's temporaries */
 } pp_stage_mem;
 
 typedef struct pp_memory {
@@ -376,6 +491,72 @@ typedef struct pp_memory {
 /* Per-GPU memory of every stage for a resolved strategy. Pure arithmetic. */
 PP_API void pp_memory_estimate(const pp_model *m, const pp_cluster *c, const pp_strategy *s,
                                pp_memory *out);
+
+/* ---------------------------------------------------------------- memory timeline
+ * One stage's memory through one optimizer step (docs/report.md), drawn as a
+ * stacked area by the HTML report: the states stay, activations grow block by
+ * block through the forward of the in-flight micro-batches and are released
+ * through the backward, gradients appear during the backward (or stay, where
+ * the framework keeps a persistent buffer), the optimizer step spikes. Derived from the stage's pp_stage_mem and the strategy only,
+ * so that its maximum is the stage's total_bytes and lies in its peak_phase
+ * (tests/costmodel/test_timeline.c holds it to that). Pure arithmetic. */
+
+typedef enum pp_mem_cat {
+    PP_MEM_PARAMS,      /* weights on the GPU (after ZeRO-3 sharding / offload) */
+    PP_MEM_GRADS,       /* gradients (after ZeRO-2 sharding) */
+    PP_MEM_OPTIMIZER,   /* master copy and moments (after ZeRO-1 sharding) */
+    PP_MEM_OPT_TEMP,    /* the optimizer step's temporaries (fp32 gradient copies, ...) */
+    PP_MEM_ACTIVATIONS, /* stored for backward */
+    PP_MEM_CAST,        /* 16-bit copies of fp32 weights autocast keeps from the forward
+                           to the backward (PyTorch AMP) */
+    PP_MEM_RECOMPUTE,   /* backward working set: activation gradients, recomputed
+                           activations, context parallelism's K/V in flight */
+    PP_MEM_LOSS,        /* last stage: logits and the loss kernel's buffers */
+    PP_MEM_COMM,        /* DP/ZeRO buckets, ZeRO-3 gathered weights, pipeline send/recv,
+                           the all-gather after the step, QLoRA's dequantised matrix */
+    PP_MEM_ALLOCATOR,   /* the caching allocator's reserve beyond what is allocated */
+    PP_MEM_CONTEXT,     /* CUDA context, kernels, NCCL communicators */
+    PP_MEM_CAT_COUNT
+} pp_mem_cat;
+
+/* What happens at a point of the timeline. */
+typedef enum pp_tl_event {
+    PP_TL_START,    /* the step begins: states only */
+    PP_TL_FORWARD,  /* a forward pass (of a block, or of a whole micro-batch) has run */
+    PP_TL_BACKWARD, /* a backward pass has run (or, for the first, is starting) */
+    PP_TL_STEP,     /* the optimizer step */
+    PP_TL_END,      /* after the step: its temporaries are freed */
+    PP_TL_EVENT_COUNT
+} pp_tl_event;
+
+typedef struct pp_mem_point {
+    pp_tl_event event;
+    pp_phase phase;       /* the cost model's phase this moment belongs to */
+    int unit;             /* micro-batch (interleaved: chunk pass) index; -1 = none */
+    int block;            /* last block of the model this point covers; -1 = none */
+    int elided;           /* passes between the previous point and this one that are
+                             not points of their own (a steady state); 0 = none */
+    double bytes[PP_MEM_CAT_COUNT];
+    double total;         /* sum of bytes[] */
+} pp_mem_point;
+
+#define PP_TIMELINE_MAX 256
+
+typedef struct pp_mem_timeline {
+    int stage;
+    int n;                /* points used */
+    int peak;             /* index of the first point with the largest total */
+    int units_held;       /* micro-batches (interleaved: chunks) in flight at the peak */
+    int units_per_step;   /* micro-batches (chunks) the stage runs per step */
+    double unit_bytes;    /* activations of one of them */
+    pp_mem_point pts[PP_TIMELINE_MAX];
+} pp_mem_timeline;
+
+/* The timeline of stage st (from pp_memory_estimate of the resolved s). */
+PP_API void pp_memory_timeline(const pp_model *m, const pp_strategy *s, const pp_stage_mem *st,
+                               pp_mem_timeline *out);
+/* "params", "grads", ... for a category; "?" when out of range. */
+PP_API const char *pp_mem_cat_name(pp_mem_cat c);
 
 
 
@@ -575,7 +756,8 @@ PP_API pp_status pp_deepspeed_write(const pp_model *m, const pp_cluster *c, cons
                                     const pp_deepspeed_opts *o, const char *path, int force, pp_notes *notes,
                                     pp_error *err);
 /* Reads a user's ds_config.json the way DeepSpeed v0.14.5 does (batch rule,
- * defaults, "auto", its failures) into s. On entry s carries what a
+ * defaults, its failures; "auto" filled in first as the Hugging Face Trainer
+ * does, see pp_hf_trainer_args below) into s. On entry s carries what a
  * DeepSpeed config does not: tp, pp, cp, ep, sp, seq, recompute, schedule,
  * stage split, attention, order (and precision fp8 or optimizer as
  * fallbacks); the file sets dp, ZeRO, offload, precision, gradient dtype,
@@ -587,6 +769,31 @@ PP_API pp_status pp_deepspeed_parse(const char *text, size_t len, const char *wh
                                     pp_notes *warnings, pp_error *err);
 PP_API pp_status pp_deepspeed_read(const char *path, const pp_model *m, const pp_cluster *c, pp_strategy *s,
                                    pp_deepspeed_opts *o, pp_notes *warnings, pp_error *err);
+
+/* What the Hugging Face Trainer (or Accelerate) fills into "auto" values of
+ * a ds_config.json before DeepSpeed reads it: its TrainingArguments
+ * (transformers integrations/deepspeed.py; every rule in
+ * configs/deepspeed_auto.c and docs/deepspeed.md). 0 or -1 = not given:
+ * the Trainer's default (per_device_train_batch_size 8, accumulation 1),
+ * and for the precision parplan's default, bf16 (the Trainer's own default
+ * is fp32). A given value that a number in the file contradicts is the
+ * Trainer's mismatch error (PP_ERR_INPUT naming the key); a key the file
+ * leaves out takes the given value. The model's hidden size fills the ZeRO
+ * bucket keys. Every value filled in is added to the warnings. */
+typedef struct pp_hf_trainer_args {
+    int micro_batch;   /* per_device_train_batch_size; 0 = not given */
+    int global_batch;  /* sequences per step: accumulation = global / (micro x dp); 0 = not given */
+    int precision;     /* pp_precision of --bf16/--fp16/neither (fp8: bf16 outside its GEMMs); -1 = not given */
+} pp_hf_trainer_args;
+
+/* pp_deepspeed_parse / _read with the Trainer's arguments for "auto" (hf
+ * may be NULL: none given). The plain functions are these with NULL. */
+PP_API pp_status pp_deepspeed_parse_hf(const char *text, size_t len, const char *where, const pp_model *m,
+                                       const pp_cluster *c, const pp_hf_trainer_args *hf, pp_strategy *s,
+                                       pp_deepspeed_opts *o, pp_notes *warnings, pp_error *err);
+PP_API pp_status pp_deepspeed_read_hf(const char *path, const pp_model *m, const pp_cluster *c,
+                                      const pp_hf_trainer_args *hf, pp_strategy *s, pp_deepspeed_opts *o,
+                                      pp_notes *warnings, pp_error *err);
 
 /* Megatron-LM (Megatron-Core) or Megatron-DeepSpeed command-line arguments. */
 typedef enum pp_megatron_flavor {
@@ -615,9 +822,36 @@ PP_API pp_status pp_megatron_write(const pp_model *m, const pp_cluster *c, const
                                    const pp_megatron_opts *o, const char *path, int force, pp_notes *notes,
                                    pp_error *err);
 
-/* Writes len bytes to path: to a temporary file in the same directory, then
- * renamed over path, so path is complete or untouched. Without force an
- * existing path is left alone and PP_ERR_IO says so. */
+/* ---------------------------------------------------------------- files out
+ * Every file parplan writes (ds_config.json, Megatron arguments, the HF and
+ * PEFT configs, SVG charts) goes through pp_write_files: each file goes to a
+ * temporary file in its own directory, is fsynced, and only when all of a
+ * set are written are they renamed into place; if installing one fails, the
+ * ones already in place are removed again (an old file replaced with force
+ * is put back). So a set of files is complete or untouched, never half.
+ * Every destination is checked first (pp_write_check): its directory exists
+ * and is writable, and the name is absent, or, with force, a regular file.
+ * force never replaces a directory, a symbolic link (not written through:
+ * give the target's path), a device such as /dev/full, a FIFO or a socket.
+ * Errors: PP_ERR_INPUT for a missing path or the same file twice; PP_ERR_IO
+ * (exit 2) for a bad destination; PP_ERR_INTERNAL (exit 3) when the bytes
+ * could not be written (disk full, file size limit, I/O error). The message
+ * names the file and the system's reason (strerror). */
+
+typedef struct pp_out_file {
+    const char *path;
+    const char *data;
+    size_t len;              /* bytes of data */
+} pp_out_file;
+
+/* PP_OK when path could be written now (see above); nothing is created. */
+PP_API pp_status pp_write_check(const char *path, int force, pp_error *err);
+#define PP_WRITE_FORCE 1u  /* replace existing regular files */
+#define PP_WRITE_MKDIRS 2u /* create missing directories (as mkdir -p; e.g. one folder per plan),
+                              and remove the ones created if the set fails */
+/* Writes n files as one set (see above). flags: PP_WRITE_*. */
+PP_API pp_status pp_write_files(const pp_out_file *files, int n, unsigned flags, pp_error *err);
+/* One file: pp_write_files with n = 1. */
 PP_API pp_status pp_write_file(const char *path, const char *data, size_t len, int force, pp_error *err);
 
 /* ---------------------------------------------------------------- planner
@@ -659,6 +893,7 @@ typedef struct pp_search_opts {
     unsigned offloads;         /* bit per pp_offload; 0 = all */
     unsigned recomputes;       /* bit per pp_recompute; 0 = all */
     unsigned schedules;        /* bit per pp_schedule; 0 = all */
+    unsigned frameworks;       /* bit per pp_framework; 0 = all */
     int stage_partition;       /* 1 (default): ILP stage split; 0: default even split */
     int stage_recompute;       /* 1 (default): with full recompute the ILP picks how
                                   many blocks each stage recomputes */
@@ -668,6 +903,19 @@ typedef struct pp_search_opts {
     pp_strategy base;          /* what is not searched: optimizer, attention,
                                   gradient dtype, buffers, rank order, overlap */
 } pp_search_opts;
+
+/* GLPK: the stage-split ILP is solved with GLPK (planner/ilp_glpk.c). A
+ * program that uses GLPK itself keeps its GLPK state as it had it: GLPK
+ * keeps everything per thread (the terminal output flag set with
+ * glp_term_out, the glp_error_hook, every glp_prob, and glp_free_env frees
+ * them all), and parplan runs each solve on a thread it creates and joins
+ * within the call. There it switches terminal output off, installs its own
+ * error hook, and calls glp_free_env before the thread ends (also after a
+ * GLPK error). Nothing of this reaches the calling thread: its hook,
+ * terminal setting and objects are untouched, and no GLPK environment is
+ * left on it. This needs a GLPK built with thread-local storage
+ * (glp_config("TLS") not NULL, as Debian's is); without it parplan does not
+ * call GLPK and splits stages with its exact DP (stats.ilp_fallbacks). */
 
 /* Defaults: top 3, throughput, everything searched, ILP on. global_batch
  * must still be set. */
@@ -722,10 +970,24 @@ PP_API double pp_plan_objective(const pp_cluster *c, const pp_plan *p, pp_object
 PP_API pp_status pp_plan_explain(const pp_model *m, const pp_cluster *c, const pp_search_opts *o,
                                  const pp_plan_list *list, char **text, pp_error *err);
 /* When nothing fits: the least memory any candidate needed against what is
- * usable, and which change would fit (more GPUs, offload, recompute, a
- * smaller micro-batch, ZeRO), each checked by searching again. */
+ * usable (by how much, on which stage, the largest term), and which change
+ * would fit (more GPUs, offload, recompute, a smaller micro-batch, ZeRO),
+ * each checked by searching again, fastest first. The same words and
+ * ranking as pp_oom_advice. */
 PP_API pp_status pp_plan_why_infeasible(const pp_model *m, const pp_cluster *c, const pp_search_opts *o,
                                         const pp_plan_list *list, char **text, pp_error *err);
+
+/* When an estimated plan p (from pp_estimate) does not fit: by how much, on
+ * which stage and which term dominates, and the smallest changes that fit
+ * (micro-batch, recompute, ZeRO stage, offload, tp x 2, pp x 2, or 2-8 times
+ * the GPUs for the same global batch; up to three at once), each checked by
+ * re-estimating and kept only when no smaller change fits, listed by
+ * predicted step time (those on the same GPUs first). flags:
+ * PP_ADVICE_DEEPSPEED names the ds_config.json keys of each change.
+ * *text is caller-freed (pp_free); PP_ERR_INPUT when p fits. */
+#define PP_ADVICE_DEEPSPEED 1u
+PP_API pp_status pp_oom_advice(const pp_model *m, const pp_cluster *c, const pp_plan *p, unsigned flags, char **text,
+                               pp_error *err);
 
 /* ---------------------------------------------------------------- Hugging Face
  * For the HF Trainer + PEFT stack (docs/finetune.md). */
@@ -902,6 +1164,19 @@ typedef enum pp_price_kind {
 } pp_price_kind;
 
 PP_API const char *pp_price_kind_name(pp_price_kind k); /* "none", "catalog", ... */
+/* What kind of rental rate a price is: "on-demand" (the catalog's prices are
+ * on-demand list prices, never reserved or spot), "given" (the user's rate,
+ * whatever their contract), "purchase", "none". */
+PP_API const char *pp_price_basis(pp_price_kind k);
+/* The precision compare uses on every cluster unless told otherwise: bf16,
+ * or fp16 on a GPU without bf16 (V100). */
+PP_API pp_precision pp_compare_default_precision(const pp_gpu *g);
+/* Model FLOPs utilisation on one basis for every GPU: model FLOP/s per GPU
+ * over the dense peak of pp_compare_default_precision (bf16), whatever
+ * precision the plan runs in (pp_throughput.mfu is over the plan's own
+ * precision's peak, so an fp8 plan's mfu is against twice the FLOP/s). NaN
+ * when not computable. */
+PP_API double pp_compare_mfu_bf16(const pp_cluster *c, const pp_plan *p);
 
 /* One cluster type to compare. */
 typedef struct pp_compare_cluster {
@@ -916,7 +1191,9 @@ struct pp_compare_option;
 
 typedef struct pp_compare_opts {
     pp_search_opts search;   /* global_batch (required), seq, objective (throughput or
-                                cost), threads, restrictions; top_k is forced to 1 */
+                                cost), threads, restrictions; top_k is forced to 1;
+                                precisions 0 = pp_compare_default_precision on every
+                                cluster (bf16), never fp8 unless asked */
     double train_tokens;     /* tokens to train on, > 0 (required) */
     double deadline_days;    /* > 0: a deadline; 0 = none */
     double budget_usd;       /* > 0: a budget; 0 = none */
@@ -957,6 +1234,7 @@ typedef struct pp_compare_option {
     double tokens_per_s;
     double tokens_per_s_per_usd_hour; /* tokens/s / (GPUs x $/GPU-hour) */
     double tokens_per_usd;   /* = 3600 x the above */
+    double mfu_bf16;         /* pp_compare_mfu_bf16: one basis for every option; NaN without a plan */
     int meets_deadline;      /* 1 when a deadline is given and days <= it */
     int within_budget;       /* 1 when a budget is given and cost <= it */
     int pareto;              /* on the Pareto front of (days, cost) */
@@ -1030,6 +1308,27 @@ PP_API char *pp_compare_to_csv(const pp_compare_result *r);
 PP_API char *pp_compare_to_svg(const pp_compare_result *r);
 /* The SVG written atomically to path (pp_write_file; force to replace). */
 PP_API pp_status pp_compare_write_svg(const pp_compare_result *r, const char *path, int force, pp_error *err);
+
+/* ---------------------------------------------------------------- HTML report
+ * One self-contained HTML page (docs/report.md): the inputs in full, and per
+ * plan the memory timeline of a stage over one step (pp_memory_timeline), a
+ * bar per stage at its peak, the pipeline schedule and the step-time
+ * waterfall, as inline SVG; CSS for screen and A4 print; a little JavaScript
+ * for hover values, sorting and the stage picker; no request of any kind (a
+ * Content-Security-Policy forbids them). The run's JSON (docs/schema.md) is
+ * embedded in <script type="application/json" id="parplan-data">. The same
+ * inputs and meta give the same bytes. Caller frees with pp_free; NULL when
+ * out of memory. Write it with pp_write_file. */
+typedef struct pp_report_meta {
+    const char *command; /* the command line as run, printed in the header; may be NULL */
+    long long date;      /* seconds since 1970-01-01 UTC, printed in the header */
+} pp_report_meta;
+
+PP_API char *pp_report_estimate(const pp_model *m, const pp_cluster *c, const pp_plan *p, const pp_report_meta *meta);
+/* explain: pp_plan_explain's text, or NULL. */
+PP_API char *pp_report_plan(const pp_model *m, const pp_cluster *c, const pp_search_opts *o, const pp_plan_list *l,
+                            const char *explain, const pp_report_meta *meta);
+PP_API char *pp_report_compare(const pp_model *m, const pp_compare_result *r, const pp_report_meta *meta);
 
 #ifdef __cplusplus
 }

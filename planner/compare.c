@@ -26,6 +26,28 @@ const char *pp_price_kind_name(pp_price_kind k)
     return k >= 0 && k < PP_PRICE_KIND_COUNT ? price_kind_names[k] : "?";
 }
 
+pp_precision pp_compare_default_precision(const pp_gpu *g)
+{
+    return g->peak_flops[PP_PREC_BF16] > 0 ? PP_PREC_BF16 : PP_PREC_FP16;
+}
+
+double pp_compare_mfu_bf16(const pp_cluster *c, const pp_plan *p)
+{
+    double peak = c->gpu.peak_flops[pp_compare_default_precision(&c->gpu)];
+    double den = p->time.step_s * pp_cluster_gpus(c) * peak;
+    return den > 0 ? p->throughput.model_flops_per_step / den : NAN;
+}
+
+const char *pp_price_basis(pp_price_kind k)
+{
+    switch (k) {
+    case PP_PRICE_CATALOG: return "on-demand";
+    case PP_PRICE_OVERRIDE: return "given";
+    case PP_PRICE_PURCHASE: return "purchase";
+    default: return "none";
+    }
+}
+
 void pp_compare_opts_default(pp_compare_opts *o)
 {
     memset(o, 0, sizeof *o);
@@ -137,6 +159,7 @@ static void fill_metrics(const pp_compare_opts *o, const pp_cluster *c, pp_compa
     e->gpu_hours = e->plan.train.gpu_hours;
     e->energy_kwh = e->plan.train.energy_kwh;
     e->tokens_per_s = e->plan.throughput.tokens_per_s;
+    e->mfu_bf16 = pp_compare_mfu_bf16(c, &e->plan);
     if (isfinite(rate)) {
         e->cost_usd = e->plan.train.cost_usd;
         e->tokens_per_s_per_usd_hour = e->tokens_per_s / (e->gpus * rate);
@@ -165,7 +188,7 @@ static void option_init(const pp_compare_opts *o, const pp_compare_cluster *cc, 
     e->nodes = c->nodes;
     price_of(o, cc, e);
     e->days = e->gpu_hours = e->cost_usd = e->energy_kwh = NAN;
-    e->tokens_per_s = e->tokens_per_s_per_usd_hour = e->tokens_per_usd = NAN;
+    e->tokens_per_s = e->tokens_per_s_per_usd_hour = e->tokens_per_usd = e->mfu_bf16 = NAN;
 }
 
 pp_status pp_compare_option_eval(const pp_compare_opts *o, const pp_compare_cluster *cc, int gpus,
@@ -213,6 +236,15 @@ static pp_status evaluate(ctx *X, int ci, int gpus, int *idx, int *fresh, pp_err
     e->cluster = ci;
     pp_search_opts so = X->o.search;
     so.top_k = 1;
+    /* one precision for every option unless asked (a faster number type on
+     * one GPU is not a faster GPU): bf16, fp16 where the GPU has no bf16 */
+    if (!so.precisions) so.precisions = 1u << pp_compare_default_precision(&c.gpu);
+    else { /* a list asked for: each GPU runs those of them it has (fp8 where there is fp8) */
+        unsigned have = 0;
+        for (int p = 0; p < PP_PREC_COUNT; p++)
+            if (c.gpu.peak_flops[p] > 0) have |= 1u << p;
+        if (so.precisions & have) so.precisions &= have;
+    }
     /* The cost objective ranks by $ per token at this option's rate; with
      * the GPU count and the batch fixed it orders plans as throughput does,
      * so an option without a price searches by throughput. */

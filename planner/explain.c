@@ -2,8 +2,14 @@
  * explain.c — words for a ranking: what separates the best plan from the
  * runner-up (the step-time term that moves most), why common alternatives
  * lose (each found by a restricted search: OOM by how much on which stage,
- * or the term that dominates), and, when nothing fits, which change would
- * fit, each checked by searching again.
+ * or the term that dominates), and, when a plan does not fit, which
+ * changes would: one mechanism for `estimate` (a strategy out of memory,
+ * pp_oom_advice) and `plan` (nothing fits, pp_plan_why_infeasible). The
+ * same header says by how much, on which stage and which term dominates;
+ * each candidate change is checked (estimate: re-estimated; plan: searched
+ * again), the ones that fit are kept when no smaller change fits, and they
+ * are listed fastest first, those on the same GPUs before those needing
+ * more.
  */
 #include <math.h>
 #include <stdarg.h>
@@ -139,17 +145,49 @@ static void versus(sbuf *b, const pp_plan *best, const pp_plan *alt)
               alt->time.step_s, best->time.step_s, t.name, d >= 0 ? t.b : t.a, d >= 0 ? t.a : t.b);
 }
 
+/* The largest part of a stage's memory, by name; *bytes its size. */
+static const char *dominant_term(const pp_stage_mem *st, double *bytes)
+{
+    struct { const char *name; double v; } t[] = {
+        {"weights", st->params_bytes}, {"gradients", st->grads_bytes}, {"optimizer states", st->optimizer_bytes},
+        {"activations", st->activations_bytes}, {"buffers", st->buffers_bytes}};
+    int k = 0;
+    for (int i = 1; i < 5; i++)
+        if (t[i].v > t[k].v) k = i;
+    *bytes = t[k].v;
+    if (k == 4 && st->logits_bytes > 0.5 * st->buffers_bytes) return "buffers (mostly the logits of the last stage)";
+    if (k == 4 && st->zero_gather_bytes > 0.5 * st->buffers_bytes) return "buffers (mostly ZeRO-3's gathered weights)";
+    return t[k].name;
+}
+
+/* By how much, on which stage, and which term dominates. */
+static void oom_numbers(sbuf *b, const pp_plan *p, double usable)
+{
+    const pp_memory *mem = &p->memory;
+    const pp_stage_mem *st = &mem->stages[mem->peak_stage];
+    double dom;
+    const char *dom_name = dominant_term(st, &dom);
+    if (mem->peak_bytes > usable)
+        sb_printf(b, "needs %.2f GiB on stage %d, %.2f GiB (%.0f%%) more than the %.2f GiB usable; the largest term is "
+                     "%s, %.2f GiB (weights %.2f, gradients %.2f, optimizer %.2f, activations %.2f, buffers %.2f GiB; "
+                     "peak %s)",
+                  mem->peak_bytes / GIB, mem->peak_stage, (mem->peak_bytes - usable) / GIB,
+                  100 * (mem->peak_bytes - usable) / usable, usable / GIB, dom_name, dom / GIB, st->params_bytes / GIB,
+                  st->grads_bytes / GIB, st->optimizer_bytes / GIB, st->activations_bytes / GIB, st->buffers_bytes / GIB,
+                  st->peak_phase == PP_PHASE_OPTIMIZER ? "in the optimizer step" : "in forward/backward");
+    else
+        sb_printf(b, "fits the GPU (%.2f of %.2f GiB) but not the host", mem->peak_bytes / GIB, usable / GIB);
+    if (!mem->host_fits && mem->host_bytes_per_node > 0)
+        sb_printf(b, "; offloaded states need %.1f GiB of host memory per node, %.1f GiB usable",
+                  mem->host_bytes_per_node / GIB, mem->host_usable_bytes / GIB);
+}
+
 static void oom_line(sbuf *b, const pp_plan *near, double usable)
 {
-    const pp_stage_mem *st = &near->memory.stages[near->memory.peak_stage];
     char sum[256];
     summary(near, sum, sizeof sum);
-    sb_printf(b, "its least-memory plan (%s) needs %.2f GiB on stage %d, %.2f GiB more than the %.2f GiB usable "
-                 "(states %.2f, activations %.2f, buffers %.2f GiB; peak %s)",
-              sum, near->memory.peak_bytes / GIB, near->memory.peak_stage, (near->memory.peak_bytes - usable) / GIB,
-              usable / GIB, (st->params_bytes + st->grads_bytes + st->optimizer_bytes) / GIB,
-              st->activations_bytes / GIB, st->buffers_bytes / GIB,
-              st->peak_phase == PP_PHASE_OPTIMIZER ? "in the optimizer step" : "in forward/backward");
+    sb_printf(b, "its least-memory plan (%s) ", sum);
+    oom_numbers(b, near, usable);
 }
 
 static void pin(pp_int_set *s, int v)
@@ -245,53 +283,287 @@ pp_status pp_plan_explain(const pp_model *m, const pp_cluster *c, const pp_searc
     return sb_done(&b, text, err);
 }
 
-/* Re-searches with one change; one line saying whether it fits. */
-static void try_change(sbuf *b, const pp_model *m, const pp_cluster *c, const pp_search_opts *o, const char *what)
+/* ------------------------------------------------------------ what would fit */
+
+#define FIX_SHOW_SAME 5 /* fixes listed on the same GPUs */
+#define FIX_SHOW_MORE 3 /* and with more GPUs */
+
+typedef struct fix {
+    char what[192];      /* the change, in words */
+    char how[256];       /* the plan it gives, in words */
+    int gpus;            /* GPUs it runs on */
+    double peak, usable, step_s, tokens_per_s;
+} fix;
+
+typedef struct fixes {
+    int n, cap, tried;
+    fix *v;
+    int failed;          /* out of memory */
+} fixes;
+
+static void fixes_add(fixes *f, const char *what, const pp_cluster *c, const pp_plan *p, double usable)
+{
+    if (f->n == f->cap) {
+        int cap = f->cap ? 2 * f->cap : 16;
+        fix *v = realloc(f->v, sizeof *v * (size_t)cap);
+        if (!v) {
+            f->failed = 1;
+            return;
+        }
+        f->v = v;
+        f->cap = cap;
+    }
+    fix *x = &f->v[f->n++];
+    snprintf(x->what, sizeof x->what, "%s", what);
+    summary(p, x->how, sizeof x->how);
+    x->gpus = pp_cluster_gpus(c);
+    x->peak = p->memory.peak_bytes;
+    x->usable = usable;
+    x->step_s = p->time.step_s;
+    x->tokens_per_s = p->throughput.tokens_per_s;
+}
+
+static int cmp_fix(const void *a, const void *b)
+{
+    const fix *x = a, *y = b;
+    if (x->gpus != y->gpus) return x->gpus < y->gpus ? -1 : 1; /* the same GPUs first */
+    if (x->step_s != y->step_s) return x->step_s < y->step_s ? -1 : 1;
+    return strcmp(x->what, y->what);
+}
+
+/* The fixes fastest first: those on `gpus` GPUs, then those needing more
+ * (fewest GPUs first, then fastest). */
+static void fixes_print(sbuf *b, fixes *f, int gpus, const char *checked)
+{
+    qsort(f->v, (size_t)f->n, sizeof *f->v, cmp_fix);
+    int same = 0, more = 0;
+    for (int i = 0; i < f->n; i++) {
+        if (f->v[i].gpus == gpus) same++;
+        else more++;
+    }
+    sb_printf(b, "What would fit (%s, %d tried), fastest first:\n", checked, f->tried);
+    if (!f->n) sb_printf(b, "- nothing tried fits.\n");
+    for (int i = 0, s = 0, m = 0; i < f->n; i++) {
+        const fix *x = &f->v[i];
+        int here = x->gpus == gpus;
+        if (here ? s++ >= FIX_SHOW_SAME : m++ >= FIX_SHOW_MORE) continue;
+        sb_printf(b, "- %s: fits (%.2f of %.2f GiB), step %.3f s, %.0f tokens/s, with %s%s.\n", x->what, x->peak / GIB,
+                  x->usable / GIB, x->step_s, x->tokens_per_s, x->how, here ? "" : " (more GPUs)");
+    }
+    if (same > FIX_SHOW_SAME || more > FIX_SHOW_MORE)
+        sb_printf(b, "  (%d more that fit not listed)\n", (same > FIX_SHOW_SAME ? same - FIX_SHOW_SAME : 0) +
+                  (more > FIX_SHOW_MORE ? more - FIX_SHOW_MORE : 0));
+}
+
+/* ---- estimate: changes of one strategy, each re-estimated */
+
+enum { MV_MB, MV_RC, MV_ZERO, MV_OFF, MV_TP, MV_PP, MV_GPUS, MV_COUNT };
+#define MV_VALS 3 /* values per dimension, ordered: a later value does more */
+
+typedef struct moves {
+    int nval[MV_COUNT];
+    int val[MV_COUNT][MV_VALS];
+} moves;
+
+/* The values each dimension can move to from s, smallest change first. */
+static void moves_of(const pp_model *m, const pp_cluster *c, const pp_strategy *s, moves *mv)
+{
+    memset(mv, 0, sizeof *mv);
+    if (s->micro_batch > 2) mv->val[MV_MB][mv->nval[MV_MB]++] = s->micro_batch / 2;
+    if (s->micro_batch > 1) mv->val[MV_MB][mv->nval[MV_MB]++] = 1;
+    if (s->recompute == PP_RECOMPUTE_NONE) mv->val[MV_RC][mv->nval[MV_RC]++] = PP_RECOMPUTE_SELECTIVE;
+    if (s->recompute != PP_RECOMPUTE_FULL || s->recompute_layers >= 0 || s->per_stage_recompute)
+        mv->val[MV_RC][mv->nval[MV_RC]++] = PP_RECOMPUTE_FULL;
+    for (int z = s->zero + 1; z <= (s->pp > 1 ? 1 : 3); z++) mv->val[MV_ZERO][mv->nval[MV_ZERO]++] = z;
+    for (int o = s->offload + 1; o <= PP_OFFLOAD_OPT_PARAMS; o++) mv->val[MV_OFF][mv->nval[MV_OFF]++] = o;
+    int dom = c->nvlink_domain > 0 ? c->nvlink_domain : c->gpus_per_node;
+    if (s->dp % 2 == 0 && 2 * s->tp <= dom && m->heads % (2 * s->tp) == 0 && m->kv_heads % (2 * s->tp) == 0)
+        mv->val[MV_TP][mv->nval[MV_TP]++] = 2 * s->tp;
+    if (s->dp % 2 == 0 && 2 * s->pp <= m->layers && 2 * s->pp <= PP_MAX_STAGES) mv->val[MV_PP][mv->nval[MV_PP]++] = 2 * s->pp;
+    for (int f = 2; f <= 8; f *= 2)
+        if ((long long)pp_cluster_gpus(c) * f <= (1 << 20)) mv->val[MV_GPUS][mv->nval[MV_GPUS]++] = f;
+}
+
+/* Applies value k of dimension d to s (and c); appends words to what. */
+static void apply_move(const moves *mv, int d, int k, pp_strategy *s, pp_cluster *c, int ds_keys, char *what, size_t cap)
+{
+    size_t n = strlen(what);
+    const char *sep = n ? ", " : "";
+    int v = mv->val[d][k];
+    switch (d) {
+    case MV_MB:
+        s->micro_batch = v;
+        snprintf(what + n, cap - n, "%smicro-batch %d%s", sep, v, ds_keys ? " (train_micro_batch_size_per_gpu)" : "");
+        break;
+    case MV_RC:
+        s->recompute = (pp_recompute)v;
+        s->recompute_layers = -1;
+        s->per_stage_recompute = 0;
+        snprintf(what + n, cap - n, "%s%s recompute", sep, v == PP_RECOMPUTE_FULL ? "full" : "selective");
+        break;
+    case MV_ZERO:
+        if (v > s->zero) s->zero = v;
+        snprintf(what + n, cap - n, "%sZeRO-%d%s", sep, v, ds_keys ? " (zero_optimization.stage)" : "");
+        break;
+    case MV_OFF:
+        s->offload = (pp_offload)v;
+        if (s->zero < (v == PP_OFFLOAD_OPT_PARAMS ? 3 : 1)) s->zero = v == PP_OFFLOAD_OPT_PARAMS ? 3 : 1;
+        snprintf(what + n, cap - n, "%soffload %s%s", sep, pp_offload_name((pp_offload)v),
+                 ds_keys ? (v == PP_OFFLOAD_OPT_PARAMS ? " (offload_optimizer and offload_param device cpu)"
+                                                      : " (zero_optimization.offload_optimizer.device cpu)") : "");
+        break;
+    case MV_TP:
+        s->dp /= v / s->tp;
+        s->tp = v;
+        snprintf(what + n, cap - n, "%stp %d", sep, v);
+        break;
+    case MV_PP:
+        s->dp /= v / s->pp;
+        s->pp = v;
+        memset(s->stage_layers, 0, sizeof s->stage_layers);
+        s->per_stage_recompute = 0;
+        snprintf(what + n, cap - n, "%spp %d", sep, v);
+        break;
+    case MV_GPUS: {
+        pp_error e;
+        int gpus = pp_cluster_gpus(c) * v;
+        if (c->nodes == 1 && c->gpus_per_node < c->nvlink_domain) pp_cluster_resize(c, 0, gpus, &e);
+        else pp_cluster_resize(c, c->nodes * v, 0, &e);
+        s->dp *= v;
+        snprintf(what + n, cap - n, "%s%d GPUs (%d nodes, dp %d)", sep, pp_cluster_gpus(c), c->nodes, s->dp);
+        break;
+    }
+    }
+}
+
+/* Bits of a combination: a value sets its own bit and those of the smaller
+ * changes of its dimension, so a combination that fits makes every larger
+ * one redundant ((fit & combo) == fit). */
+static unsigned combo_bits(const int *dims, const int *vals, int n)
+{
+    unsigned bits = 0;
+    for (int i = 0; i < n; i++)
+        for (int k = 0; k <= vals[i]; k++) bits |= 1u << (dims[i] * MV_VALS + k);
+    return bits;
+}
+
+typedef struct advisor {
+    const pp_model *m;
+    const pp_cluster *c;
+    const pp_strategy *s;
+    moves mv;
+    int ds_keys;
+    unsigned fit[256];   /* combinations that fit */
+    int nfit;
+    fixes f;
+    pp_plan *p;          /* scratch */
+} advisor;
+
+static void try_combo(advisor *A, const int *dims, const int *vals, int n)
+{
+    unsigned bits = combo_bits(dims, vals, n);
+    for (int i = 0; i < A->nfit; i++)
+        if ((A->fit[i] & bits) == A->fit[i]) return; /* a smaller change already fits */
+    pp_strategy s = *A->s;
+    pp_cluster c = *A->c;
+    char what[192] = "";
+    s.grad_accum = 0;
+    for (int i = 0; i < n; i++) apply_move(&A->mv, dims[i], vals[i], &s, &c, A->ds_keys, what, sizeof what);
+    if ((long long)s.micro_batch * s.dp > s.global_batch || s.global_batch % (s.micro_batch * s.dp)) return;
+    pp_error e;
+    A->f.tried++;
+    if (pp_estimate(A->m, &c, &s, A->p, &e) != PP_OK || !A->p->memory.fits) return;
+    if (A->nfit < 256) A->fit[A->nfit++] = bits;
+    fixes_add(&A->f, what, &c, A->p, A->p->memory.gpu_bytes);
+}
+
+/* Every combination of up to three dimensions, one value each, smallest
+ * combinations first (so a larger one is tried only when none of its
+ * smaller parts fits). */
+static void try_all(advisor *A)
+{
+    for (int size = 1; size <= 3; size++)
+        for (unsigned mask = 1; mask < 1u << MV_COUNT; mask++) {
+            int dims[3], n = 0, total = 1;
+            for (int d = 0; d < MV_COUNT && n <= size; d++)
+                if (mask >> d & 1) {
+                    if (n < 3) dims[n] = d;
+                    n++;
+                }
+            if (n != size) continue;
+            for (int i = 0; i < n; i++) total *= A->mv.nval[dims[i]];
+            for (int t = 0; t < total; t++) { /* value indices in mixed radix */
+                int vals[3], r = t;
+                for (int i = 0; i < n; i++) {
+                    vals[i] = r % A->mv.nval[dims[i]];
+                    r /= A->mv.nval[dims[i]];
+                }
+                try_combo(A, dims, vals, n);
+            }
+        }
+}
+
+pp_status pp_oom_advice(const pp_model *m, const pp_cluster *c, const pp_plan *p, unsigned flags, char **text,
+                        pp_error *err)
+{
+    sbuf b = {0};
+    *text = NULL;
+    if (p->memory.fits) return pp__fail(err, PP_ERR_INPUT, "the strategy fits: no advice needed");
+    advisor *A = calloc(1, sizeof *A);
+    pp_plan *scratch = malloc(sizeof *scratch);
+    if (!A || !scratch) {
+        free(A);
+        free(scratch);
+        return pp__fail(err, PP_ERR_NOMEM, "out of memory advising");
+    }
+    *A = (advisor){m, c, &p->strategy, {{0}}, (flags & PP_ADVICE_DEEPSPEED) != 0, {0}, 0, {0}, scratch};
+    moves_of(m, c, &p->strategy, &A->mv);
+    try_all(A);
+    sb_printf(&b, "Does not fit: ");
+    oom_numbers(&b, p, p->memory.gpu_bytes);
+    sb_printf(&b, ".\n");
+    fixes_print(&b, &A->f, pp_cluster_gpus(c), "each re-estimated, the global batch kept");
+    if (A->f.failed) b.failed = 1;
+    free(A->f.v);
+    free(A);
+    free(scratch);
+    return sb_done(&b, text, err);
+}
+
+/* ---- plan: changes of the search, each searched again */
+
+/* Re-searches with one change; keeps it when a plan fits. */
+static void try_search(fixes *f, const pp_model *m, const pp_cluster *c, const pp_search_opts *o, const char *what)
 {
     pp_search_opts a = *o;
     a.top_k = 1;
     pp_plan_list l;
     pp_error e = {""};
-    pp_status st = pp_plan_search(m, c, &a, &l, &e);
-    char sum[256];
-    if (st == PP_OK) {
-        summary(&l.plans[0], sum, sizeof sum);
-        sb_printf(b, "- %s: fits (%.2f of %.2f GiB, %.0f tokens/s) with %s.\n", what, l.plans[0].memory.peak_bytes / GIB,
-                  l.usable_bytes / GIB, l.plans[0].throughput.tokens_per_s, sum);
-    } else if (st == PP_ERR_INFEASIBLE && l.nearest) {
-        sb_printf(b, "- %s: still does not fit (needs %.2f GiB).\n", what, l.nearest->memory.peak_bytes / GIB);
-    } else {
-        sb_printf(b, "- %s: %s.\n", what, e.msg[0] ? e.msg : "no valid strategy");
-    }
+    f->tried++;
+    if (pp_plan_search(m, c, &a, &l, &e) == PP_OK) fixes_add(f, what, c, &l.plans[0], l.usable_bytes);
     pp_plan_list_free(&l);
 }
 
-/* The smallest multiple of the cluster (x2, x4, ...) on which a plan fits. */
-static void more_gpus(sbuf *b, const pp_model *m, const pp_cluster *c, const pp_search_opts *o)
+/* The smallest multiple of the cluster (x2, x4, ... x64) on which a plan fits. */
+static void more_gpus(fixes *f, const pp_model *m, const pp_cluster *c, const pp_search_opts *o)
 {
-    for (int f = 2; f <= 64; f *= 2) {
+    for (int k = 2; k <= 64; k *= 2) {
         pp_cluster big = *c;
         pp_error e;
-        if (pp_cluster_resize(&big, c->nodes * f, 0, &e)) break;
-        pp_search_opts a = *o;
-        a.top_k = 1;
-        pp_plan_list l;
-        pp_status st = pp_plan_search(m, &big, &a, &l, &e);
-        char sum[256] = "";
-        if (st == PP_OK) summary(&l.plans[0], sum, sizeof sum);
-        pp_plan_list_free(&l);
-        if (st == PP_OK) {
-            sb_printf(b, "- more GPUs: fits on %d GPUs (%d nodes) with %s.\n", pp_cluster_gpus(&big), big.nodes, sum);
-            return;
-        }
+        if (pp_cluster_resize(&big, c->nodes * k, 0, &e)) break;
+        char what[96];
+        snprintf(what, sizeof what, "more GPUs: %d GPUs (%d nodes)", pp_cluster_gpus(&big), big.nodes);
+        int before = f->n;
+        try_search(f, m, &big, o, what);
+        if (f->n > before) return;
     }
-    sb_printf(b, "- more GPUs: no fit up to 64 times the GPUs at this global batch.\n");
 }
 
 pp_status pp_plan_why_infeasible(const pp_model *m, const pp_cluster *c, const pp_search_opts *o,
                                  const pp_plan_list *list, char **text, pp_error *err)
 {
     sbuf b = {0};
+    fixes f = {0};
     *text = NULL;
     double usable = list ? list->usable_bytes : 0;
     if (list && list->nearest) {
@@ -301,17 +573,16 @@ pp_status pp_plan_why_infeasible(const pp_model *m, const pp_cluster *c, const p
     } else {
         sb_printf(&b, "Nothing fits in %.2f GiB per GPU.\n", usable / GIB);
     }
-    sb_printf(&b, "What would fit (each checked by searching again):\n");
-    more_gpus(&b, m, c, o);
+    more_gpus(&f, m, c, o);
     pp_search_opts a = *o;
     if (o->offloads && o->offloads != (1u << PP_OFFLOAD_COUNT) - 1) {
         a.offloads = 0;
-        try_change(&b, m, c, &a, "allow offload (ZeRO-Offload of optimizer states and parameters)");
+        try_search(&f, m, c, &a, "allow offload (ZeRO-Offload of optimizer states and parameters)");
     }
     a = *o;
     if (o->recomputes && !(o->recomputes >> PP_RECOMPUTE_FULL & 1)) {
         a.recomputes = 0;
-        try_change(&b, m, c, &a, "allow full activation recomputation");
+        try_search(&f, m, c, &a, "allow full activation recomputation");
     }
     a = *o;
     int mb_min = 0;
@@ -319,17 +590,20 @@ pp_status pp_plan_why_infeasible(const pp_model *m, const pp_cluster *c, const p
         if (!mb_min || o->micro_batch.v[i] < mb_min) mb_min = o->micro_batch.v[i];
     if (mb_min > 1) {
         pin(&a.micro_batch, 1);
-        try_change(&b, m, c, &a, "micro-batch 1");
+        try_search(&f, m, c, &a, "micro-batch 1");
     }
     a = *o;
     if (o->zero.n && o->zero.n < 4) {
         a.zero.n = 0;
-        try_change(&b, m, c, &a, "any ZeRO stage");
+        try_search(&f, m, c, &a, "any ZeRO stage");
     }
     a = *o;
     if (o->dp.n || o->tp.n || o->pp.n || o->cp.n || o->ep.n) {
         a.dp.n = a.tp.n = a.pp.n = a.cp.n = a.ep.n = 0;
-        try_change(&b, m, c, &a, "any parallel degrees");
+        try_search(&f, m, c, &a, "any parallel degrees");
     }
+    fixes_print(&b, &f, pp_cluster_gpus(c), "each checked by searching again");
+    if (f.failed) b.failed = 1;
+    free(f.v);
     return sb_done(&b, text, err);
 }

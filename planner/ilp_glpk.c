@@ -16,11 +16,21 @@
  * GLPK hygiene (STYLE.md habit 9): an error hook that longjmps (returning
  * from it aborts), then glp_free_env as GLPK requires; terminal output off;
  * a time limit as a safety net only (reported when hit); one glp_prob per
- * call, so calls on different threads are independent (GLPK keeps its
- * environment per thread); return codes mapped to pp_status.
+ * call; return codes mapped to pp_status.
+ *
+ * parplan is a guest in its caller's program, which may use GLPK itself.
+ * GLPK keeps its whole state per thread (terminal output flag, error hook,
+ * every object, all freed by glp_free_env), so each solve runs on a thread
+ * of its own, created here and joined before returning: the hook, the
+ * terminal setting and the glp_free_env after an error touch only that
+ * thread's environment, and the caller's thread keeps its own as it was
+ * (include/parplan.h, "GLPK"). A GLPK without thread-local storage, or a
+ * thread that cannot be created, is PP_ERR_INTERNAL: the caller then uses
+ * the exact DP split (counted in ilp_fallbacks).
  */
 #include <glpk.h>
 #include <math.h>
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdlib.h>
 #include <string.h>
@@ -624,7 +634,7 @@ static pp_status map_result(int ret, int mip, pp__part_result *out, pp_error *er
     return pp__fail(err, PP_ERR_INTERNAL, "stage-split ILP: GLPK returned %d (status %d)", ret, mip);
 }
 
-pp_status pp__ilp_solve(const pp__part_problem *pr, double time_limit_s, pp__part_result *out, pp_error *err)
+static pp_status solve_here(const pp__part_problem *pr, double time_limit_s, pp__part_result *out, pp_error *err)
 {
     memset(out, 0, sizeof *out);
     out->status = PP_ERR_INTERNAL;
@@ -694,4 +704,41 @@ cleanup:
     free(x->val);
     free(x);
     return st;
+}
+
+typedef struct job {
+    const pp__part_problem *pr;
+    double time_limit_s;
+    pp__part_result *out;
+    pp_error *err;
+    pp_status st;
+} job;
+
+static void *solve_thread(void *arg)
+{
+    job *j = arg;
+    j->st = solve_here(j->pr, j->time_limit_s, j->out, j->err);
+    glp_free_env(); /* this thread's environment only; a no-op when already freed */
+    return NULL;
+}
+
+pp_status pp__ilp_solve(const pp__part_problem *pr, double time_limit_s, pp__part_result *out, pp_error *err)
+{
+    memset(out, 0, sizeof *out);
+    out->status = PP_ERR_INTERNAL;
+    if (!glp_config("TLS"))
+        return pp__fail(err, PP_ERR_INTERNAL, "stage-split ILP: this GLPK keeps one environment for all threads "
+                        "(built without thread-local storage); not used");
+    job j = {pr, time_limit_s, out, err, PP_ERR_INTERNAL};
+    pthread_attr_t attr;
+    pthread_t t;
+    int rc = pthread_attr_init(&attr);
+    if (rc == 0) {
+        pthread_attr_setstacksize(&attr, 8u << 20); /* GLPK's branch and bound recurses; as a main thread */
+        rc = pthread_create(&t, &attr, solve_thread, &j);
+        pthread_attr_destroy(&attr);
+    }
+    if (rc != 0) return pp__fail(err, PP_ERR_INTERNAL, "stage-split ILP: cannot start its thread: %s", strerror(rc));
+    pthread_join(t, NULL);
+    return j.st;
 }

@@ -176,7 +176,8 @@ Test(sweep, scenario_strategy_choices)
     cr_expect_eq(sc.opts.base.buf.free_pipeline_outputs, 1);
     static const struct { const char *json, *path, *want; } bad[] = {
         {"\"loss\": \"fp16\"", "$.loss", "fp32|fused|chunked"},
-        {"\"cp_comm\": \"a2a\"", "$.cp_comm", "ring|allgather"},
+        {"\"cp_comm\": \"torus\"", "$.cp_comm", "ring|allgather|a2a"},
+        {"\"framework\": \"jax\"", "$.framework", "pytorch|deepspeed|megatron|megatron-deepspeed|fsdp"},
         {"\"free_pipeline_outputs\": 1", "$.free_pipeline_outputs", "true or false"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {

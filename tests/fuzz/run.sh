@@ -10,7 +10,7 @@ secs=${1:-150}
 build=${2:-build-fuzz}
 here=$(cd "$(dirname "$0")" && pwd)
 status=0
-for pair in model_json:model hf_config:hf gpu_catalog:gpus cluster_json:cluster sweep_spec:sweep; do
+for pair in model_json:model hf_config:hf gpu_catalog:gpus cluster_json:cluster deepspeed:deepspeed sweep_spec:sweep; do
   name=fuzz_${pair%%:*}
   seeds=$here/corpus/${pair##*:}
   bin=$build/$name

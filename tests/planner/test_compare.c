@@ -7,7 +7,9 @@
  *    does not (checked with a direct search), and the work is bounded;
  *  - bad input is PP_ERR_INPUT, nothing fitting is PP_ERR_INFEASIBLE;
  *  - output (JSON, CSV) is byte-identical for 1 and 2 threads;
- *  - the `parplan compare` command: exit codes and one-line errors.
+ *  - the `parplan compare` command: exit codes and one-line errors;
+ *  - fairness (issue 14): one precision on every cluster (bf16) unless
+ *    asked, MFU on one basis (dense bf16 peak), price basis stated.
  */
 #include <criterion/criterion.h>
 #include <fcntl.h>
@@ -280,6 +282,7 @@ Test(compare_run, options_match_direct_searches)
         cr_assert_eq(pp_cluster_resize(&c, 0, e->gpus, &err), PP_OK);
         pp_search_opts so = f->o.search;
         so.top_k = 1;
+        so.precisions = 1u << PP_PREC_BF16; /* compare's default: bf16 on every cluster */
         cr_assert_eq(pp_plan_search(&f->m, &c, &so, &list, &err), PP_OK, "%s", err.msg);
         cr_expect(REL(list.plans[0].time.step_s, e->plan.time.step_s));
         cr_expect_eq(list.plans[0].strategy.dp, e->plan.strategy.dp);
@@ -363,6 +366,7 @@ Test(compare_run, smallest_count_meeting_deadline)
             static pp_plan_list list;
             pp_search_opts so = f->o.search;
             so.top_k = 1;
+            so.precisions = 1u << PP_PREC_BF16; /* compare's default */
             pp_status st = pp_plan_search(&f->m, &c, &so, &list, &err);
             if (st == PP_OK) {
                 pp_plan_train(&c, &list.plans[0], f->o.train_tokens, 0, 0);
@@ -491,8 +495,8 @@ Test(compare_run, csv_fixed_columns)
     char *csv = pp_compare_to_csv(&f->r);
     cr_assert(csv);
     const char *header = "index,cluster,gpu,nodes,gpus,origin,status,dp,tp,pp,cp,ep,sp,zero,recompute,precision,"
-                         "micro_batch,grad_accum,schedule,virtual_stages,offload,step_s,tokens_per_s,mfu,peak_bytes,"
-                         "days,gpu_hours,price_kind,usd_per_gpu_hour,price_date,cost_usd,energy_kwh,"
+                         "micro_batch,grad_accum,schedule,virtual_stages,offload,step_s,tokens_per_s,mfu,mfu_bf16,"
+                         "peak_bytes,days,gpu_hours,price_kind,price_basis,usd_per_gpu_hour,price_date,cost_usd,energy_kwh,"
                          "tokens_per_s_per_usd_hour,tokens_per_usd,meets_deadline,within_budget,pareto,cheapest,error\n";
     cr_expect(strncmp(csv, header, strlen(header)) == 0, "header: %.400s", csv);
     int cols = csv_fields(header, strlen(header) - 1), rows = 0;
@@ -654,11 +658,96 @@ Test(compare_cli, table_json_csv_and_plot)
                              "--format", "csv", "--price-per-gpu-hour", "2.5", NULL});
     cr_expect_eq(r->code, 0, "%s", r->err);
     cr_expect(strncmp(r->out, "index,cluster,", 14) == 0, "%s", r->out);
-    cr_expect(strstr(r->out, ",override,2.5,"), "%s", r->out);
+    cr_expect(strstr(r->out, ",override,given,2.5,"), "%s", r->out);
     r = cli((const char *[]){BASE, "--clusters", "dgx-h100", "--gpus", "8", "--train-tokens", "100B", "--format", "json",
                              "--purchase-usd-per-gpu", "dgx-h100=30000", "--amortize-years", "4", NULL});
     cr_expect_eq(r->code, 0, "%s", r->err);
     cr_expect(strstr(r->out, "\"price_kind\":\t\"purchase\""), "%.600s", r->out);
     unlink(svg);
     rmdir(dir);
+}
+
+/* ------------------------------------------------------------ fairness */
+
+Test(compare_fair, one_precision_on_every_cluster_by_default)
+{
+    fixture *f = small(); /* H100 (has fp8) and A100 (has not) */
+    pp_error err = {""};
+    cr_assert_eq(pp_compare_run(&f->m, f->cl, 2, &f->o, &f->r, &err), PP_OK, "%s", err.msg);
+    for (int i = 0; i < f->r.n; i++) {
+        const pp_compare_option *e = &f->r.options[i];
+        cr_assert_eq(e->status, PP_OK, "%s", e->error);
+        cr_expect_eq(e->plan.strategy.precision, PP_PREC_BF16, "option %d (%s) runs %s: not the same footing", i,
+                     f->cl[e->cluster].cluster.name, pp_precision_name(e->plan.strategy.precision));
+    }
+    done(f);
+    /* asked for: fp8 where the GPU has it */
+    f = small();
+    f->o.search.precisions = 1u << PP_PREC_FP8 | 1u << PP_PREC_BF16;
+    cr_assert_eq(pp_compare_run(&f->m, f->cl, 2, &f->o, &f->r, &err), PP_OK, "%s", err.msg);
+    cr_expect_eq(f->r.options[0].plan.strategy.precision, PP_PREC_FP8, "H100 with fp8 allowed");
+    cr_expect_eq(f->r.options[2].plan.strategy.precision, PP_PREC_BF16, "A100 has no fp8");
+    done(f);
+    /* a GPU without bf16 runs fp16 */
+    pp_gpu g;
+    cr_assert_eq(pp_gpu_load("v100-32g", &g, &err), PP_OK);
+    cr_expect_eq(pp_compare_default_precision(&g), PP_PREC_FP16);
+    cr_assert_eq(pp_gpu_load("a100-80g", &g, &err), PP_OK);
+    cr_expect_eq(pp_compare_default_precision(&g), PP_PREC_BF16);
+}
+
+Test(compare_fair, mfu_on_the_dense_bf16_peak_for_every_option)
+{
+    fixture *f = small();
+    f->o.search.precisions = 1u << PP_PREC_FP8 | 1u << PP_PREC_BF16;
+    pp_error err = {""};
+    cr_assert_eq(pp_compare_run(&f->m, f->cl, 2, &f->o, &f->r, &err), PP_OK, "%s", err.msg);
+    for (int i = 0; i < f->r.n; i++) {
+        const pp_compare_option *e = &f->r.options[i];
+        pp_cluster c = f->cl[e->cluster].cluster;
+        cr_assert_eq(pp_cluster_resize(&c, 0, e->gpus, &err), PP_OK);
+        /* by hand: model FLOPs per step / (step x GPUs x bf16 peak) */
+        double want = e->plan.throughput.model_flops_per_step /
+                      (e->plan.time.step_s * e->gpus * c.gpu.peak_flops[PP_PREC_BF16]);
+        cr_expect(REL(e->mfu_bf16, want), "option %d: %g vs %g", i, e->mfu_bf16, want);
+        /* the plan's own MFU is over its precision's peak: for fp8 on H100
+         * (1979 vs 989 TFLOP/s) the bf16 basis is 2.001 times larger */
+        double ratio = c.gpu.peak_flops[e->plan.strategy.precision] / c.gpu.peak_flops[PP_PREC_BF16];
+        cr_expect(REL(e->mfu_bf16, e->plan.throughput.mfu * ratio), "option %d", i);
+    }
+    cr_expect_eq(f->r.options[0].plan.strategy.precision, PP_PREC_FP8);
+    cr_expect_gt(f->r.options[0].mfu_bf16, 1.9 * f->r.options[0].plan.throughput.mfu);
+    char *csv = pp_compare_to_csv(&f->r), *json = pp_compare_to_json(&f->m, &f->r);
+    cr_assert(csv && json);
+    cr_expect(strstr(csv, ",mfu,mfu_bf16,") && strstr(csv, ",price_kind,price_basis,"), "%.300s", csv);
+    cr_expect(strstr(json, "\"mfu_basis\"") && strstr(json, "\"mfu_bf16\"") && strstr(json, "\"precision\":\t\"fp8\"") &&
+              strstr(json, "\"price_basis\":\t\"on-demand\""), "%.2000s", json);
+    pp_free(csv);
+    pp_free(json);
+    done(f);
+}
+
+Test(compare_fair, price_basis_is_named)
+{
+    cr_expect_str_eq(pp_price_basis(PP_PRICE_CATALOG), "on-demand");
+    cr_expect_str_eq(pp_price_basis(PP_PRICE_OVERRIDE), "given");
+    cr_expect_str_eq(pp_price_basis(PP_PRICE_PURCHASE), "purchase");
+    cr_expect_str_eq(pp_price_basis(PP_PRICE_NONE), "none");
+}
+
+Test(compare_fair, cli_precision_and_per_cluster_prices)
+{
+    run *r = cli((const char *[]){BASE, "--clusters", "dgx-h100,dgx-a100-80g", "--gpus", "8", "--train-tokens", "100B",
+                                  "--price-per-gpu-hour", "dgx-h100=2.5,dgx-a100-80g=1.5", NULL});
+    cr_assert_eq(r->code, 0, "exit %d: %s", r->code, r->err);
+    cr_expect(strstr(r->out, "prec") && strstr(r->out, "MFU") && strstr(r->out, "dense bf16 peak"), "%s", r->out);
+    cr_expect(!strstr(r->out, " fp8 "), "fp8 without --precision: %s", r->out);
+    cr_expect(strstr(r->out, "$2.50/GPU-hour given") && strstr(r->out, "$1.50/GPU-hour given") &&
+              strstr(r->out, "on-demand"), "%s", r->out);
+    r = cli((const char *[]){BASE, "--clusters", "dgx-h100,dgx-a100-80g", "--gpus", "8", "--train-tokens", "100B",
+                             "--precision", "bf16,fp8", "--format", "csv", NULL});
+    cr_assert_eq(r->code, 0, "exit %d: %s", r->code, r->err);
+    cr_expect(strstr(r->out, ",fp8,") && strstr(r->out, ",bf16,"), "%s", r->out);
+    expect_usage((const char *[]){BASE, "--clusters", "dgx-h100", "--train-tokens", "1T", "--precision", "fp9", NULL},
+                 "--precision");
 }
