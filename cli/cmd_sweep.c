@@ -1,7 +1,5 @@
 /* cmd_sweep.c — `parplan sweep`: many scenarios from a spec, streamed in spec
  * order on threads, or across MPI ranks when started by mpirun/srun. */
-#include <errno.h>
-#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -112,7 +110,6 @@ static int run(const cli_args *a)
     sweep_cfg cfg;
     int rc = read_cfg(a, &cfg);
     if (rc) return rc;
-    signal(SIGXFSZ, SIG_IGN); /* past `ulimit -f` a write fails with EFBIG, which is reported */
     return sweep_under_mpi() ? sweep_mpi(&cfg) : run_serial(&cfg);
 }
 

@@ -14,6 +14,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio_ext.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -336,6 +337,7 @@ static int write_failed(sweep_out *w, int e)
     if (!w->final[0]) {
         fprintf(stderr, "%s: %s: write failed: %s\n", SWEEP_ME, w->shown, strerror(e));
         if (f != stdout) fclose(f);
+        else __fpurge(stdout), clearerr(stdout); /* said here, once: main's check at exit finds nothing left */
         return 3;
     }
     fclose(f);

@@ -21,7 +21,7 @@ import os
 import queue
 import threading
 
-from ._lib import EMIT, ERR_LEN, PROGRESS, LibraryNotFound, SweepOpts, lib, library_path
+from ._lib import EMIT, ERR_BUF, ERR_LEN, PROGRESS, LibraryNotFound, SweepOpts, lib, library_path
 
 __version__ = "0.1.0"
 __all__ = ["Error", "LibraryNotFound", "plan", "estimate", "sweep", "sweep_size", "to_pandas", "version",
@@ -105,14 +105,14 @@ def _raise_status(st, err):
     l = lib()
     buf = ctypes.create_string_buffer(ERR_LEN)
     field = l.pp_error_field(err, buf, ERR_LEN).decode()
-    raise Error(l.pp_status_exit_code(st), _field(field), err.value.decode(errors="replace"))
+    raise Error(l.pp_status_exit_code(st), _field(field), err.raw[:ERR_LEN].split(b"\0")[0].decode(errors="replace"))
 
 
 def sweep_size(spec):
     """Scenarios in a spec (a dict, JSON text, or a file path)."""
     text, where = _spec_text(spec)
     n = ctypes.c_int(0)
-    err = ctypes.create_string_buffer(ERR_LEN)
+    err = ctypes.create_string_buffer(ERR_BUF)
     st = lib().pp_sweep_count(text, len(text), where, ctypes.byref(n), err)
     if st != 0:
         _raise_status(st, err)
@@ -181,7 +181,7 @@ def sweep(spec, jobs=0, shard=None, top=None, skip=(), window=0):
 
     o.emit = EMIT(emit)
     o.progress = PROGRESS(0)
-    err = ctypes.create_string_buffer(ERR_LEN)
+    err = ctypes.create_string_buffer(ERR_BUF)
     failed = ctypes.c_int(0)
     result = {}
 

@@ -94,7 +94,8 @@ def _declare(lib):
 
 EMIT = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_void_p)
 PROGRESS = ctypes.CFUNCTYPE(None, ctypes.c_int, ctypes.c_int, ctypes.c_void_p)
-ERR_LEN = 512  # PP_ERR_LEN: sizeof(pp_error)
+ERR_LEN = 512  # PP_ERR_LEN: the message, the first member of pp_error
+ERR_BUF = 4096  # bytes handed over as a pp_error: the struct (about 600 bytes) with room to grow
 
 
 class SweepOpts(ctypes.Structure):

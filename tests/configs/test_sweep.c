@@ -455,7 +455,7 @@ Test(sweep, error_field_reads_every_message_form)
         {"unknown model 'x' (see `parplan models`)", ""},
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
-        pp_error err;
+        pp_error err = {""};
         char buf[64];
         snprintf(err.msg, sizeof err.msg, "%s", cases[i].msg);
         cr_expect_str_eq(pp_error_field(&err, buf, sizeof buf), cases[i].field, "%s", cases[i].msg);

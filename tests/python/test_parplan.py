@@ -73,7 +73,7 @@ def test_sweep_rows_equal_cli_sweep_lines(tmp_path):
 @pytest.mark.parametrize("call,code,field,words", [
     (lambda: parplan.plan(model="no-such-model", cluster="dgx-h100", global_batch=8), 2, "model", "unknown model"),
     (lambda: parplan.plan(model="llama3-8b", cluster="dgx-h100", global_batch=8, tpp=2), 2, "tpp", "unknown key"),
-    (lambda: parplan.plan(model="llama3-8b", cluster="dgx-h100", gpus=8, global_batch=8, tp=3), 2, "tp", "--tp 3"),
+    (lambda: parplan.plan(model="llama3-8b", cluster="dgx-h100", gpus=8, global_batch=8, tp=3), 2, "tp", "must divide"),
     (lambda: parplan.plan(model="gpt3-175b", cluster="dgx-h100", gpus=1, global_batch=8, offload="none"), 1, None,
      "nothing fits"),
     (lambda: parplan.estimate(model="llama3-8b", cluster="dgx-h100", zero=4), 2, "zero", "expected an integer in [0, 3]"),
