@@ -96,6 +96,7 @@ cmp -s done.jsonl ref.jsonl || fail "resuming a finished sweep changed it"
 # a resume file from another format or another spec is refused
 cp ref.csv other.jsonl
 expect 2 'parplan sweep: --resume other.jsonl: holds CSV rows but --format is jsonl' "$P" sweep spec.json --output other.jsonl --resume other.jsonl
+cmp -s other.jsonl ref.csv && absent other.jsonl.part || fail "a refused --resume moved or changed the file"
 echo '{"scenarios": [{"model": "gpt3-125m", "cluster": "dgx-h100", "global_batch": 8}]}' > one.json
 expect 2 'line 2 has index 1 but the spec holds 1 scenarios' "$P" sweep one.json --output x.jsonl --resume ref.jsonl
 absent x.jsonl
