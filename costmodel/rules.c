@@ -6,6 +6,7 @@
  * field their own way. What a framework can express is data
  * (framework.c); the rules here read it. Sources: docs/frameworks.md.
  */
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -73,6 +74,7 @@ static const rule_def defs[PP_RULE_COUNT] = {
     [PP_RULE_FW_GRAD_ACCUM] = {{"fw-grad-accum", "grad_accum_dtype", "the framework accumulates gradients in that dtype"}, D(FW) | D(PREC) | D(ZERO) | D(OFFLOAD) | D(BEHAV)},
     [PP_RULE_FW_OUTPUTS] = {{"fw-pipeline-outputs", "free_pipeline_outputs", "pipeline outputs are kept or freed as the framework does"}, D(FW) | D(DEG) | D(BEHAV)},
     [PP_RULE_FW_LOSS] = {{"fw-loss", "loss", "the framework has the loss kernel"}, D(FW) | D(BEHAV)},
+    [PP_RULE_FW_LAUNCHER] = {{"fw-launcher", "model", "a launcher of the framework runs the model with these settings"}, D(FW) | D(DEG) | D(PREC) | D(BASE) | D(LAUNCH)},
 };
 #undef D
 
@@ -677,7 +679,52 @@ static int fw_loss_ok(const why *w)
     return no_fw(w, ename(PP_ENUM_LOSS, l), has_loss, l, "such loss kernel");
 }
 
+/* FSDP is launched by HF Accelerate (any HF model; no pipeline stages, no
+ * fp8) or torchtitan (pipeline stages and fp8 too, for the models it
+ * builds: Llama 3 8B/70B/405B; no LoRA). */
+static int fw_launcher_ok(const why *w)
+{
+    const pp_strategy *s = w->x->s;
+    if (FW(w)->weights != PP_W_FSDP || (s->pp == 1 && s->precision != PP_PREC_FP8)) return 1;
+    const char *why_tt = s->pp > 1 ? "pipeline stages" : "fp8";
+    if (s->ft.mode != PP_MODE_FULL)
+        return no(w, "mode", ename(PP_ENUM_MODE, s->ft.mode), "FSDP with %s is launched by torchtitan, which has no "
+                  "LoRA; HF Accelerate (LoRA) has no %s", why_tt, why_tt);
+    if (pp__torchtitan_flavor(w->x->m)) return 1;
+    return no(w, NULL, w->x->m->name, "FSDP with %s is launched by torchtitan, whose flavors build Llama 3 8B, 70B and "
+              "405B; HF Accelerate (any model) has no %s", why_tt, why_tt);
+}
+
 /* Model shapes Megatron's arguments can build (docs/megatron.md). */
+/* Rotary settings the arguments can carry (Megatron-LM d98e8a64dd
+ * arguments.py:2400-2426: --rotary-base int, --use-rope-scaling with Llama
+ * 3's frequency factors 1/4 and original context 8192 hard-coded in
+ * rotary_pos_embedding.py, yarn, an integer interpolation factor;
+ * Megatron-DeepSpeed: --rotary-position-embeddings-theta int, no scaling). */
+static int rope_ok(const why *w, const pp_model *m, int mds)
+{
+    static const char *const kind[PP_ROPE_COUNT] = {"none", "llama3", "yarn", "linear", "dynamic"};
+    const char *fw = FW(w)->title;
+    if (m->position != PP_POS_ROPE) return 1;
+    if (m->rope_theta > 0 && m->rope_theta != floor(m->rope_theta))
+        return no(w, NULL, m->name, "has rotary base %g: %s takes an integer base", m->rope_theta, fw);
+    if (m->rope_scaling == PP_ROPE_NONE) return 1;
+    if (mds) return no(w, NULL, m->name, "scales its rotary frequencies (%s): Megatron-DeepSpeed has no argument for it "
+                       "(megatron has)", kind[m->rope_scaling % PP_ROPE_COUNT]);
+    if (m->rope_scaling == PP_ROPE_DYNAMIC)
+        return no(w, NULL, m->name, "uses dynamic NTK rotary scaling: %s has no argument for it", fw);
+    if (m->rope_scaling == PP_ROPE_LINEAR && m->rope_factor != floor(m->rope_factor))
+        return no(w, NULL, m->name, "scales rotary positions linearly by %g: %s's "
+                  "--rotary-seq-len-interpolation-factor takes an integer", m->rope_factor, fw);
+    if (m->rope_scaling == PP_ROPE_LLAMA3 &&
+        ((m->rope_low_freq > 0 && m->rope_low_freq != 1) || (m->rope_high_freq > 0 && m->rope_high_freq != 4) ||
+         (m->rope_original_max > 0 && m->rope_original_max != 8192)))
+        return no(w, NULL, m->name, "uses Llama 3 rotary scaling with low/high frequency factors %g/%g and original "
+                  "context %d: %s fixes them at 1/4 and 8192", m->rope_low_freq, m->rope_high_freq, m->rope_original_max,
+                  fw);
+    return 1;
+}
+
 static int fw_arch_ok(const why *w)
 {
     const pp_model *m = w->x->m;
@@ -703,6 +750,7 @@ static int fw_arch_ok(const why *w)
         return no(w, NULL, m->name, "biases (qkv %d, out %d, mlp %d): %s has all linear biases, none "
                   "(--disable-bias-linear)%s", m->qkv_bias, m->out_bias, m->mlp_bias, fw,
                   mds ? "" : " or q/k/v only (--add-qkv-bias)");
+    if (!rope_ok(w, m, mds)) return 0;
     if (mds && m->mla.kv_lora_rank > 0)
         return no(w, NULL, m->name, "uses multi-head latent attention: Megatron-DeepSpeed cannot build it (megatron can)");
     if (mds && m->experts > 0 && (m->shared_experts || m->expert_ffn != m->ffn || m->topk > 2))
@@ -734,6 +782,7 @@ static int (*const checks[PP_RULE_COUNT])(const why *) = {
     [PP_RULE_FW_FINETUNE] = fw_finetune_ok, [PP_RULE_FW_ARCH] = fw_arch_ok, [PP_RULE_FW_ORDER] = fw_order_ok,
     [PP_RULE_FW_TP_OVERLAP] = fw_tp_overlap_ok, [PP_RULE_FW_DP_OVERLAP] = fw_dp_overlap_ok,
     [PP_RULE_FW_GRAD_ACCUM] = fw_grad_accum_ok, [PP_RULE_FW_OUTPUTS] = fw_outputs_ok, [PP_RULE_FW_LOSS] = fw_loss_ok,
+    [PP_RULE_FW_LAUNCHER] = fw_launcher_ok,
 };
 
 int pp__rule_eval(const pp__rule_ctx *x, pp_rule r, pp_error *err)
@@ -763,5 +812,5 @@ pp_status pp_rules_check(const pp_model *m, const pp_cluster *c, const pp_strate
         return pp__fail_field(err, 0, "framework", pp_framework_name(s->framework),
                               "expected one of pytorch, deepspeed, megatron, megatron-deepspeed, fsdp");
     pp__rule_ctx x = {m, c, s, 0};
-    return pp__rules_eval(&x, PP_DIM_ALL, 0, NULL, err);
+    return pp__rules_eval(&x, PP_DIM_ALL | PP_DIM_LAUNCH, 0, NULL, err);
 }

@@ -149,13 +149,35 @@ class _Runner(threading.Thread):
 _END = object()
 
 
-def sweep(spec, jobs=0, shard=None, top=None, skip=(), window=0):
+def _framework_mask(names):
+    """["megatron", "fsdp"] -> the pp_framework bit mask, by the library's own names."""
+    if not names:
+        return 0
+    if isinstance(names, str):
+        names = [names]
+    known = {}
+    for f in range(64):
+        name = lib().pp_framework_name(f).decode()
+        if name == "?":
+            break
+        known[name] = f
+    mask = 0
+    for n in names:
+        if n not in known:
+            raise Error(2, "framework", "framework: expected one of %s, got %r" % ("|".join(known), n))
+        mask |= 1 << known[n]
+    return mask
+
+
+def sweep(spec, jobs=0, shard=None, top=None, framework=None, skip=(), window=0):
     """Runs a sweep spec (a dict, JSON text, or a file path; docs/sweep.md)
     and yields one dict per scenario in index order: {"index", "scenario",
     "plans": [...]} or {"index", "scenario", "error": {...}} when that
     scenario failed (the sweep goes on). jobs: worker threads (0 = all
     cores); shard=(k, n): every n-th scenario from the k-th; top: plans per
-    scenario that gives none; skip: indices to leave out (a resume).
+    scenario that gives none; framework: a name or names ("megatron",
+    ["fsdp", "deepspeed"]) for scenarios that give none; skip: indices to
+    leave out (a resume).
     At most `window` + a few results are held at once, whatever the size.
     Raises Error when the spec itself is bad."""
     text, where = _spec_text(spec)
@@ -163,6 +185,7 @@ def sweep(spec, jobs=0, shard=None, top=None, skip=(), window=0):
     o.jobs = jobs
     o.shard_k, o.shard_n = shard if shard else (0, 0)
     o.top = top or 0
+    o.frameworks = _framework_mask(framework)
     o.window = window
     skip = sorted(set(skip))
     skip_arr = (ctypes.c_int * max(1, len(skip)))(*skip)

@@ -84,6 +84,8 @@ def _declare(lib):
     lib.pp_status_exit_code.argtypes = [ctypes.c_int]
     lib.pp_error_field.restype = ctypes.c_char_p
     lib.pp_error_field.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_size_t]
+    lib.pp_framework_name.restype = ctypes.c_char_p
+    lib.pp_framework_name.argtypes = [ctypes.c_int]
     lib.pp_sweep_count.restype = ctypes.c_int
     lib.pp_sweep_count.argtypes = [ctypes.c_char_p, ctypes.c_size_t, ctypes.c_char_p, c_int_p, ctypes.c_char_p]
     lib.pp_sweep_run.restype = ctypes.c_int
@@ -101,7 +103,8 @@ ERR_BUF = 4096  # bytes handed over as a pp_error: the struct (about 600 bytes) 
 class SweepOpts(ctypes.Structure):
     """pp_sweep_opts of include/parplan.h, field for field."""
     _fields_ = [("jobs", ctypes.c_int), ("shard_k", ctypes.c_int), ("shard_n", ctypes.c_int),
-                ("format", ctypes.c_int), ("top", ctypes.c_int), ("window", ctypes.c_int),
+                ("format", ctypes.c_int), ("top", ctypes.c_int), ("frameworks", ctypes.c_uint),
+                ("window", ctypes.c_int),
                 ("skip", ctypes.POINTER(ctypes.c_int)), ("nskip", ctypes.c_int),
                 ("emit", EMIT), ("progress", PROGRESS), ("user", ctypes.c_void_p)]
 

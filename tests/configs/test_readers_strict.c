@@ -59,6 +59,9 @@ Test(duplicate_keys, hf_config)
     cr_assert(f);
     cr_assert(getdelim(&text, &len, '\0', f) > 0);
     fclose(f);
+    char *grown = realloc(text, strlen(text) + 64); /* room for the duplicate key */
+    cr_assert(grown);
+    text = grown;
     char *brace = strrchr(text, '}');
     cr_assert(brace);
     strcpy(brace, ", \"num_hidden_layers\": 16}\n");

@@ -65,7 +65,12 @@ def test_sweep_rows_equal_cli_sweep_lines(tmp_path):
     assert [r["index"] for r in rows] == list(range(9))
     assert rows[-1]["error"]["field"] == "$.model"
     assert parplan.sweep_size(spec) == 9
-    assert list(parplan.sweep(str(path), top=2, shard=(2, 3))) == [json.loads(l) for l in lines[1::3]]
+    assert list(parplan.sweep(str(path), top=2, shard=(2, 3), window=2)) == [json.loads(l) for l in lines[1::3]]
+    # every field of the options struct reaches the library: framework, skip, window
+    fw = cli("sweep", str(path), "--top", "1", "--framework", "megatron,fsdp", "--jobs", "1", code=1).stdout.splitlines()
+    rows = list(parplan.sweep(spec, top=1, framework=["megatron", "fsdp"], skip=[0, 5], window=1, jobs=1))
+    assert rows == [json.loads(l) for i, l in enumerate(fw) if i not in (0, 5)]
+    assert rows[0]["scenario"]["framework"] == ["megatron", "fsdp"]
 
 
 # ---- errors ----
