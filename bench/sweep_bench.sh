@@ -11,7 +11,8 @@
 # the rest. OLD_PARPLAN=path adds a baseline row (sweep_grid.json) for
 # another build, e.g. one from before the streaming rewrite.
 # Needs /usr/bin/time (Debian package `time`) and ~5 GB in $TMPDIR.
-set -euo pipefail
+set -Eeuo pipefail
+trap 'echo "bench/sweep_bench.sh: failed at line $LINENO: $BASH_COMMAND" >&2; cat "$T/err" >&2 2>/dev/null' ERR
 BUILD=$(realpath "${1:-build}")
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 P=$BUILD/parplan
@@ -19,8 +20,10 @@ P=$BUILD/parplan
 [ -x /usr/bin/time ] || { echo "bench/sweep_bench.sh: needs /usr/bin/time (apt-get install time)" >&2; exit 2; }
 T=$(mktemp -d "${TMPDIR:-/tmp}/parplan-sweep-bench.XXXXXX")
 trap 'rm -rf "$T"' EXIT
+: > "$T/err"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-BIG=$ROOT/bench/sweep_1m.json
+BIG=${SWEEP_BENCH_SPEC:-$ROOT/bench/sweep_1m.json} # another spec for a quick check of this script
+KILL_AT=${KILL_AT:-400000}
 GRID=$ROOT/bench/sweep_grid.json
 CORES=$(nproc)
 
@@ -28,7 +31,7 @@ CORES=$(nproc)
 timed() {
   local out=$1; shift
   /usr/bin/time -f "%e %U %S %M" -o "$T/time" "$@" > /dev/null 2> "$T/err" || [ $? = 1 ] # 1: some scenarios gave no plan
-  read -r W u s m < "$T/time"
+  read -r W u s m < <(tail -n 1 "$T/time") # after "Command exited with non-zero status 1"
   U=$(awk -v a="$u" -v b="$s" 'BEGIN { printf "%.2f", a + b }'); M=$(awk -v m="$m" 'BEGIN { printf "%.1f", m / 1024 }')
   [ -z "$out" ] || [ -f "$out" ] || { echo "no output $out: $(cat "$T/err")" >&2; exit 1; }
 }
@@ -53,7 +56,7 @@ echo "| bench/sweep_1m.json: 10^6 pinned scenarios, \`--top 1\`, JSON lines to a
 
 # kill -9 at ~40%, then --resume
 "$P" sweep "$BIG" --top 1 --output "$T/k.jsonl" 2>/dev/null & pid=$!
-while [ ! -s "$T/k.jsonl.part" ] || [ "$(wc -l < "$T/k.jsonl.part")" -lt 400000 ]; do sleep 1; done
+while [ ! -s "$T/k.jsonl.part" ] || [ "$(wc -l < "$T/k.jsonl.part")" -lt "$KILL_AT" ]; do sleep 1; done
 kill -9 $pid; wait $pid 2>/dev/null || true
 kept=$(wc -l < "$T/k.jsonl.part")
 timed "$T/k.jsonl" "$P" sweep "$BIG" --top 1 --output "$T/k.jsonl" --resume "$T/k.jsonl"
