@@ -8,8 +8,9 @@
 #      (4 oversubscribed on this machine), speed-up and identical output.
 # It rewrites only its own section of bench/results.md (between the
 # sweep-bench markers); bench/run.sh keeps that section when it regenerates
-# the rest. OLD_PARPLAN=path adds a baseline row (sweep_grid.json) for
-# another build, e.g. one from before the streaming rewrite.
+# the rest. OLD_PARPLAN=path adds baseline rows (sweep_grid.json) for
+# another build, e.g. one from before the streaming rewrite, named in the
+# table as OLD_LABEL (default: the path).
 # Needs /usr/bin/time (Debian package `time`) and ~5 GB in $TMPDIR.
 set -Eeuo pipefail
 trap 'echo "bench/sweep_bench.sh: failed at line $LINENO: $BASH_COMMAND" >&2; cat "$T/err" >&2 2>/dev/null' ERR
@@ -68,9 +69,17 @@ rm -f "$T/1m.jsonl"
 
 timed "$T/grid.jsonl" "$P" sweep "$GRID" --output "$T/grid.jsonl"
 echo "| bench/sweep_grid.json: 1,000 searched scenarios | 1000 | $W | $U | $(per_ms "$U" 1000) | $M | |" >> "$SEC"
+# the same scenarios one by one through pp_plan_request, no sweep: what the search alone costs
+if command -v python3 > /dev/null; then
+  echo "| the same 1,000 one by one through \`pp_plan_request\` on one thread, no sweep (bench/sweep_percall.py) | 1000 | | | $(OMP_NUM_THREADS=1 python3 "$ROOT/bench/sweep_percall.py" "$BUILD/libparplan.so" "$GRID" | sed 's/.*, \([0-9.]*\) ms each/\1/') | | the search's own cost |" >> "$SEC"
+fi
 if [ -n "${OLD_PARPLAN:-}" ]; then
   timed "$T/grid_old.jsonl" "$OLD_PARPLAN" sweep "$GRID" --output "$T/grid_old.jsonl"
-  echo "| baseline: $OLD_PARPLAN on bench/sweep_grid.json | 1000 | $W | $U | $(per_ms "$U" 1000) | $M | $(cmp -s "$T/grid.jsonl" "$T/grid_old.jsonl" && echo "same bytes" || echo "different bytes") |" >> "$SEC"
+  echo "| baseline: ${OLD_LABEL:-$OLD_PARPLAN} on bench/sweep_grid.json | 1000 | $W | $U | $(per_ms "$U" 1000) | $M | $(cmp -s "$T/grid.jsonl" "$T/grid_old.jsonl" && echo "same bytes" || echo "different bytes") |" >> "$SEC"
+  old_lib=$(dirname "$OLD_PARPLAN")/libparplan.so
+  if [ -f "$old_lib" ] && command -v python3 > /dev/null; then
+    echo "| baseline: its scenarios one by one through \`pp_plan_request\`, no sweep | 1000 | | | $(OMP_NUM_THREADS=1 python3 "$ROOT/bench/sweep_percall.py" "$old_lib" "$GRID" | sed 's/.*, \([0-9.]*\) ms each/\1/') | | |" >> "$SEC"
+  fi
 fi
 
 {
