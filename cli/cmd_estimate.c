@@ -1,6 +1,7 @@
 /* cmd_estimate.c — `parplan estimate`: memory (and time) of one strategy. */
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli.h"
 
@@ -56,6 +57,12 @@ static const cli_opt opts[] = {
     {"format", 1, "table (default) or json"},
     {"fail-if-oom", 0, "exit 1 when the strategy does not fit (default: DOES NOT FIT is a result, exit 0)"},
     {"deepspeed", 1, "read dp, ZeRO, batch, precision... from this ds_config.json"},
+    {"fsdp-config", 1, "read the strategy from an HF Accelerate FSDP2 config YAML (with --training-args) or a "
+                       "torchtitan job TOML (docs/fsdp.md)"},
+    {"training-args", 1, "read batch, checkpointing, precision and optimizer from HF TrainingArguments JSON (plain "
+                         "PyTorch, or DeepSpeed when it names a ds_config.json; docs/fsdp.md)"},
+    {"megatron-args", 1, "read the strategy from Megatron-LM or Megatron-DeepSpeed arguments (MEGATRON_ARGS=( ... ), "
+                         "one flag per line, or a command line; docs/megatron.md)"},
     {"emit-deepspeed", 1, "write ds_config.json for DeepSpeed v0.14.5 to FILE"},
     {"emit-megatron", 1, "write Megatron-LM arguments (Megatron-DeepSpeed with --emit-deepspeed)"},
     {"force", 0, "replace existing output files"},
@@ -202,11 +209,20 @@ static void print_memory(const pp_model *m, const pp_cluster *c, const pp_plan *
                gib(st->total_bytes), i == mem->peak_stage ? "*" : " ",
                st->peak_phase == PP_PHASE_OPTIMIZER ? "optimizer step" : "forward/backward");
     }
+    const pp_uncertainty *u = &p->uncertainty;
+    const pp_interval *pk = &u->peak_bytes;
     printf("\npeak %.2f GiB on stage %d of %.2f GiB usable: %s\n", gib(mem->peak_bytes), mem->peak_stage,
-           gib(mem->gpu_bytes), mem->peak_bytes <= mem->gpu_bytes ? "fits" : "DOES NOT FIT");
+           gib(mem->gpu_bytes), mem->peak_bytes > mem->gpu_bytes ? u->fit == PP_FIT_TIGHT ? "DOES NOT FIT (tight)" : "DOES NOT FIT"
+                                : pp_fit_name(u->fit));
+    if (pk->rows)
+        printf("  %.0f%% interval %.2f-%.2f GiB (from %d published runs: %s)\n", 100 * u->level, gib(pk->lo), gib(pk->hi),
+               pk->rows, pk->group);
     if (mem->host_bytes_per_node > 0)
         printf("host: %.1f GiB offloaded per node of %.1f GiB usable: %s\n", gib(mem->host_bytes_per_node),
                gib(mem->host_usable_bytes), mem->host_fits ? "fits" : "DOES NOT FIT");
+    if (mem->nvme_bytes_per_node > 0)
+        printf("NVMe: %.1f GB swapped per node of %.1f GB: %s\n", mem->nvme_bytes_per_node / 1e9,
+               mem->nvme_usable_bytes / 1e9, mem->nvme_fits ? "fits" : "DOES NOT FIT");
 }
 
 static void print_time(const pp_plan *p)
@@ -226,6 +242,11 @@ static void print_time(const pp_plan *p)
                t->dp_comm_s, 100 * t->dp_comm_exposed_s / t->dp_comm_s);
     else
         printf("  %-24s %9.3f s\n", "step", t->step_s);
+    const pp_interval *si = &p->uncertainty.step_s;
+    if (si->rows)
+        printf("  %.0f%% interval %.3f-%.3f s (from %d published runs: %s)\n", 100 * p->uncertainty.level, si->lo, si->hi,
+               si->rows, si->group);
+    if (p->uncertainty.notes[0]) printf("  not validated: %s\n", p->uncertainty.notes);
     printf("\n%.0f tokens/s, %.1f model TFLOP/s per GPU, MFU %.1f%%, HFU %.1f%%\n", q->tokens_per_s,
            q->model_tflops_per_gpu, 100 * q->mfu, 100 * q->hfu);
     if (p->train.tokens > 0)
@@ -262,6 +283,131 @@ static int read_deepspeed(const cli_args *a, const pp_model *m, const pp_cluster
                              cli_has(a, "precision") ? (int)s->precision : -1};
     pp_error err = {""};
     pp_status st = pp_deepspeed_read_hf(cli_get(a, "deepspeed"), m, c, &hf, s, dso, warn, &err);
+    return st == PP_OK ? 0 : cli_fail(st, &err);
+}
+
+/* The flags a launcher file decides: given beside it, they are refused. */
+static int refuse_from_file(const cli_args *a, const char *const *flags, const char *file_flag)
+{
+    for (int i = 0; flags[i]; i++)
+        if (cli_has(a, flags[i])) {
+            fprintf(stderr, "parplan: --%s: with --%s it comes from the file; give one of them\n", flags[i], file_flag);
+            return 2;
+        }
+    return 0;
+}
+
+/* --megatron-args FILE: the file decides the strategy (and names the
+ * ds_config.json of Megatron-DeepSpeed); the model and cluster are the
+ * command line's, and so are the buffer overrides. */
+static int read_megatron(const cli_args *a, const pp_model *m, const pp_cluster *c, pp_strategy *s, pp_notes *warn)
+{
+    if (cli_has(a, "fsdp-config") || cli_has(a, "training-args")) {
+        fprintf(stderr, "parplan: --megatron-args with --%s: give the launcher files of one framework\n",
+                cli_has(a, "fsdp-config") ? "fsdp-config" : "training-args");
+        return 2;
+    }
+    static const char *const from_file[] = {"tp", "pp", "dp", "cp", "ep", "sp", "zero", "shard", "recompute",
+                                            "recompute-layers", "precision", "optimizer", "attention", "cp-comm",
+                                            "loss", "micro-batch", "global-batch", "seq", "schedule",
+                                            "virtual-stages", "stage-layers", "offload", "grad-accum", "deepspeed",
+                                            "no-dp-overlap", "tp-overlap", "reduce-bucket", "allgather-bucket", NULL};
+    int rc = refuse_from_file(a, from_file, "megatron-args");
+    if (rc) return rc;
+    pp_framework want = s->framework;
+    pp_error err = {""};
+    pp_status st = pp_megatron_read(cli_get(a, "megatron-args"), m, c, s, warn, &err);
+    if (st != PP_OK) return cli_fail(st, &err);
+    if (want != PP_FW_AUTO && want != s->framework) {
+        fprintf(stderr, "parplan: --framework %s: %s holds %s arguments (framework %s)\n", pp_framework_name(want),
+                cli_safe(cli_get(a, "megatron-args")), s->framework == PP_FW_MEGATRON ? "Megatron-LM" : "Megatron-DeepSpeed",
+                pp_framework_name(s->framework));
+        return 2;
+    }
+    return 0;
+}
+
+/* The same file? (a missing one is not the same as anything) */
+static int same_file(const char *a, const char *b)
+{
+    char ra[4096], rb[4096];
+    return realpath(a, ra) && realpath(b, rb) && !strcmp(ra, rb);
+}
+
+/* --deepspeed FILE alone: the HF Trainer's training_args.json beside it
+ * (what `--emit` writes) when its "deepspeed" names FILE and no Trainer
+ * flag is given, so the folder reads back whole (gradient checkpointing is
+ * the Trainer's, not ds_config's). The path in buf, or NULL. */
+static const char *sibling_training_args(const cli_args *a, char *buf, size_t cap)
+{
+    static const char *const trainer[] = {"micro-batch", "global-batch", "precision", "recompute", "recompute-layers",
+                                          "optimizer", "loss", NULL};
+    const char *ds = cli_get(a, "deepspeed"), *slash = ds ? strrchr(ds, '/') : NULL;
+    if (!ds || cli_has(a, "training-args") || cli_has(a, "fsdp-config")) return NULL;
+    for (int i = 0; trainer[i]; i++)
+        if (cli_has(a, trainer[i])) return NULL;
+    snprintf(buf, cap, "%.*s%straining_args.json", slash ? (int)(slash - ds) : 0, ds, slash ? "/" : "");
+    pp_training_args ta;
+    pp_notes quiet = {0};
+    pp_error err = {""};
+    if (access(buf, R_OK) != 0 || pp_training_args_read(buf, &ta, &quiet, &err) != PP_OK || !ta.deepspeed[0])
+        return NULL;
+    char named[PP_TEXT_LEN * 2];
+    if (ta.deepspeed[0] == '/' || !slash) snprintf(named, sizeof named, "%s", ta.deepspeed);
+    else snprintf(named, sizeof named, "%.*s/%s", (int)(slash - ds), ds, ta.deepspeed);
+    return same_file(named, ds) ? buf : NULL;
+}
+
+/* --fsdp-config and --training-args: HF Accelerate / torchtitan FSDP, or
+ * the HF Trainer's TrainingArguments (plain PyTorch, or DeepSpeed with the
+ * ds_config.json they name or --deepspeed gives). */
+static int read_hf_fsdp(const cli_args *a, const pp_model *m, const pp_cluster *c, pp_strategy *s,
+                        pp_deepspeed_opts *dso, pp_notes *warn, const char *sibling)
+{
+    static const char *const layout[] = {"tp", "pp", "dp", "cp", "ep", "sp", "zero", "shard", "offload", "schedule",
+                                         "virtual-stages", "stage-layers", "cp-comm", "reduce-bucket",
+                                         "allgather-bucket", "no-dp-overlap", "tp-overlap", NULL};
+    static const char *const trainer[] = {"micro-batch", "global-batch", "precision", "recompute", "recompute-layers",
+                                          "optimizer", "loss", NULL};
+    const char *fsdp = cli_get(a, "fsdp-config"), *ds = cli_get(a, "deepspeed");
+    const char *ta_path = sibling ? sibling : cli_get(a, "training-args");
+    int rc;
+    pp_error err = {""};
+    pp_training_args ta;
+    if (fsdp && ds) {
+        fprintf(stderr, "parplan: --fsdp-config with --deepspeed: give the launcher files of one framework\n");
+        return 2;
+    }
+    if (ta_path && (rc = refuse_from_file(a, trainer, "training-args"))) return rc;
+    if (ta_path && pp_training_args_read(ta_path, &ta, warn, &err) != PP_OK) return cli_fail(PP_ERR_INPUT, &err);
+    if (fsdp) {
+        if ((rc = refuse_from_file(a, layout, "fsdp-config"))) return rc;
+        static const char *const more[] = {"precision", "recompute", "recompute-layers", NULL};
+        if ((rc = refuse_from_file(a, more, "fsdp-config"))) return rc;
+        if (s->framework != PP_FW_AUTO && s->framework != PP_FW_FSDP) {
+            fprintf(stderr, "parplan: --framework %s: --fsdp-config files are run by fsdp\n", pp_framework_name(s->framework));
+            return 2;
+        }
+        pp_status st = pp_fsdp_read(fsdp, m, c, ta_path ? &ta : NULL, s, warn, &err);
+        return st == PP_OK ? 0 : cli_fail(st, &err);
+    }
+    if (ds && ta.deepspeed[0]) {
+        char named[PP_TEXT_LEN * 2];
+        const char *slash = strrchr(ta_path, '/');
+        if (ta.deepspeed[0] == '/' || !slash) snprintf(named, sizeof named, "%s", ta.deepspeed);
+        else snprintf(named, sizeof named, "%.*s/%s", (int)(slash - ta_path), ta_path, ta.deepspeed);
+        if (!same_file(named, ds)) {
+            fprintf(stderr, "parplan: --deepspeed %s: %s names another ds_config.json (\"deepspeed\": \"%s\")\n",
+                    cli_safe(ds), cli_safe(ta_path), cli_safe(ta.deepspeed));
+            return 2;
+        }
+    }
+    static const char *const from_ds[] = {"dp", "zero", "offload", "reduce-bucket", "allgather-bucket",
+                                          "no-dp-overlap", NULL};
+    if ((ds || ta.deepspeed[0]) && (rc = refuse_from_file(a, from_ds, "training-args"))) return rc;
+    static const char *const from_ddp[] = {"dp", "zero", "offload", NULL};
+    if (!ds && !ta.deepspeed[0] && (rc = refuse_from_file(a, from_ddp, "training-args"))) return rc;
+    pp_status st = pp_hf_strategy(&ta, ds, m, c, s, dso, warn, &err);
     return st == PP_OK ? 0 : cli_fail(st, &err);
 }
 
@@ -400,7 +546,18 @@ static int run(const cli_args *a)
         return 3;
     }
     pp_deepspeed_opts_default(&e->ds);
-    if ((cli_has(a, "deepspeed") && (rc = read_deepspeed(a, &m, &c, &s, &e->ds, warn))) ||
+    char sib[PP_TEXT_LEN * 2];
+    const char *sibling = sibling_training_args(a, sib, sizeof sib);
+    if (sibling && warn->n < PP_NOTES_MAX)
+        snprintf(warn->line[warn->n++], PP_NOTE_LEN, "%.100s: read beside --deepspeed (its \"deepspeed\" names that "
+                 "file): batch, gradient checkpointing and precision are the Trainer's; give --training-args or "
+                 "Trainer flags to say otherwise", sibling);
+    if ((cli_has(a, "megatron-args") && (rc = read_megatron(a, &m, &c, &s, warn))) ||
+        ((cli_has(a, "fsdp-config") || cli_has(a, "training-args")) &&
+         (rc = read_hf_fsdp(a, &m, &c, &s, &e->ds, warn, NULL))) ||
+        (sibling && (rc = read_hf_fsdp(a, &m, &c, &s, &e->ds, warn, sibling))) ||
+        (cli_has(a, "deepspeed") && !sibling && !cli_has(a, "fsdp-config") && !cli_has(a, "training-args") &&
+         (rc = read_deepspeed(a, &m, &c, &s, &e->ds, warn))) ||
         (rc = prepare_emit(a, &m, &c, &s, e)))
         goto done;
     pp_error err = {""};
@@ -419,7 +576,7 @@ static int run(const cli_args *a)
     if (tokens > 0) pp_plan_train(&c, p, tokens, price, tdp);
     if ((rc = cli_report_estimate(a, &m, &c, p))) goto done;
     if ((e->ds_path || e->mg_path) && (rc = write_emit(&m, &c, p, e))) goto done;
-    if ((rc = cli_emit_plans(a, &m, &c, p, 1))) goto done;
+    if ((rc = cli_emit_plans(a, &m, &c, p, 1, 0))) goto done;
     if (!strcmp(fmt, "json")) {
         char *j = pp_plan_to_json(&m, &c, p);
         if (j) printf("%s\n", j);
@@ -445,9 +602,10 @@ static int run(const cli_args *a)
                             p->strategy.ft.mode != PP_MODE_FULL ? " (and ds_config_trainer.json, adapter_config.json beside it)" : "");
     if (e->mg_path) fprintf(stderr, "parplan: wrote %s\n", e->mg_path);
     if (rc == 0 && cli_has(a, "fail-if-oom") && !p->memory.fits) {
-        fprintf(stderr, "parplan: does not fit: peak %.2f GiB on stage %d of %.2f GiB usable%s (--fail-if-oom)\n",
+        fprintf(stderr, "parplan: does not fit: peak %.2f GiB on stage %d of %.2f GiB usable%s%s (--fail-if-oom)\n",
                 p->memory.peak_bytes / 1073741824.0, p->memory.peak_stage, p->memory.gpu_bytes / 1073741824.0,
-                p->memory.host_fits ? "" : "; offloaded states exceed host memory");
+                p->memory.host_fits ? "" : "; offloaded states exceed host memory",
+                p->memory.nvme_fits ? "" : "; swapped states exceed the NVMe drives");
         rc = 1;
     }
 done:
@@ -463,11 +621,13 @@ const cli_cmd cli_cmd_estimate = {"estimate", "memory per stage (and step time) 
     "                   --micro-batch B --global-batch G [--seq S] [--schedule 1f1b|interleaved|gpipe]\n"
     "                   [--virtual-stages V] [--offload none|optimizer|optimizer+params|nvme]\n"
     "                   [--stage-layers L1,L2,...] [--format table|json]\n"
-    "                   [--deepspeed ds_config.json] [--emit-deepspeed FILE] [--emit-megatron FILE] [--force]",
+    "                   [--deepspeed ds_config.json] [--emit-deepspeed FILE] [--emit-megatron FILE] [--force]\n"
+    "                   [--megatron-args FILE] [--fsdp-config FILE] [--training-args FILE] [--emit DIR]",
     "  parplan estimate --model gpt3-175b --cluster dgx-a100-80g --nodes 128 --tp 8 --pp 16 \\\n"
     "                   --recompute selective --sp --micro-batch 1 --global-batch 1536\n"
     "  parplan estimate --model llama3-8b --cluster dgx-h100 --zero 3 --micro-batch 2 --format json\n"
     "  parplan estimate --model llama3-70b --cluster dgx-h100 --nodes 8 --tp 8 --zero 1 --global-batch 512 \\\n"
     "                   --emit-deepspeed ds_config.json --emit-megatron megatron_args.sh\n"
-    "  parplan estimate --model llama3-8b --cluster dgx-h100 --deepspeed ds_config.json   # will my config OOM?",
+    "  parplan estimate --model llama3-8b --cluster dgx-h100 --deepspeed ds_config.json   # will my config OOM?\n"
+    "  parplan estimate --model llama3-8b --cluster dgx-h100 --megatron-args megatron_args.sh   # read my arguments back",
     opts, run};

@@ -50,4 +50,11 @@ void pp__fmt_num(char *buf, size_t cap, double x);
 void pp__ds_fill_auto(cJSON *root, jr_ctx *jr, const pp_model *m, const pp_cluster *c, int dp,
                       const pp_hf_trainer_args *hf, pp_notes *notes);
 
+/* The generated table of Megatron-LM and Megatron-DeepSpeed flags
+ * (megatron_flags.inc, megatron_read.c): 1 when name is a flag of either,
+ * with its arity (-1: one or more) and which parsers accept it. */
+int pp__megatron_flag_known(const char *name, int *arity, int *lm, int *mds);
+/* 1 when the table is sorted (bsearch relies on it). */
+int pp__megatron_flags_sorted(void);
+
 #endif

@@ -15,7 +15,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <errno.h>
 #include <unistd.h>
 
@@ -87,7 +86,9 @@ static char *training_args(const pp_plan *p, const pp_hparams *hp, const char *d
     cJSON_AddStringToObject(o, "output_dir", "output");
     cJSON_AddNumberToObject(o, "per_device_train_batch_size", s->micro_batch);
     cJSON_AddNumberToObject(o, "gradient_accumulation_steps", s->grad_accum);
-    cJSON_AddBoolToObject(o, "gradient_checkpointing", s->recompute == PP_RECOMPUTE_FULL);
+    /* under FSDP the YAML's fsdp_activation_checkpointing says it: the
+     * Trainer refuses both (transformers training_args.py) */
+    cJSON_AddBoolToObject(o, "gradient_checkpointing", s->recompute == PP_RECOMPUTE_FULL && s->framework != PP_FW_FSDP);
     cJSON_AddBoolToObject(o, "bf16", s->precision == PP_PREC_BF16);
     cJSON_AddBoolToObject(o, "fp16", s->precision == PP_PREC_FP16);
     cJSON_AddBoolToObject(o, "tf32", 0);
@@ -163,6 +164,8 @@ static char *accelerate_yaml(const pp_model *m, const pp_cluster *c, const pp_pl
     pp__sb_printf(&b, "parallelism_config:\n  parallelism_config_dp_replicate_size: %d\n"
                       "  parallelism_config_dp_shard_size: %d\n  parallelism_config_tp_size: %d\n"
                       "  parallelism_config_cp_size: %d\n", nd / shard, shard / s->cp, s->tp, s->cp);
+    if (s->cp > 1) /* Accelerate 1.14 ParallelismConfig: allgather (default) or alltoall (the ring's rotation) */
+        pp__sb_printf(&b, "  parallelism_config_cp_comm_strategy: %s\n", s->cp_comm == PP_CP_RING ? "alltoall" : "allgather");
     return pp__sb_take(&b);
 }
 
@@ -182,7 +185,8 @@ static char *torchtitan_toml(const pp_model *m, const pp_cluster *c, const pp_pl
                   pp_cluster_gpus(c), c->gpu.name, pp_version());
     pp__sb_printf(&b, "[job]\ndump_folder = \"./outputs\"\n\n[model]\nname = \"llama3\"\nflavor = \"%s\"\n",
                   pp__torchtitan_flavor(m));
-    if (s->precision == PP_PREC_FP8) pp__sb_printf(&b, "converters = [\"float8\"]\n");
+    /* torchtitan v0.2.2 docs/float8.md: the converter's registered name */
+    if (s->precision == PP_PREC_FP8) pp__sb_printf(&b, "converters = [\"quantize.linear.float8\"]\n");
     pp__sb_printf(&b, "\n[optimizer]\nname = \"AdamW\"\nlr = %g\neps = %g\nweight_decay = %g\n", hp->lr, hp->eps,
                   hp->weight_decay);
     pp__sb_printf(&b, "\n[lr_scheduler]\nwarmup_steps = %d\n", hp->warmup_steps);
@@ -200,20 +204,19 @@ static char *torchtitan_toml(const pp_model *m, const pp_cluster *c, const pp_pl
     if (s->pp > 1) {
         pp__sb_printf(&b, "pipeline_parallel_schedule = \"%s\"\npipeline_parallel_microbatch_size = %d\n",
                       sched[s->schedule], s->micro_batch);
-        /* model parts in schedule order: chunk k of rank r is part k * pp + r */
+        /* model parts in model order: part k * pp + r is chunk k of rank r
+         * (torchtitan's loop-style stage placement), its blocks the next
+         * pp__chunk_blocks(r, k) of the model */
         pp__sb_printf(&b, "module_fqns_per_model_part = [");
-        int v = s->virtual_stages, first[PP_MAX_STAGES + 1];
-        first[0] = 0;
-        for (int i = 0; i < s->pp; i++) first[i + 1] = first[i] + s->stage_layers[i];
+        int v = s->virtual_stages, next = 0;
         for (int k = 0; k < v; k++)
             for (int r = 0; r < s->pp; r++) {
-                int start = first[r];
-                for (int j = 0; j < k; j++) start += pp__chunk_blocks(s, r, j);
                 int n = pp__chunk_blocks(s, r, k);
                 pp__sb_printf(&b, "%s[", k || r ? ", " : "");
                 int any = 0;
                 if (!k && !r) pp__sb_printf(&b, "\"tok_embeddings\""), any = 1;
-                for (int l = start; l < start + n; l++) pp__sb_printf(&b, "%s\"layers.%d\"", any++ ? ", " : "", l);
+                for (int l = next; l < next + n; l++) pp__sb_printf(&b, "%s\"layers.%d\"", any++ ? ", " : "", l);
+                next += n;
                 if (k == v - 1 && r == s->pp - 1) pp__sb_printf(&b, "%s\"norm\", \"output\"", any ? ", " : "");
                 pp__sb_printf(&b, "]");
             }
@@ -250,8 +253,18 @@ static void readme_launch(pp__sbuf *b, const pp_cluster *c, const pp_plan *p, co
         else pp__sb_printf(b, "  deepspeed --num_nodes %d --num_gpus %d your_script.py --deepspeed ds_config.json\n", nodes,
                            per);
         pp__sb_printf(b, "\n(DeepSpeed v0.14.5; %s)\n", hf ? "training_args.json points the HF Trainer at ds_config.json"
-                                                           : "your script builds the PipelineModule, Ulysses attention or "
-                                                             "MoE layers the plan uses");
+                                                           : "your script builds what the HF Trainer cannot:");
+        if (s->pp > 1)
+            pp__sb_printf(b, "  - deepspeed.pipe.PipelineModule(layers, num_stages=%d, partition_method=\"type:transformer\"%s)\n",
+                          s->pp, s->recompute == PP_RECOMPUTE_FULL ? ", activation_checkpoint_interval=1" : "");
+        if (s->cp > 1)
+            pp__sb_printf(b, "  - deepspeed.sequence.layer.DistributedAttention around the attention core, over groups of %d "
+                             "consecutive ranks (Ulysses)\n", s->cp);
+        if (s->ep > 1)
+            pp__sb_printf(b, "  - deepspeed.moe.layer.MoE(num_experts=..., ep_size=%d, k=...) for the expert layers "
+                             "(DeepSpeed-MoE)\n", s->ep);
+        if (!hf && s->recompute == PP_RECOMPUTE_FULL && s->pp == 1)
+            pp__sb_printf(b, "  - activation checkpointing of every block (e.g. model.gradient_checkpointing_enable())\n");
         break;
     case PP_FW_MEGATRON:
         pp__sb_printf(b, "  source megatron_args.sh\n  torchrun --nnodes %d --nproc_per_node %d%s pretrain_gpt.py "
@@ -277,6 +290,123 @@ static void readme_launch(pp__sbuf *b, const pp_cluster *c, const pp_plan *p, co
     }
 }
 
+/* ------------------------------------------------------------ README: Check */
+
+static int is_preset(pp_preset_kind kind, const char *name)
+{
+    for (int i = 0, n = pp_preset_count(kind); i < n; i++)
+        if (!strcmp(pp_preset_name(kind, i), name)) return 1;
+    return 0;
+}
+
+/* A word for the shell: as it is when plain, else in single quotes. */
+static void sh_word(pp__sbuf *b, const char *w)
+{
+    int plain = *w != '\0';
+    for (const char *p = w; *p && plain; p++)
+        plain = strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./,:+=", *p) != NULL;
+    if (plain) {
+        pp__sb_printf(b, " %s", w);
+        return;
+    }
+    pp__sb_printf(b, " '");
+    for (const char *p = w; *p; p++) pp__sb_printf(b, *p == '\'' ? "'\\''" : "%c", *p);
+    pp__sb_printf(b, "'");
+}
+
+static int has_file(const pp_launch *l, const char *name)
+{
+    for (int i = 0; i < l->n; i++)
+        if (!strcmp(l->files[i].name, name)) return 1;
+    return 0;
+}
+
+/* The stage split for --stage-layers: DeepSpeed's partition_method names
+ * when they give it, else the counts. */
+static void split_arg(pp__sbuf *b, const pp_model *m, const pp_strategy *s)
+{
+    int want[PP_MAX_STAGES];
+    for (int e = 0; e <= 1; e++)
+        if (pp_split_deepspeed(m->layers, s->pp, e, want, NULL) == PP_OK &&
+            !memcmp(want, s->stage_layers, (size_t)s->pp * sizeof *want)) {
+            pp__sb_printf(b, " --stage-layers %s", e ? "deepspeed+embedding" : "deepspeed");
+            return;
+        }
+    pp__sb_printf(b, " --stage-layers ");
+    for (int i = 0; i < s->pp; i++) pp__sb_printf(b, "%s%d", i ? "," : "", s->stage_layers[i]);
+}
+
+/* What no file carries for a DeepSpeed plan without the HF Trainer (its
+ * PipelineModule, Ulysses and checkpointing live in the training script). */
+static void deepspeed_flags(pp__sbuf *b, const pp_model *m, const pp_strategy *s)
+{
+    if (s->pp > 1) {
+        pp__sb_printf(b, " --pp %d", s->pp);
+        split_arg(b, m, s);
+    }
+    if (s->cp > 1) pp__sb_printf(b, " --cp %d", s->cp);
+    if (s->recompute != PP_RECOMPUTE_NONE) pp__sb_printf(b, " --recompute %s", pp_recompute_name(s->recompute));
+    if (s->recompute == PP_RECOMPUTE_FULL && s->recompute_layers >= 0 && !s->per_stage_recompute)
+        pp__sb_printf(b, " --recompute-layers %d", s->recompute_layers);
+    if (s->attention != PP_ATTN_FLASH) pp__sb_printf(b, " --attention %s", pp_attention_name(s->attention));
+    if (s->loss != PP_LOSS_FP32) pp__sb_printf(b, " --loss %s", pp_loss_name(s->loss));
+}
+
+static void finetune_flags(pp__sbuf *b, const pp_strategy *s)
+{
+    const pp_finetune *f = &s->ft;
+    static const char *const tnames[] = {"q", "k", "v", "o", "gate", "up", "down", "lm_head"};
+    if (f->mode != PP_MODE_FULL) {
+        pp__sb_printf(b, " --mode %s --lora-rank %d", f->mode == PP_MODE_QLORA ? "qlora" : "lora", f->lora_rank);
+        if (f->lora_dropout > 0) pp__sb_printf(b, " --lora-dropout %g", f->lora_dropout);
+        if (f->lora_targets != (PP_LORA_Q | PP_LORA_V)) {
+            if (f->lora_targets == PP_LORA_ALL_LINEAR) pp__sb_printf(b, " --lora-targets all-linear");
+            else {
+                pp__sb_printf(b, " --lora-targets ");
+                for (int i = 0, n = 0; i < 8; i++)
+                    if (f->lora_targets >> i & 1) pp__sb_printf(b, "%s%s", n++ ? "," : "", tnames[i]);
+            }
+        }
+    }
+    if (f->freeze_embeddings || f->freeze_layers) {
+        pp__sb_printf(b, " --freeze %s", f->freeze_embeddings ? "embeddings" : "");
+        if (f->freeze_layers) pp__sb_printf(b, "%slayers:%d", f->freeze_embeddings ? "," : "", f->freeze_layers);
+    }
+}
+
+/* The command that reads this folder's files back into the plan's
+ * strategy (run in the folder): the model, the cluster, the readers for
+ * the files, and flags only for what no file carries. */
+static void readme_check(pp__sbuf *b, const pp_model *m, const pp_cluster *c, const pp_plan *p, const pp_launch *l)
+{
+    const pp_strategy *s = &p->strategy;
+    pp__sb_printf(b, "\nCheck (in this folder: parplan reads these files back and prints the same peak and step):\n\n"
+                     "  parplan estimate --model");
+    sh_word(b, is_preset(PP_PRESET_MODEL, m->name) || !m->source[0] ? m->name : m->source);
+    pp__sb_printf(b, " --cluster");
+    sh_word(b, is_preset(PP_PRESET_CLUSTER, c->name) || !c->source[0] ? c->name : c->source);
+    if (c->nodes > 1) pp__sb_printf(b, " --nodes %d", c->nodes);
+    else pp__sb_printf(b, " --gpus %d", c->gpus_per_node);
+    int seq_in_file = 0;
+    if (has_file(l, "megatron_args.sh")) pp__sb_printf(b, " --megatron-args megatron_args.sh"), seq_in_file = 1;
+    else if (has_file(l, "megatron_deepspeed_args.sh")) pp__sb_printf(b, " --megatron-args megatron_deepspeed_args.sh"), seq_in_file = 1;
+    else if (has_file(l, "torchtitan.toml")) pp__sb_printf(b, " --fsdp-config torchtitan.toml"), seq_in_file = 1;
+    else if (has_file(l, "accelerate_fsdp.yaml")) pp__sb_printf(b, " --fsdp-config accelerate_fsdp.yaml --training-args training_args.json");
+    else if (has_file(l, "training_args.json")) pp__sb_printf(b, " --training-args training_args.json");
+    else if (has_file(l, "ds_config.json")) {
+        pp__sb_printf(b, " --deepspeed ds_config.json");
+        deepspeed_flags(b, m, s);
+    }
+    if (s->framework == PP_FW_DEEPSPEED && s->ep > 1) pp__sb_printf(b, " --ep %d", s->ep);
+    if (!seq_in_file && s->seq != m->seq) pp__sb_printf(b, " --seq %d", s->seq);
+    finetune_flags(b, s);
+    pp_buffers def;
+    pp_buffers_default(&def);
+    if (s->buf.cuda_context != def.cuda_context) pp__sb_printf(b, " --cuda-context-gib %g", s->buf.cuda_context / 1073741824.0);
+    if (s->buf.fragmentation != def.fragmentation) pp__sb_printf(b, " --fragmentation %g", s->buf.fragmentation);
+    pp__sb_printf(b, "\n");
+}
+
 static char *readme(const pp_model *m, const pp_cluster *c, const pp_plan *p, const pp_launch *l, const pp_notes *notes)
 {
     const pp_strategy *s = &p->strategy;
@@ -291,6 +421,7 @@ static char *readme(const pp_model *m, const pp_cluster *c, const pp_plan *p, co
                   pp_precision_name(s->precision), pp_recompute_name(s->recompute), s->micro_batch, s->grad_accum,
                   pp_schedule_name(s->schedule));
     readme_launch(&b, c, p, l);
+    readme_check(&b, m, c, p, l);
     pp__sb_printf(&b, "\nFiles:\n");
     for (int i = 0; i < l->n; i++)
         if (strcmp(l->files[i].name, "plan.json")) pp__sb_printf(&b, "  %s\n", l->files[i].name);
@@ -333,7 +464,7 @@ static pp_status deepspeed_files(const pp_model *m, const pp_cluster *c, const p
     if (st != PP_OK) return st;
     if (mds) return megatron_file(m, c, p, o, PP_MEGATRON_DEEPSPEED, out, err);
     /* the HF Trainer runs DeepSpeed without a pipeline or Ulysses */
-    if (s->pp == 1 && s->cp == 1) st = add_file(out, "training_args.json", training_args(p, &o->hp, "ds_config.json"), err);
+    if (s->pp == 1 && s->cp == 1 && s->ep == 1) st = add_file(out, "training_args.json", training_args(p, &o->hp, "ds_config.json"), err);
     return st;
 }
 
@@ -387,17 +518,6 @@ pp_status pp_launch_files(const pp_model *m, const pp_cluster *c, const pp_plan 
 
 /* ------------------------------------------------------------ a folder of plans */
 
-static pp_status make_dir(const char *path, int force, pp_error *err)
-{
-    struct stat st;
-    if (mkdir(path, 0777) == 0) return PP_OK;
-    if (errno != EEXIST) return pp__fail(err, PP_ERR_IO, "%s: cannot create the folder: %s", path, strerror(errno));
-    if (stat(path, &st) != 0 || !S_ISDIR(st.st_mode))
-        return pp__fail(err, PP_ERR_IO, "%s: exists and is not a folder", path);
-    (void)force; /* the files inside are checked one by one (pp_write_files) */
-    return PP_OK;
-}
-
 pp_status pp_plan_emit(const pp_model *m, const pp_cluster *c, const pp_plan *plans, int n, const pp_launch_opts *o,
                        const char *dir, unsigned flags, pp_notes *notes, pp_error *err)
 {
@@ -406,7 +526,7 @@ pp_status pp_plan_emit(const pp_model *m, const pp_cluster *c, const pp_plan *pl
     pp_launch *l = calloc((size_t)n, sizeof *l);
     pp_out_file *files = calloc((size_t)n * PP_LAUNCH_MAX, sizeof *files);
     char (*paths)[PP_TEXT_LEN * 2] = calloc((size_t)n * PP_LAUNCH_MAX, sizeof *paths);
-    int nf = 0, made = 0;
+    int nf = 0, numbered = n > 1 || (flags & PP_EMIT_NUMBERED);
     pp_status st = l && files && paths ? PP_OK : pp__fail(err, PP_ERR_NOMEM, "out of memory");
     /* every plan's files first: nothing is written if one cannot be emitted */
     for (int i = 0; st == PP_OK && i < n; i++) {
@@ -418,33 +538,15 @@ pp_status pp_plan_emit(const pp_model *m, const pp_cluster *c, const pp_plan *pl
             err->detail = 0, err->field[0] = '\0';
         }
         for (int k = 0; st == PP_OK && k < l[i].n; k++) {
-            if (n > 1) snprintf(paths[nf], sizeof paths[nf], "%s/%d/%s", dir, i + 1, l[i].files[k].name);
+            if (numbered) snprintf(paths[nf], sizeof paths[nf], "%s/%d/%s", dir, i + 1, l[i].files[k].name);
             else snprintf(paths[nf], sizeof paths[nf], "%s/%s", dir, l[i].files[k].name);
             files[nf] = (pp_out_file){paths[nf], l[i].files[k].text, strlen(l[i].files[k].text)};
             nf++;
         }
         for (int k = 0; notes && k < l[i].notes.n; k++) pp__note(notes, "plan %d: %s", i + 1, l[i].notes.line[k]);
     }
-    /* the folders, then the files as one set; new folders go again on failure */
-    struct stat sb;
-    int dir_existed = stat(dir, &sb) == 0;
-    if (st == PP_OK) st = make_dir(dir, 0, err);
-    for (int i = 0; st == PP_OK && n > 1 && i < n; i++) {
-        char sub[PP_TEXT_LEN * 2];
-        snprintf(sub, sizeof sub, "%s/%d", dir, i + 1);
-        int existed = stat(sub, &sb) == 0;
-        st = make_dir(sub, 0, err);
-        if (st == PP_OK && !existed) made = i + 1;
-    }
-    if (st == PP_OK) st = pp_write_files(files, nf, flags, err);
-    if (st != PP_OK && (made || !dir_existed)) {
-        for (int i = made; i >= 1; i--) {
-            char sub[PP_TEXT_LEN * 2];
-            snprintf(sub, sizeof sub, "%s/%d", dir, i);
-            rmdir(sub); /* only empty, new ones go */
-        }
-        if (!dir_existed) rmdir(dir);
-    }
+    /* the files as one set: folders made as needed, and removed again on failure */
+    if (st == PP_OK) st = pp_write_files(files, nf, (flags & PP_WRITE_FORCE) | PP_WRITE_MKDIRS, err);
     for (int i = 0; l && i < n; i++) pp_launch_free(&l[i]);
     free(l);
     free(files);

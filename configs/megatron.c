@@ -210,6 +210,9 @@ static void model_flags(pp__sbuf *b, const pp_model *m, const pp_strategy *s, pp
             if (s->ep > 1) pp__sb_printf(b, "  --moe-token-dispatcher-type alltoall\n");
         } else {
             flag_int(b, "--num-experts", m->experts);
+            /* Megatron-DeepSpeed builds MoE every --expert-interval blocks,
+             * default 2 (megatron/model/transformer.py) */
+            if (moe_every(m)) flag_int(b, "--expert-interval", 1);
             flag_int(b, "--topk", m->topk);
             if (m->capacity_factor > 0) flag_num(b, "--moe-train-capacity-factor", m->capacity_factor);
             else flag(b, "--disable-moe-token-dropping");
@@ -347,9 +350,7 @@ static void memory_flags(pp__sbuf *b, const pp_strategy *s, const pp_megatron_op
         if (!lm) flag(b, "--deepspeed-activation-checkpointing");
     }
     if (!lm && s->attention == PP_ATTN_FLASH) flag(b, "--use-flash-attn-v2");
-    if (lm && s->attention == PP_ATTN_MATERIALISED)
-        pp__note(notes, "attention materialised: Megatron-LM picks flash or fused attention by default; "
-                        "add --attention-backend unfused to materialise the scores as estimated");
+    if (lm && s->attention == PP_ATTN_MATERIALISED) pp__sb_printf(b, "  --attention-backend unfused\n");
     if (!lm && s->offload != PP_OFFLOAD_NONE) flag(b, "--cpu-optimizer");
 }
 

@@ -38,10 +38,12 @@ static const pp__fw table[PP_FW_COUNT] = {
      * partition_method, checkpoints every layer, keeps stage outputs until
      * their backward and reduces gradients after the flush; sequence
      * parallelism is Ulysses; tensor parallelism needs Megatron's model code
-     * (megatron-deepspeed). */
+     * and expert parallelism DeepSpeed-MoE layers in the model
+     * (deepspeed.moe.layer.MoE): both are megatron-deepspeed. An HF MoE
+     * model under DeepSpeed keeps its experts data-parallel. */
     [PP_FW_DEEPSPEED] = {
         .name = "deepspeed", .title = "DeepSpeed v0.14.5",
-        .zero = ALL_ZERO, .zero_pp = B(0) | B(1), .pp = 1, .cp = 1, .ep = 1, .cp_comm = B(PP_CP_A2A),
+        .zero = ALL_ZERO, .zero_pp = B(0) | B(1), .pp = 1, .cp = 1, .cp_comm = B(PP_CP_A2A),
         .offload = ALL_OFFLOAD, .schedules = B(PP_SCHED_1F1B), .precisions = P16, .recompute = RC_BLOCKS,
         .optimizers = ALL_OPT, .modes = ALL_MODES, .freeze = 1, .losses = B(PP_LOSS_FP32) | B(PP_LOSS_CHUNKED),
         .split = PP_SPLIT_DEEPSPEED, .fixed_order = 1, .weights = PP_W_MASTER16, .buckets = PP_BUCKETS_DEEPSPEED,
@@ -105,6 +107,8 @@ const char *pp_framework_name(pp_framework f)
 {
     return (unsigned)f < PP_FW_COUNT ? table[f].name : f == PP_FW_AUTO ? "auto" : "?";
 }
+
+const char *pp_framework_title(pp_framework f) { return (unsigned)f < PP_FW_COUNT ? table[f].title : "?"; }
 
 int pp__ds_is_bf16(const pp_strategy *s) { return s->precision == PP_PREC_BF16 || s->precision == PP_PREC_FP8; }
 
@@ -207,7 +211,12 @@ int pp_framework_supports(pp_framework fw, const char *dim, int v)
         {"mode", f->modes, PP_MODE_COUNT}, {"cp_comm", f->cp_comm, PP_CP_COUNT}, {"loss", f->losses, PP_LOSS_COUNT}};
     for (size_t i = 0; i < sizeof sets / sizeof *sets; i++)
         if (!strcmp(dim, sets[i].dim)) return v >= 0 && v < sets[i].n && (sets[i].mask >> v & 1);
+    if (!strcmp(dim, "zero_pp")) return v >= 0 && v < 4 && (f->zero_pp >> v & 1);
     if (!strcmp(dim, "sp")) return v == 0 ? f->sp != 2 : v == 1 && f->sp > 0;
+    if (!strcmp(dim, "shard")) return v == 0 || (v == 1 && f->shard);
+    if (!strcmp(dim, "freeze")) return v == 0 || (v == 1 && f->freeze);
+    if (!strcmp(dim, "partial_recompute")) return v >= 0 && v <= f->partial_recompute;
+    if (!strcmp(dim, "split")) return v == (int)f->split;
     return 0;
 }
 

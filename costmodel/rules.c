@@ -107,7 +107,9 @@ static const char *itoa_(char *b, int v)
     snprintf(b, 16, "%d", v);
     return b;
 }
-#define I(v) itoa_((char[16]){0}, (v))
+/* The value as text, formatted only when a message is wanted (the search
+ * evaluates rules without one, millions of times). */
+#define I(v) (w->err ? itoa_((char[16]){0}, (v)) : NULL)
 
 static const char *ename(int which, int v)
 {
@@ -116,9 +118,10 @@ static const char *ename(int which, int v)
     return v >= 0 && v < n ? names[v] : "?";
 }
 
+/* Counts beyond pp are zero or rule split says so. */
 static int split_given(const pp_strategy *s)
 {
-    for (int i = 0; i < PP_MAX_STAGES; i++)
+    for (int i = 0; i < s->pp && i < PP_MAX_STAGES; i++)
         if (s->stage_layers[i]) return 1;
     return 0;
 }
@@ -685,6 +688,13 @@ static int fw_loss_ok(const why *w)
 static int fw_launcher_ok(const why *w)
 {
     const pp_strategy *s = w->x->s;
+    const pp_model *m = w->x->m;
+    /* the arguments target microsoft/Megatron-DeepSpeed: ALiBi and the
+     * embedding norm are BigScience's fork (BLOOM), priced but not written */
+    if (s->framework == PP_FW_MEGATRON_DEEPSPEED && (m->position == PP_POS_ALIBI || m->embed_norm))
+        return no(w, NULL, m->name, "uses %s: the Megatron-DeepSpeed arguments parplan writes (microsoft/Megatron-DeepSpeed) "
+                  "cannot build it; BigScience's fork can (--position-embedding-type alibi, --embed-layernorm)",
+                  m->position == PP_POS_ALIBI ? "ALiBi positions" : "a norm after the embedding");
     if (FW(w)->weights != PP_W_FSDP || (s->pp == 1 && s->precision != PP_PREC_FP8)) return 1;
     const char *why_tt = s->pp > 1 ? "pipeline stages" : "fp8";
     if (s->ft.mode != PP_MODE_FULL)
@@ -750,14 +760,13 @@ static int fw_arch_ok(const why *w)
         return no(w, NULL, m->name, "biases (qkv %d, out %d, mlp %d): %s has all linear biases, none "
                   "(--disable-bias-linear)%s", m->qkv_bias, m->out_bias, m->mlp_bias, fw,
                   mds ? "" : " or q/k/v only (--add-qkv-bias)");
-    if (!rope_ok(w, m, mds)) return 0;
     if (mds && m->mla.kv_lora_rank > 0)
         return no(w, NULL, m->name, "uses multi-head latent attention: Megatron-DeepSpeed cannot build it (megatron can)");
     if (mds && m->experts > 0 && (m->shared_experts || m->expert_ffn != m->ffn || m->topk > 2))
         return no(w, NULL, m->name, "experts (top-%d, %d shared, expert FFN %d vs FFN %d): DeepSpeed-MoE in "
                   "Megatron-DeepSpeed routes top-1 or top-2 to experts of --ffn-hidden-size, without shared experts",
                   m->topk, m->shared_experts, m->expert_ffn, m->ffn);
-    return 1;
+    return rope_ok(w, m, mds);
 }
 
 /* ------------------------------------------------------------ evaluation */

@@ -213,6 +213,9 @@ typedef struct pp_cluster {
     double host_mem_bw;    /* bytes/s per node for CPU optimizer updates; 0 = default */
     double host_mem_bytes; /* per node */
     double nvme_bytes;     /* per node; 0 = none */
+    double nvme_read_bw;   /* bytes/s per node the NVMe drives deliver to DeepSpeed's
+                              aio swapper; 0 = default (docs/formats.md) */
+    double nvme_write_bw;  /* bytes/s per node, writes; 0 = default */
 } pp_cluster;
 
 static inline int pp_cluster_gpus(const pp_cluster *c) { return c->nodes * c->gpus_per_node; }
@@ -277,6 +280,9 @@ typedef enum pp_framework {
 } pp_framework;
 
 PP_API const char *pp_framework_name(pp_framework f); /* "pytorch", "deepspeed", ... */
+/* What parplan takes the framework to be, with the version its files target
+ * ("DeepSpeed v0.14.5"); "?" when f is not a framework. */
+PP_API const char *pp_framework_title(pp_framework f);
 
 /* Training mode (fine-tuning). */
 typedef enum pp_train_mode { PP_MODE_FULL, PP_MODE_LORA, PP_MODE_QLORA, PP_MODE_COUNT } pp_train_mode;
@@ -412,8 +418,13 @@ PP_API const pp_rule_info *pp_rule_get(pp_rule r);
  * first failed rule. No side effects. */
 PP_API pp_status pp_rules_check(const pp_model *m, const pp_cluster *c, const pp_strategy *s, pp_error *err);
 /* 1 when framework f can run a strategy with these settings at all: the
- * value of one dimension ("tp", 2) is within what f supports. For tables
- * and quick filters; pp_rules_check is the authority. */
+ * value of one dimension ("tp", 2) is within what f supports. Dimensions:
+ * tp, pp, cp, ep (degrees), sp (0/1), zero, zero_pp (ZeRO stages with
+ * pp > 1), shard (1: hybrid sharding), offload, schedule, precision,
+ * recompute, partial_recompute (1: a block count per stage), optimizer,
+ * mode, cp_comm, loss (enum values), freeze (1: frozen layers), split (0:
+ * any counts per stage, 1: DeepSpeed's partition_method, 2: even only).
+ * For tables and quick filters; pp_rules_check is the authority. */
 PP_API int pp_framework_supports(pp_framework f, const char *dim, int value);
 /* The split DeepSpeed's PipelineModule makes (Megatron-DeepSpeed):
  * partition_method "type:transformer" (embedding = 0) or
@@ -468,6 +479,7 @@ typedef struct pp_stage_mem {
     double context_bytes;          /* CUDA context etc. */
     double fragmentation_bytes;
     double host_bytes;             /* states offloaded to host, per GPU */
+    double nvme_bytes;             /* states swapped to NVMe, per GPU (offload nvme) */
     double grads_total_bytes;      /* every gradient, as at the optimizer step */
     double grads_persistent_bytes; /* of which a buffer alive all step (Megatron's
                                       main_grad, DeepSpeed's fp32 accumulation) */
@@ -482,10 +494,13 @@ typedef struct pp_memory {
     double peak_bytes;             /* max over stages */
     int peak_stage;
     double gpu_bytes;              /* usable: GPU memory - reserve */
-    int fits;                      /* peak <= usable and host fits */
+    int fits;                      /* peak <= usable, host fits and NVMe fits */
     double host_bytes_per_node;    /* offloaded states of the node's GPUs */
     double host_usable_bytes;
     int host_fits;
+    double nvme_bytes_per_node;    /* states the node's GPUs swap to NVMe */
+    double nvme_usable_bytes;      /* the node's NVMe capacity */
+    int nvme_fits;                 /* 1 when nothing is swapped or it fits */
 } pp_memory;
 
 /* Per-GPU memory of every stage for a resolved strategy. Pure arithmetic. */
@@ -573,7 +588,7 @@ typedef struct pp_time {
     double dp_comm_exposed_s;  /* the part not hidden behind backward */
     double bubble_s;           /* pipeline fill and drain */
     double optimizer_s;        /* the update: HBM-bound on GPU, or CPU with offload */
-    double offload_s;          /* exposed PCIe traffic of offload */
+    double offload_s;          /* exposed traffic of offload: PCIe, and NVMe swaps */
     int slowest_stage;
     double stage_microbatch_s[PP_MAX_STAGES]; /* fwd+bwd of one micro-batch, per stage */
 } pp_time;
@@ -596,6 +611,41 @@ typedef struct pp_train {
     double energy_kwh;
 } pp_train;
 
+/* ---------------------------------------------------------------- error bars
+ * How far the published runs that share a plan's mechanisms were from their
+ * predictions (docs/validation.md, "Error bars"): the validation residuals
+ * (truth / prediction) grouped by GPU family, framework, ZeRO stage, scale
+ * band and attention kind, widened group by group until one holds enough
+ * rows; the bounds are split-conformal order statistics of that group's
+ * ratios. tools/uncertainty.c builds the groups into
+ * costmodel/uncertainty_table.c from tools/validate's residuals. */
+
+#define PP_INTERVAL_LEVEL 0.80 /* nominal coverage of every interval */
+
+typedef enum pp_fit {
+    PP_FIT_FITS,  /* the peak interval's top is within the usable memory */
+    PP_FIT_TIGHT, /* the interval crosses the usable memory */
+    PP_FIT_NO,    /* its bottom is above it, or host memory does not fit */
+    PP_FIT_COUNT
+} pp_fit;
+
+typedef struct pp_interval {
+    double lo, hi;             /* bounds in the estimate's unit (s, bytes); lo <= estimate <= hi */
+    double ratio_lo, ratio_hi; /* the group's truth/prediction bounds (hi/estimate may exceed
+                                  ratio_hi: the interval always contains the estimate) */
+    int rows;                  /* published rows of the group; 0 = no interval (lo = hi) */
+    char group[96];            /* which rows, e.g. "H100, megatron, ZeRO-1, 65-512 GPUs, fused attention" */
+} pp_interval;
+
+typedef struct pp_uncertainty {
+    double level;              /* nominal coverage (PP_INTERVAL_LEVEL) */
+    pp_interval step_s;        /* seconds per optimizer step */
+    pp_interval peak_bytes;    /* peak memory per GPU */
+    pp_fit fit;                /* peak_bytes against memory.gpu_bytes */
+    char notes[PP_TEXT_LEN];   /* mechanisms no validated run covers, "; "-separated, e.g.
+                                  "B200: no published run; constants are estimates"; "" = none */
+} pp_uncertainty;
+
 /* ---------------------------------------------------------------- plan */
 
 /* A strategy with its predictions. */
@@ -607,7 +657,14 @@ typedef struct pp_plan {
     pp_train train;          /* filled by pp_plan_train when tokens are given */
     double params_total;     /* parameters of the model */
     double params_trainable; /* of which trained (LoRA adapters, unfrozen weights) */
+    pp_uncertainty uncertainty; /* error bars and the fits/tight/does-not-fit verdict */
 } pp_plan;
+
+/* "fits", "tight", "does not fit"; "?" when out of range. */
+PP_API const char *pp_fit_name(pp_fit f);
+/* The intervals and the verdict of an estimated plan (its memory and time
+ * filled), from the built-in residual groups. Pure; pp_estimate calls it. */
+PP_API void pp_uncertainty_estimate(const pp_cluster *c, const pp_plan *p, pp_uncertainty *out);
 
 /* Parameters of the model, and how many the strategy trains. */
 PP_API void pp_trainable_params(const pp_model *m, const pp_strategy *s, double *total, double *trainable);
@@ -795,6 +852,52 @@ PP_API pp_status pp_deepspeed_read_hf(const char *path, const pp_model *m, const
                                       const pp_hf_trainer_args *hf, pp_strategy *s, pp_deepspeed_opts *o,
                                       pp_notes *warnings, pp_error *err);
 
+/* Hugging Face TrainingArguments as JSON (HfArgumentParser.parse_json_file;
+ * the training_args.json parplan writes), read back: what the HF Trainer
+ * takes from them. Unknown keys fail with the nearest field, keys that
+ * change memory or time and are not priced are named in warnings. */
+typedef struct pp_training_args {
+    int micro_batch;   /* per_device_train_batch_size (the Trainer's default 8) */
+    int grad_accum;    /* gradient_accumulation_steps (default 1) */
+    int checkpointing; /* gradient_checkpointing: every block recomputed */
+    int precision;     /* pp_precision of bf16 / fp16 true; -1 = neither (fp32) */
+    int optimizer;     /* pp_optimizer of optim (default adamw_torch) */
+    int loss;          /* pp_loss: chunked with use_liger_kernel, else fp32 */
+    double ddp_bucket; /* ddp_bucket_cap_mb as fp32 gradient elements; 0 = DDP's 25 MiB */
+    char deepspeed[PP_TEXT_LEN]; /* the "deepspeed" key: a ds_config.json path; "" = none */
+    char where[PP_TEXT_LEN];     /* the file read (relative paths in it are from its folder) */
+} pp_training_args;
+
+PP_API void pp_training_args_default(pp_training_args *t);
+PP_API pp_status pp_training_args_parse(const char *text, size_t len, const char *where, pp_training_args *t,
+                                        pp_notes *warnings, pp_error *err);
+PP_API pp_status pp_training_args_read(const char *path, pp_training_args *t, pp_notes *warnings, pp_error *err);
+/* The strategy of the HF Trainer run t launches on c: dp = GPUs / (tp x pp
+ * x cp of s), batch, checkpointing, precision, optimizer, loss from t. With
+ * a ds_config (ds_config, else t->deepspeed relative to t's folder) it is
+ * read with pp_deepspeed_read_hf, the Trainer filling its "auto" values
+ * (dso, may be NULL, receives its options); without, the run is plain
+ * PyTorch (framework pytorch unless s names another). Checked with the rule
+ * table; a failure names the TrainingArguments key and the rule. */
+PP_API pp_status pp_hf_strategy(const pp_training_args *t, const char *ds_config, const pp_model *m,
+                                const pp_cluster *c, pp_strategy *s, pp_deepspeed_opts *dso, pp_notes *warnings,
+                                pp_error *err);
+/* An FSDP launcher file read back (docs/fsdp.md): HF Accelerate's FSDP2
+ * config YAML (v1.14 keys: distributed_type FSDP, mixed_precision,
+ * num_machines, num_processes, fsdp_config.*, parallelism_config.*) with
+ * the TrainingArguments t (batch, checkpointing, optimizer; may be NULL:
+ * s keeps its batch), or a torchtitan v0.2.2 job TOML (t must be NULL: it
+ * carries the batch). Told apart by content (a [table] line is TOML).
+ * Unknown keys fail with the nearest one, known keys that are not priced
+ * are named in warnings, values the framework rejects fail; the strategy
+ * (framework fsdp) is checked with the rule table, a failure naming the
+ * key and the rule. */
+PP_API pp_status pp_fsdp_parse(const char *text, size_t len, const char *where, const pp_model *m,
+                               const pp_cluster *c, const pp_training_args *t, pp_strategy *s, pp_notes *warnings,
+                               pp_error *err);
+PP_API pp_status pp_fsdp_read(const char *path, const pp_model *m, const pp_cluster *c, const pp_training_args *t,
+                              pp_strategy *s, pp_notes *warnings, pp_error *err);
+
 /* Megatron-LM (Megatron-Core) or Megatron-DeepSpeed command-line arguments. */
 typedef enum pp_megatron_flavor {
     PP_MEGATRON_LM,        /* NVIDIA Megatron-LM, Megatron-Core argument names */
@@ -821,6 +924,25 @@ PP_API pp_status pp_megatron_args(const pp_model *m, const pp_cluster *c, const 
 PP_API pp_status pp_megatron_write(const pp_model *m, const pp_cluster *c, const pp_plan *p,
                                    const pp_megatron_opts *o, const char *path, int force, pp_notes *notes,
                                    pp_error *err);
+/* Reads Megatron-LM or Megatron-DeepSpeed arguments back (docs/megatron.md):
+ * the MEGATRON_ARGS=( ... ) file pp_megatron_args writes, one flag per line,
+ * or a command line (# comments, quotes, backslash continuations; nothing is
+ * expanded or run). --deepspeed makes them Megatron-DeepSpeed's, whose
+ * ds_config.json (--deepspeed_config, relative to where's folder) is read
+ * with pp_deepspeed_read. Every flag must exist in the flavor's parser
+ * (Megatron-LM d98e8a64dd, Megatron-DeepSpeed f4157bea): an unknown one
+ * fails with the nearest flag, the other flavor's says so. Model flags
+ * (--num-layers, --hidden-size, ..., rotary base, norm epsilon) must agree
+ * with m. The flags that change the price set s (framework, degrees, batch,
+ * sequence, precision, recompute, schedule, split, overlap, loss, optimizer,
+ * attention); s keeps the rest (buffers, fine-tuning). Flags that exist but
+ * are not priced are named in warnings. The strategy is then checked with
+ * the rule table (pp_strategy_resolve); a failure names the flag and the
+ * rule (err->rule). PP_ERR_INPUT naming where:line and the flag. */
+PP_API pp_status pp_megatron_parse(const char *text, size_t len, const char *where, const pp_model *m,
+                                   const pp_cluster *c, pp_strategy *s, pp_notes *warnings, pp_error *err);
+PP_API pp_status pp_megatron_read(const char *path, const pp_model *m, const pp_cluster *c, pp_strategy *s,
+                                  pp_notes *warnings, pp_error *err);
 
 /* ---------------------------------------------------------------- files out
  * Every file parplan writes (ds_config.json, Megatron arguments, the HF and
@@ -888,9 +1010,11 @@ PP_API pp_status pp_launch_files(const pp_model *m, const pp_cluster *c, const p
                                  pp_launch *out, pp_error *err);
 PP_API void pp_launch_free(pp_launch *l);
 /* Writes n plans' launch files under dir: dir/1/, dir/2/, ... (dir itself for
- * one plan), all of them as one set (pp_write_files; flags PP_WRITE_*):
+ * one plan unless flags has PP_EMIT_NUMBERED), all of them as one set
+ * (pp_write_files; PP_WRITE_FORCE honoured, folders made as mkdir -p):
  * nothing is written if any plan cannot be emitted or any file cannot be
  * written, and folders it created go again. */
+#define PP_EMIT_NUMBERED 4u
 PP_API pp_status pp_plan_emit(const pp_model *m, const pp_cluster *c, const pp_plan *plans, int n,
                               const pp_launch_opts *o, const char *dir, unsigned flags, pp_notes *notes,
                               pp_error *err);

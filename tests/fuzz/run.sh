@@ -10,7 +10,8 @@ secs=${1:-150}
 build=${2:-build-fuzz}
 here=$(cd "$(dirname "$0")" && pwd)
 status=0
-for pair in model_json:model hf_config:hf gpu_catalog:gpus cluster_json:cluster deepspeed:deepspeed sweep_spec:sweep; do
+for pair in model_json:model hf_config:hf gpu_catalog:gpus cluster_json:cluster deepspeed:deepspeed \
+            megatron_args:megatron fsdp_config:fsdp sweep_spec:sweep; do
   name=fuzz_${pair%%:*}
   seeds=$here/corpus/${pair##*:}
   bin=$build/$name
@@ -18,7 +19,10 @@ for pair in model_json:model hf_config:hf gpu_catalog:gpus cluster_json:cluster 
   mkdir -p "$build/corpus/$name" "$build/artifacts/$name" "$build/logs"
   maxlen=8192
   [ "$name" = fuzz_gpu_catalog ] && maxlen=32768
-  "$bin" "$build/corpus/$name" "$seeds" -dict="$here/json.dict" -max_len=$maxlen \
+  dict=$here/json.dict
+  [ "$name" = fuzz_megatron_args ] && dict=$here/megatron.dict
+  [ "$name" = fuzz_fsdp_config ] && dict=$here/fsdp.dict
+  "$bin" "$build/corpus/$name" "$seeds" -dict="$dict" -max_len=$maxlen \
       -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
       -artifact_prefix="$build/artifacts/$name/" >"$build/logs/$name.log" 2>&1
   rc=$?

@@ -174,12 +174,21 @@ class Browser:
                 text = f.read()
         except OSError:
             return None
-        if not text.rstrip().endswith("}"):  # an unfinished log is closed by hand
-            text = text.rstrip().rstrip(",") + "]}"
         try:
             return json.loads(text)
         except ValueError:
-            return None
+            pass
+        # An unfinished log (the browser killed while writing, under load) is
+        # closed by hand after its last whole event: one event per line.
+        lines = text.rstrip().split("\n")
+        for _ in range(64):
+            if not lines:
+                break
+            try:
+                return json.loads("\n".join(lines).rstrip().rstrip(",") + "]}")
+            except ValueError:
+                lines.pop()
+        return None
 
     def netlog_urls(self):
         """URLs of every request in the NetLog (read after close); None if unreadable."""

@@ -1,0 +1,450 @@
+/*
+ * test_readers_launch.c — bad input to the launcher-file readers
+ * (--megatron-args, --fsdp-config, --training-args): each case is a file
+ * written to a fresh folder and `parplan estimate` run on it with --emit
+ * into that folder: exit 2, one line on stderr naming the file, the flag or
+ * key (and the rule when one failed), nothing on stdout, no folder written,
+ * within the time limit. Then the pieces: shell words, the TOML subset and
+ * the YAML typing, and the generated flag table.
+ */
+#define _GNU_SOURCE
+#include <criterion/criterion.h>
+#include <cjson/cJSON.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "parplan.h"
+#include "configs/emit.h"
+#include "configs/shell_words.h"
+#include "configs/trees.h"
+
+static char dir[256];
+
+static void fresh_dir(void)
+{
+    const char *t = getenv("TMPDIR");
+    snprintf(dir, sizeof dir, "%s/parplan-launchbad-XXXXXX", t && *t ? t : "/tmp");
+    cr_assert(mkdtemp(dir));
+}
+
+static void put(const char *name, const char *text, size_t len)
+{
+    char path[512];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    FILE *f = fopen(path, "wb");
+    cr_assert(f);
+    cr_assert(fwrite(text, 1, len, f) == len);
+    fclose(f);
+}
+
+static char *slurp(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    cr_assert(f);
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    rewind(f);
+    char *b = calloc((size_t)n + 1, 1);
+    cr_assert(b && fread(b, 1, (size_t)n, f) == (size_t)n);
+    fclose(f);
+    return b;
+}
+
+/* Runs parplan estimate with argv in dir; returns the exit code, stderr in *err. */
+static int estimate(const char *const *args, char **out, char **err)
+{
+    const char *argv[40] = {PARPLAN_CLI, "estimate"};
+    int n = 2;
+    for (int i = 0; args[i]; i++) argv[n++] = args[i];
+    argv[n++] = "--emit";
+    argv[n++] = "emitted";
+    argv[n] = NULL;
+    char po[512], pe[512];
+    snprintf(po, sizeof po, "%s/.out", dir);
+    snprintf(pe, sizeof pe, "%s/.err", dir);
+    fflush(NULL);
+    pid_t pid = fork();
+    cr_assert(pid >= 0);
+    if (pid == 0) {
+        int fo = open(po, O_WRONLY | O_CREAT | O_TRUNC, 0600), fe = open(pe, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+        int in = open("/dev/null", O_RDONLY);
+        if (fo < 0 || fe < 0 || in < 0 || chdir(dir) || dup2(in, 0) < 0 || dup2(fo, 1) < 0 || dup2(fe, 2) < 0) _exit(126);
+        alarm(60);
+        execv(PARPLAN_CLI, (char *const *)argv);
+        _exit(127);
+    }
+    int status;
+    cr_assert(waitpid(pid, &status, 0) == pid);
+    *out = slurp(po);
+    *err = slurp(pe);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+/* file name, its text, extra flags; the expected fragments of the message */
+static const char *extra_name, *extra_text; /* a second file for the next bad() */
+
+static void bad(const char *name, const char *text, size_t len, const char *const *flags, const char *const *want)
+{
+    fresh_dir();
+    put(name, text, len);
+    if (extra_name) put(extra_name, extra_text, strlen(extra_text));
+    extra_name = NULL;
+    const char *args[30];
+    int n = 0;
+    for (int i = 0; flags[i]; i++) args[n++] = flags[i];
+    args[n] = NULL;
+    char *out, *err;
+    int rc = estimate(args, &out, &err);
+    cr_expect_eq(rc, 2, "exit %d, expected 2; stderr: %s", rc, err);
+    cr_expect_str_empty(out, "stdout should be empty, got: %s", out);
+    cr_expect(strchr(err, '\n') == err + strlen(err) - 1, "expected one line on stderr, got: %s", err);
+    cr_expect(!strncmp(err, "parplan: ", 9), "%s", err);
+    for (int i = 0; want[i]; i++) cr_expect(strstr(err, want[i]), "expected \"%s\" in: %s", want[i], err);
+    char em[512];
+    snprintf(em, sizeof em, "%s/emitted", dir);
+    struct stat sb;
+    cr_expect(stat(em, &sb) != 0, "a failed read must not write the --emit folder");
+    free(out);
+    free(err);
+    char p[600];
+    const char *files[] = {name, ".out", ".err", "t.json", "ds_config.json"};
+    for (size_t i = 0; i < sizeof files / sizeof *files; i++) snprintf(p, sizeof p, "%s/%s", dir, files[i]), unlink(p);
+    rmdir(dir);
+}
+
+#define S(x) x, sizeof(x) - 1
+#define ARGS(...) ((const char *const[]){__VA_ARGS__, NULL})
+
+/* A Megatron-LM file for llama3-8b on one DGX H100 that reads back; the
+ * cases below break it one way at a time. */
+#define MG_HEAD "MEGATRON_ARGS=(\n  --tensor-model-parallel-size 2\n  --micro-batch-size 1\n  --global-batch-size 64\n" \
+                "  --seq-length 8192\n  --num-layers 32\n  --hidden-size 4096\n  --ffn-hidden-size 14336\n"             \
+                "  --num-attention-heads 32\n  --group-query-attention\n  --num-query-groups 8\n"                       \
+                "  --max-position-embeddings 8192\n  --position-embedding-type rope\n  --rotary-base 500000\n"          \
+                "  --normalization RMSNorm\n  --norm-epsilon 1e-05\n  --swiglu\n"                                       \
+                "  --untie-embeddings-and-output-weights\n  --disable-bias-linear\n  --attention-dropout 0\n"           \
+                "  --hidden-dropout 0\n  --bf16\n"
+#define MG_MODEL "--model", "llama3-8b", "--cluster", "dgx-h100", "--gpus", "8"
+
+Test(megatron_args, the_base_file_reads)
+{
+    fresh_dir();
+    put("a.sh", S(MG_HEAD ")\n"));
+    char *out, *err;
+    int rc = estimate(ARGS(MG_MODEL, "--megatron-args", "a.sh"), &out, &err);
+    cr_expect_eq(rc, 0, "%s", err);
+    cr_expect(strstr(out, "megatron: dp 4, tp 2"), "%s", out);
+    free(out);
+    free(err);
+    char p[512];
+    snprintf(p, sizeof p, "rm -rf '%s'", dir);
+    cr_assert(system(p) == 0);
+}
+
+Test(megatron_args, truncated) { bad("a.sh", S(MG_HEAD), ARGS(MG_MODEL, "--megatron-args", "a.sh"), ARGS("a.sh", "is not closed")); }
+
+Test(megatron_args, binary)
+{
+    bad("a.sh", S("MEGATRON_ARGS=(\n\x01\x02\0\xff)\n"), ARGS(MG_MODEL, "--megatron-args", "a.sh"),
+        ARGS("a.sh", "binary data"));
+}
+
+Test(megatron_args, empty) { bad("a.sh", S("  \n"), ARGS(MG_MODEL, "--megatron-args", "a.sh"), ARGS("a.sh", "empty file")); }
+
+Test(megatron_args, unknown_flag_with_suggestion)
+{
+    bad("a.sh", S(MG_HEAD "  --sequence-paralel\n)\n"), ARGS(MG_MODEL, "--megatron-args", "a.sh"),
+        ARGS("a.sh:23:", "--sequence-paralel", "unknown flag", "did you mean --sequence-parallel?"));
+}
+
+Test(megatron_args, other_flavor_flag)
+{
+    bad("a.sh", S(MG_HEAD "  --zero-stage 1\n)\n"), ARGS(MG_MODEL, "--megatron-args", "a.sh"),
+        ARGS("a.sh:23:", "--zero-stage is a Megatron-DeepSpeed flag", "Megatron-LM"));
+}
+
+Test(megatron_args, missing_value)
+{
+    bad("a.sh", S(MG_HEAD "  --recompute-num-layers\n)\n"), ARGS(MG_MODEL, "--megatron-args", "a.sh"),
+        ARGS("a.sh:23:", "--recompute-num-layers", "expected 1 value"));
+}
+
+Test(megatron_args, value_on_a_switch)
+{
+    bad("a.sh", S(MG_HEAD "  --sequence-parallel true\n)\n"), ARGS(MG_MODEL, "--megatron-args", "a.sh"),
+        ARGS("--sequence-parallel takes no value", "'true'"));
+}
+
+Test(megatron_args, non_numeric_value)
+{
+    bad("a.sh", S(MG_HEAD "  --pipeline-model-parallel-size two\n)\n"), ARGS(MG_MODEL, "--megatron-args", "a.sh"),
+        ARGS("a.sh:23:", "--pipeline-model-parallel-size 'two'", "expected an integer"));
+}
+
+Test(megatron_args, contradicts_the_model)
+{
+    bad("a.sh", S(MG_HEAD "  --num-layers 40\n)\n"), ARGS(MG_MODEL, "--megatron-args", "a.sh"),
+        ARGS("--num-layers 40 contradicts llama3-8b's layers 32"));
+    bad("a.sh", S(MG_HEAD "  --rotary-base 10000\n)\n"), ARGS(MG_MODEL, "--megatron-args", "a.sh"),
+        ARGS("--rotary-base 10000 contradicts llama3-8b's rotary base 500000"));
+}
+
+Test(megatron_args, default_contradicts_the_model)
+{
+    /* without --swiglu Megatron builds a GELU MLP of 4h; Llama's is SwiGLU */
+    static const char f[] = "--tensor-model-parallel-size 1 --micro-batch-size 1 --seq-length 8192 --num-layers 32 "
+                            "--hidden-size 4096 --ffn-hidden-size 14336 --num-attention-heads 32 --bf16\n";
+    bad("a.sh", S(f), ARGS(MG_MODEL, "--megatron-args", "a.sh"), ARGS("--group-query-attention is absent"));
+}
+
+Test(megatron_args, rule_of_the_framework)
+{
+    /* an fp8 file on A100s: the precision-gpu rule, worded with --fp8-format */
+    bad("a.sh", S(MG_HEAD "  --fp8-format hybrid\n)\n"),
+        ARGS("--model", "llama3-8b", "--cluster", "dgx-a100-80g", "--gpus", "8", "--megatron-args", "a.sh"),
+        ARGS("--fp8-format (precision fp8)", "[rule precision-gpu]"));
+    /* bf16 main_grad: Megatron-LM accumulates bf16 gradients in fp32 only (fw-grad-accum) */
+    bad("a.sh", S(MG_HEAD "  --grad-reduce-in-bf16\n)\n"), ARGS(MG_MODEL, "--megatron-args", "a.sh"),
+        ARGS("--grad-reduce-in-bf16", "[rule fw-grad-accum]"));
+}
+
+Test(megatron_args, megatron_asserts)
+{
+    bad("a.sh", S(MG_HEAD "  --tp-comm-overlap\n)\n"), ARGS(MG_MODEL, "--megatron-args", "a.sh"),
+        ARGS("--tp-comm-overlap without --sequence-parallel"));
+    bad("a.sh", S(MG_HEAD "  --recompute-granularity full\n)\n"), ARGS(MG_MODEL, "--megatron-args", "a.sh"),
+        ARGS("full recompute needs --recompute-method"));
+    bad("a.sh", S(MG_HEAD "  --pipeline-model-parallel-size 2\n  --pipeline-model-parallel-layout 'Et*16|t*15L'\n)\n"),
+        ARGS(MG_MODEL, "--megatron-args", "a.sh"), ARGS("blocks sum to 31"));
+}
+
+Test(megatron_args, expansion_and_operators)
+{
+    bad("a.sh", S(MG_HEAD "  --seq-length $SEQ\n)\n"), ARGS(MG_MODEL, "--megatron-args", "a.sh"),
+        ARGS("a.sh:23:", "'$'", "does not expand"));
+    bad("a.sh", S("--num-layers 32; rm -rf /\n"), ARGS(MG_MODEL, "--megatron-args", "a.sh"),
+        ARGS("a.sh:1:", "shell operator ';'"));
+}
+
+Test(megatron_args, flag_given_beside_the_file)
+{
+    bad("a.sh", S(MG_HEAD ")\n"), ARGS(MG_MODEL, "--megatron-args", "a.sh", "--tp", "4"),
+        ARGS("--tp", "comes from the file"));
+}
+
+Test(megatron_args, megatron_lm_flag_in_a_megatron_deepspeed_file)
+{
+    bad("a.sh", S(MG_HEAD "  --deepspeed\n  --deepspeed_config ds_config.json\n)\n"), ARGS(MG_MODEL, "--megatron-args", "a.sh"),
+        ARGS("a.sh:10:", "--group-query-attention is a Megatron-LM flag", "Megatron-DeepSpeed rejects it"));
+}
+
+Test(megatron_args, megatron_deepspeed_config_missing)
+{
+    static const char f[] = "--deepspeed --deepspeed_config nope.json --micro-batch-size 1 --seq-length 8192 "
+                            "--num-layers 32 --hidden-size 4096 --ffn-hidden-size 14336 --num-attention-heads 32 "
+                            "--num-key-value-heads 8 --max-position-embeddings 8192 --use-rotary-position-embeddings "
+                            "--rotary-position-embeddings-theta 500000 --normalization rmsnorm --layernorm-epsilon 1e-5 "
+                            "--swiglu --untie-embeddings-and-output-weights --disable-bias-linear --attention-dropout 0 "
+                            "--hidden-dropout 0 --bf16\n";
+    bad("a.sh", S(f), ARGS(MG_MODEL, "--megatron-args", "a.sh"), ARGS("--deepspeed_config nope.json", "cannot open"));
+}
+
+/* ------------------------------------------------------------ FSDP */
+
+#define ACC "distributed_type: FSDP\nmixed_precision: bf16\nnum_machines: 1\nnum_processes: 8\nfsdp_config:\n" \
+            "  fsdp_version: 2\n  fsdp_reshard_after_forward: true\n"
+#define TA "{\"per_device_train_batch_size\": 1, \"gradient_accumulation_steps\": 8, \"bf16\": true}"
+
+Test(fsdp_config, accelerate_reads)
+{
+    fresh_dir();
+    put("f.yaml", S(ACC));
+    put("t.json", S(TA));
+    char *out, *err;
+    int rc = estimate(ARGS(MG_MODEL, "--fsdp-config", "f.yaml", "--training-args", "t.json"), &out, &err);
+    cr_expect_eq(rc, 0, "%s", err);
+    cr_expect(strstr(out, "fsdp: dp 8, tp 1") && strstr(out, "ZeRO-3"), "%s", out);
+    free(out);
+    free(err);
+    char p[512];
+    snprintf(p, sizeof p, "rm -rf '%s'", dir);
+    cr_assert(system(p) == 0);
+}
+
+Test(fsdp_config, truncated_and_binary)
+{
+    bad("f.yaml", S("distributed_type: FSDP\nfsdp_config:\n  fsdp_version: [2\n"), ARGS(MG_MODEL, "--fsdp-config", "f.yaml"),
+        ARGS("f.yaml:", "malformed or truncated YAML"));
+    bad("f.yaml", "a: \x01\0\x02\n", 7, ARGS(MG_MODEL, "--fsdp-config", "f.yaml"), ARGS("f.yaml", "binary data"));
+}
+
+Test(fsdp_config, unknown_key_with_suggestion)
+{
+    bad("f.yaml", S(ACC "  fsdp_ofload_params: true\n"), ARGS(MG_MODEL, "--fsdp-config", "f.yaml"),
+        ARGS("$.fsdp_config.fsdp_ofload_params", "did you mean \"fsdp_offload_params\""));
+    bad("f.yaml", S(ACC "parallelism_config:\n  parallelism_config_tp_sise: 2\n"), ARGS(MG_MODEL, "--fsdp-config", "f.yaml"),
+        ARGS("parallelism_config_tp_sise", "did you mean \"parallelism_config_tp_size\""));
+}
+
+Test(fsdp_config, unsupported_combination)
+{
+    /* fp16: FSDP is priced in fp32 or bf16 (rule fw-precision), worded with the key */
+    bad("f.yaml", S("distributed_type: FSDP\nmixed_precision: fp16\nnum_machines: 1\nnum_processes: 8\nfsdp_config:\n"
+                    "  fsdp_version: 2\n"), ARGS(MG_MODEL, "--fsdp-config", "f.yaml"),
+        ARGS("$.mixed_precision (precision fp16)", "[rule fw-precision]"));
+    bad("f.yaml", S(ACC), ARGS(MG_MODEL, "--fsdp-config", "f.yaml", "--zero", "1"), ARGS("--zero", "comes from the file"));
+}
+
+Test(fsdp_config, accelerate_refusals)
+{
+    bad("f.yaml", S("distributed_type: FSDP\nnum_machines: 1\nnum_processes: 16\nfsdp_config:\n  fsdp_version: 2\n"),
+        ARGS(MG_MODEL, "--fsdp-config", "f.yaml"), ARGS("num_processes", "16 processes"));
+    bad("f.yaml", S("distributed_type: FSDP\nnum_machines: 1\nnum_processes: 8\nfsdp_config:\n  fsdp_version: 1\n"),
+        ARGS(MG_MODEL, "--fsdp-config", "f.yaml"), ARGS("fsdp_version", "FSDP2"));
+    extra_name = "t.json", extra_text = "{\"gradient_checkpointing\": true, \"bf16\": true}";
+    bad("f.yaml", S(ACC "  fsdp_activation_checkpointing: true\n"), ARGS(MG_MODEL, "--fsdp-config", "f.yaml", "--training-args", "t.json"),
+        ARGS("fsdp_activation_checkpointing", "can't be set to True simultaneously"));
+}
+
+#define TT "[model]\nname = \"llama3\"\nflavor = \"8B\"\n[training]\nlocal_batch_size = 1\nglobal_batch_size = 64\n" \
+           "seq_len = 8192\n[activation_checkpoint]\nmode = \"full\"\n"
+
+Test(fsdp_config, torchtitan_reads)
+{
+    fresh_dir();
+    put("t.toml", S(TT "[parallelism]\ntensor_parallel_degree = 2\n"));
+    char *out, *err;
+    int rc = estimate(ARGS(MG_MODEL, "--fsdp-config", "t.toml"), &out, &err);
+    cr_expect_eq(rc, 0, "%s", err);
+    cr_expect(strstr(out, "fsdp: dp 4, tp 2") && strstr(out, "+sp"), "%s", out);
+    free(out);
+    free(err);
+    char p[512];
+    snprintf(p, sizeof p, "rm -rf '%s'", dir);
+    cr_assert(system(p) == 0);
+}
+
+Test(fsdp_config, torchtitan_bad)
+{
+    bad("t.toml", S(TT "[parallelism]\ntensor_paralel_degree = 2\n"), ARGS(MG_MODEL, "--fsdp-config", "t.toml"),
+        ARGS("$.parallelism.tensor_paralel_degree", "did you mean \"tensor_parallel_degree\""));
+    bad("t.toml", S(TT "[parallelism\n"), ARGS(MG_MODEL, "--fsdp-config", "t.toml"), ARGS("t.toml:10:", "expected ']'"));
+    bad("t.toml", S(TT "[parallelism]\ntensor_parallel_degree = \"two\"\n"), ARGS(MG_MODEL, "--fsdp-config", "t.toml"),
+        ARGS("$.parallelism.tensor_parallel_degree", "expected"));
+    bad("t.toml", S(TT "[parallelism]\nx = {a = 1}\n"), ARGS(MG_MODEL, "--fsdp-config", "t.toml"), ARGS("inline tables"));
+    bad("t.toml", S("[model]\nname = \"llama3\"\nflavor = \"70B\"\n"), ARGS(MG_MODEL, "--fsdp-config", "t.toml"),
+        ARGS("$.model.flavor", "\"70B\" contradicts llama3-8b"));
+    bad("t.toml", S("[model]\nflavor = \"8B\"\n"), ARGS(MG_MODEL, "--fsdp-config", "t.toml"),
+        ARGS("$.activation_checkpoint.mode", "absent: torchtitan's default", "not priced"));
+    bad("t.toml", S(TT "[parallelism]\ncontext_parallel_degree = 3\n"), ARGS(MG_MODEL, "--fsdp-config", "t.toml"),
+        ARGS("data_parallel_shard_degree", "does not make the 8 GPUs"));
+}
+
+Test(training_args, bad)
+{
+    bad("t.json", S("{\"per_device_train_batchsize\": 2}"), ARGS(MG_MODEL, "--training-args", "t.json"),
+        ARGS("$.per_device_train_batchsize", "did you mean \"per_device_train_batch_size\""));
+    bad("t.json", S("{\"bf16\": true, \"fp16\": true}"), ARGS(MG_MODEL, "--training-args", "t.json"), ARGS("$.fp16", "At most one"));
+    bad("t.json", S("{\"per_device_train_batch_size\": \"two\"}"), ARGS(MG_MODEL, "--training-args", "t.json"),
+        ARGS("$.per_device_train_batch_size"));
+    bad("t.json", S("{\"per_device_train_batch_size\": 1"), ARGS(MG_MODEL, "--training-args", "t.json"),
+        ARGS("t.json:1:", "malformed or truncated JSON"));
+    /* QLoRA in fp32 (neither bf16 nor fp16): the rule qlora-precision, worded with the keys */
+    bad("t.json", S("{\"per_device_train_batch_size\": 1}"),
+        ARGS("--model", "llama3-8b", "--cluster", "dgx-h100", "--gpus", "1", "--training-args", "t.json", "--mode", "qlora"),
+        ARGS("bf16/fp16 (precision fp32)", "[rule qlora-precision]"));
+    bad("t.json", S("{\"deepspeed\": \"nope.json\"}"), ARGS(MG_MODEL, "--training-args", "t.json"), ARGS("nope.json", "cannot open"));
+}
+
+/* ------------------------------------------------------------ the pieces */
+
+Test(shell_words, quotes_continuations_arrays)
+{
+    static const char t[] = "# comment\nX=1 A=( --a 'b c' \\\n  \"d\\\"e\" --f=g # tail\n )\nexport Y=2\n";
+    pp__words w;
+    pp_error err = {""};
+    cr_assert_eq(pp__shell_words(t, sizeof t - 1, "t", &w, &err), PP_OK, "%s", err.msg);
+    const char *want[] = {"X=1", "--a", "b c", "d\"e", "--f=g", "export", "Y=2"};
+    cr_assert_eq(w.n, 7);
+    for (int i = 0; i < 7; i++) cr_expect_str_eq(pp__word_text(&w, i), want[i]);
+    cr_expect(!w.word[0].in_array && w.word[1].in_array && w.word[4].in_array && !w.word[5].in_array);
+    cr_expect_eq(w.word[3].line, 3);
+    cr_expect_eq(w.arrays, 1);
+    pp__words_free(&w);
+    static const char u[] = "A=( --a 'b\n";
+    cr_expect_eq(pp__shell_words(u, sizeof u - 1, "u", &w, &err), PP_ERR_INPUT);
+    cr_expect(strstr(err.msg, "u:1: unterminated single quote"), "%s", err.msg);
+    pp__words_free(&w);
+    /* a launcher line beside the arrays is skipped, not an error */
+    static const char v[] = "A=( --a 1 )\ntorchrun x.py \"${A[@]}\"\n";
+    cr_expect_eq(pp__shell_words(v, sizeof v - 1, "v", &w, &err), PP_OK, "%s", err.msg);
+    cr_expect_eq(w.skipped_line, 2);
+    pp__words_free(&w);
+}
+
+Test(toml_tree, subset)
+{
+    static const char t[] = "# c\n[a]\nx = 1_000 # n\ny = -2.5e3\nz = 'lit\\'\n[a.b]\nl = [[\"p\", 'q'],\n  [], ]\nt = true\n"
+                            "\"q k\".d = \"\\u00e9\\n\"\n";
+    pp_error err = {""};
+    pp_status st;
+    cJSON *r = pp__toml_parse(t, sizeof t - 1, "t", &err, &st);
+    cr_assert(r, "%s", err.msg);
+    char *j = cJSON_PrintUnformatted(r);
+    cr_expect_str_eq(j, "{\"a\":{\"x\":1000,\"y\":-2500,\"z\":\"lit\\\\\",\"b\":{\"l\":[[\"p\",\"q\"],[]],\"t\":true,"
+                        "\"q k\":{\"d\":\"é\\n\"}}}}");
+    free(j);
+    cJSON_Delete(r);
+    static const struct { const char *text, *want; } bad_toml[] = {
+        {"a = 1\na = 2\n", "t:2:5: key 'a' defined twice"}, {"[a]\n[a]\n", "table [a] defined twice"},
+        {"a = 0x10\n", "hexadecimal"}, {"a = inf\n", "inf and nan"}, {"a = \"\"\"x\"\"\"\n", "multi-line strings"},
+        {"[[a]]\n", "arrays of tables"}, {"a = 1 2\n", "after the value"}, {"a = [1,\n", "expected"},
+        {"a = 1979-05-27\n", "dates and times are not read"}, {"a.b = 1\na = 2\n", "defined twice"}, {"a = 1\na.b = 2\n", "is a value"},
+    };
+    for (size_t i = 0; i < sizeof bad_toml / sizeof *bad_toml; i++) {
+        cJSON *b = pp__toml_parse(bad_toml[i].text, strlen(bad_toml[i].text), "t", &err, &st);
+        cr_expect(!b && st == PP_ERR_INPUT && strstr(err.msg, bad_toml[i].want), "%s: %s", bad_toml[i].text, err.msg);
+        cJSON_Delete(b);
+    }
+}
+
+Test(yaml_tree, pyyaml_typing)
+{
+    static const char t[] = "a: no\nb: 'no'\nc: 8\nd: 1.5\ne: ~\nf: 1e5\ng: [x, 010]\nh:\n  i: On\n";
+    pp_error err = {""};
+    pp_status st;
+    cJSON *r = pp__yaml_parse(t, sizeof t - 1, "y", &err, &st);
+    cr_assert(r, "%s", err.msg);
+    char *j = cJSON_PrintUnformatted(r);
+    cr_expect_str_eq(j, "{\"a\":false,\"b\":\"no\",\"c\":8,\"d\":1.5,\"e\":null,\"f\":\"1e5\",\"g\":[\"x\",\"010\"],"
+                        "\"h\":{\"i\":true}}");
+    free(j);
+    cJSON_Delete(r);
+    static const struct { const char *text, *want; } bad_yaml[] = {
+        {"a: 1\na: 2\n", "y:2:1: key given twice"}, {"a: &x 1\nb: *x\n", "anchors"}, {"a: 1\n---\nb: 2\n", "second document"},
+        {"? [a]\n: 1\n", "a key that is not text"}, {"- 1\n- 2\n", "expected a mapping"}, {"a: [1\n", "malformed"},
+        {"a: !!str 1\n", "tags"},
+    };
+    for (size_t i = 0; i < sizeof bad_yaml / sizeof *bad_yaml; i++) {
+        cJSON *b = pp__yaml_parse(bad_yaml[i].text, strlen(bad_yaml[i].text), "y", &err, &st);
+        cr_expect(!b && st == PP_ERR_INPUT && strstr(err.msg, bad_yaml[i].want), "%s: %s", bad_yaml[i].text, err.msg);
+        cJSON_Delete(b);
+    }
+}
+
+Test(megatron_flags, table_sorted_and_flavored)
+{
+    cr_expect(pp__megatron_flags_sorted(), "configs/megatron_flags.inc must stay sorted (bsearch)");
+    int ar, lm, mds;
+    cr_expect(pp__megatron_flag_known("--tensor-model-parallel-size", &ar, &lm, &mds) && ar == 1 && lm && mds);
+    cr_expect(pp__megatron_flag_known("--use-distributed-optimizer", &ar, &lm, &mds) && ar == 0);
+    cr_expect(pp__megatron_flag_known("--zero-stage", &ar, &lm, &mds) && !lm && mds);
+    cr_expect(pp__megatron_flag_known("--context-parallel-size", &ar, &lm, &mds) && lm && !mds);
+    cr_expect(pp__megatron_flag_known("--cp-comm-type", &ar, &lm, &mds) && ar == -1);
+    cr_expect(!pp__megatron_flag_known("--tensor-parallel-size", NULL, NULL, NULL));
+}
