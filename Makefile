@@ -4,13 +4,14 @@ SHELL := /bin/bash
 BUILD      ?= build
 BUILD_SAN  ?= build-asan
 JOBS       ?= $(shell nproc 2>/dev/null || echo 2)
-DEB_PKGS   := cmake make gcc pkg-config libglpk-dev libcjson-dev libyaml-dev libcriterion-dev python3
+DEB_PKGS   := cmake make gcc pkg-config libglpk-dev libcjson-dev libyaml-dev libcriterion-dev python3 \
+              libopenmpi-dev openmpi-bin python3-pytest python3-pip
 FUZZ_PKGS  := clang libclang-rt-14-dev
 # the HTML report's browser test (tests/report/): Chromium, the DevTools client, a font
 REPORT_PKGS := chromium python3-websocket fonts-dejavu-core
 RUN_ARGS   ?= plan --model llama3-8b --cluster dgx-h100 --global-batch 512 --seq 8192 --top 3
 
-.PHONY: all deps report-deps build run test test-plain test-asan bench bench-report fuzz install clean validate
+.PHONY: all deps report-deps build run test test-plain test-asan bench bench-report bench-sweep fuzz install install-python clean validate
 
 all: build
 
@@ -49,6 +50,11 @@ bench: build
 bench-report: build report-deps
 	/usr/bin/python3 bench/report_bench.py ./$(BUILD)/parplan
 
+# Sweeps at scale (issue 16): 10^6 scenarios streaming, kill -9 and resume,
+# MPI scaling; writes its own section of bench/results.md. Long (~15 min).
+bench-sweep: build
+	./bench/sweep_bench.sh $(BUILD)
+
 fuzz: deps
 	@./scripts/install-deps.sh $(FUZZ_PKGS)
 	cmake -S tests/fuzz -B build-fuzz -DCMAKE_C_COMPILER=clang >/dev/null
@@ -68,6 +74,18 @@ validate: build
 
 install: build
 	cmake --install $(BUILD)
+
+# The Python package (python/): pip, offline, no compiler. In a virtualenv it
+# installs there; with a system python3 (Debian marks it externally managed)
+# into the user's site-packages. PIP_ARGS overrides, e.g. PIP_ARGS="--target DIR".
+PYTHON     ?= python3
+install-python: build
+	@if [ -n "$(PIP_ARGS)" ]; then args="$(PIP_ARGS)"; \
+	 elif $(PYTHON) -c 'import sys; sys.exit(sys.prefix != sys.base_prefix)'; then \
+	   args="--user"; $(PYTHON) -m pip install --help | grep -q break-system-packages && args="$$args --break-system-packages"; \
+	 else args=""; fi; \
+	 echo "$(PYTHON) -m pip install --no-index $$args ./python"; $(PYTHON) -m pip install --no-index $$args ./python
+	@echo "parplan for Python installed; it loads $(CURDIR)/$(BUILD)/libparplan.so from this build tree (or set PARPLAN_LIB, or make install)"
 
 clean:
 	rm -rf $(BUILD) $(BUILD_SAN) build-fuzz

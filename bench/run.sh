@@ -12,6 +12,8 @@ BIN="$BUILD/bench/parplan_bench"
 OUT="$ROOT/bench/results.md"
 TMP="$OUT.tmp.$$"
 CPU=$(grep -m1 'model name' /proc/cpuinfo 2>/dev/null | sed 's/.*: //' || echo unknown)
+# bench/sweep_bench.sh owns a section of results.md between its markers: keep it
+KEEP=$(awk '/^<!-- BEGIN sweep-bench/ {k = 1} k {print} /^<!-- END sweep-bench -->/ {k = 0}' "$OUT" 2>/dev/null || true)
 {
   echo "# Planner benchmarks"
   echo
@@ -28,6 +30,7 @@ CPU=$(grep -m1 'model name' /proc/cpuinfo 2>/dev/null | sed 's/.*: //' || echo u
   echo "\"enumerated\" counts valid strategies before the stage split; \"costed\" those evaluated with"
   echo "pp_estimate; the rest were dropped by the memory lower bound or by the step-time bound against"
   echo "the K-th best plan (docs/planner.md)."
+  if [ -n "$KEEP" ]; then echo; echo "$KEEP"; fi
 } > "$TMP"
 # sections other benchmarks own ("<!-- section: NAME begin -->" ... end) stay
 if [ -f "$OUT" ]; then

@@ -1,7 +1,5 @@
 /* cmd_sweep.c — `parplan sweep`: many scenarios from a spec, streamed in spec
  * order on threads, or across MPI ranks when started by mpirun/srun. */
-#include <errno.h>
-#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -9,7 +7,7 @@
 #include "sweep.h"
 
 static const cli_opt opts[] = {
-    {"jobs", 1, "scenarios run in parallel (default: all cores; under MPI: 1 per rank)"},
+    {"jobs", 1, "threads running scenarios (default: all cores); under MPI, rank 0's threads with its coordinator (default 2)"},
     {"shard", 1, "K/N: run every N-th scenario, starting at the K-th (Slurm arrays, GNU parallel)"},
     {"format", 1, "jsonl (default) or csv"},
     {"top", 1, "plans per scenario for scenarios that give no \"top\" (default 3)"},
@@ -115,7 +113,6 @@ static int run(const cli_args *a)
     sweep_cfg cfg;
     int rc = read_cfg(a, &cfg);
     if (rc) return rc;
-    signal(SIGXFSZ, SIG_IGN); /* past `ulimit -f` a write fails with EFBIG, which is reported */
     return sweep_under_mpi() ? sweep_mpi(&cfg) : run_serial(&cfg);
 }
 

@@ -3,8 +3,9 @@
  * across MPI ranks, with the serial run's output byte for byte.
  *
  * Rank 0 reads the spec and broadcasts its text; every rank parses it. Rank
- * 0 owns the ordered window (pp_sweep_stream), the output and --resume, and
- * runs --jobs local worker threads (default 1). Ranks 1..N-1 are workers:
+ * 0 owns the ordered window (pp_sweep_stream), the output and --resume; its
+ * main thread coordinates, and --jobs - 1 threads beside it run scenarios
+ * (default --jobs 2: one). Ranks 1..N-1 are workers:
  * each keeps two requests outstanding, and gets one index per request
  * (dynamic balancing: a scenario 100x dearer than the rest holds one rank,
  * never a block of them); a result line goes back with the next request.
@@ -226,7 +227,7 @@ static int run_rank0(sweep_cfg *cfg, pp_sweep *sw, int size)
     if (!rc) {
         cfg->o.skip = done.idx;
         cfg->o.nskip = done.n;
-        if (cfg->o.jobs == 0 && size > 1) cfg->o.jobs = 1;
+        if (cfg->o.jobs == 0 && size > 1) cfg->o.jobs = 2; /* the coordinator and one worker thread */
         if (cfg->o.window == 0 && size > 1) cfg->o.window = 64 + 64 * (size * PREFETCH + cfg->o.jobs);
         pp_status st = size > 1 ? pp_sweep_stream(sw, &cfg->o, coord_drive, &c, &err)
                                 : pp_sweep_stream(sw, &cfg->o, sweep_drive_local, &c.t, &err);

@@ -14,6 +14,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio_ext.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -29,7 +30,7 @@
 static int open_regular(const char *path, const char *what)
 {
     int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-    struct stat st;
+    struct stat st = {0};
     if (fd < 0) {
         fprintf(stderr, "%s: %s%s: cannot open: %s\n", SWEEP_ME, what, path, strerror(errno));
         return -1;
@@ -240,25 +241,27 @@ static int open_in_place(sweep_out *w, const char *path)
 }
 
 /* --resume FILE --output FILE: the journal to continue (FILE.part, or the
- * finished FILE moved back to FILE.part), its half line cut off. */
+ * finished FILE, moved to FILE.part once it has been read and accepted),
+ * its half line cut off. */
 static int continue_journal(sweep_out *w, int n, sweep_done *d)
 {
     scan sc;
     int rc;
-    if (!exists(w->part) && exists(w->final) && rename(w->final, w->part) != 0) {
-        fprintf(stderr, "%s: --resume %s: cannot move it to %s to continue it: %s\n", SWEEP_ME, w->shown, w->part,
-                strerror(errno));
-        return 2;
-    }
-    if (!exists(w->part)) {
+    const char *src = exists(w->part) ? w->part : exists(w->final) ? w->final : NULL;
+    if (!src) {
         fprintf(stderr, "%s: --resume %s: nothing to resume (no %s or %s): starting the sweep\n", SWEEP_ME, w->shown,
                 w->shown, w->part);
         return 0;
     }
-    if ((rc = scan_file(w->part, n, d, &sc))) return rc;
+    if ((rc = scan_file(src, n, d, &sc))) return rc;
     if (sc.kind >= 0 && sc.kind != w->csv) {
         fprintf(stderr, "%s: --resume %s: holds %s but --format is %s: give the same --format\n", SWEEP_ME, w->shown,
                 sc.kind ? "CSV rows" : "JSON lines", w->csv ? "csv" : "jsonl");
+        return 2;
+    }
+    if (src == w->final && rename(w->final, w->part) != 0) {
+        fprintf(stderr, "%s: --resume %s: cannot move it to %s to continue it: %s\n", SWEEP_ME, w->shown, w->part,
+                strerror(errno));
         return 2;
     }
     if (sc.half) {
@@ -336,6 +339,7 @@ static int write_failed(sweep_out *w, int e)
     if (!w->final[0]) {
         fprintf(stderr, "%s: %s: write failed: %s\n", SWEEP_ME, w->shown, strerror(e));
         if (f != stdout) fclose(f);
+        else __fpurge(stdout), clearerr(stdout); /* said here, once: main's check at exit finds nothing left */
         return 3;
     }
     fclose(f);

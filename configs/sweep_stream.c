@@ -11,9 +11,11 @@
  * Indices can also be claimed and filled from outside (MPI ranks, through
  * the driver), with the same order and bound.
  *
- * Threads: the driver is the calling thread and the workers its OpenMP team
- * (pthreads without OpenMP), so the per-thread state of the libraries below
- * (GLPK's environment) lives in the runtime's reused pool, as for the search.
+ * Threads: `jobs` in all. The driver is the calling thread, and runs
+ * scenarios itself whenever it waits for a result (pp_sweep_queue_next with
+ * wait); the others are its OpenMP team (pthreads without OpenMP), so the
+ * per-thread state of the libraries below (GLPK's environment) lives in the
+ * runtime's reused pool, as for the search.
  */
 #include <pthread.h>
 #include <stdlib.h>
@@ -178,7 +180,7 @@ int pp_sweep_queue_next(pp_sweep_queue *q, int wait, int *index, char **line, pp
             break;
         }
         int i;
-        if (q->workers == 0 && claim_locked(q, &i) == 1) { /* no worker thread: run it here */
+        if (claim_locked(q, &i) == 1) { /* help while waiting: one more worker */
             run_claimed_locked(q, i);
             continue;
         }
@@ -229,11 +231,11 @@ static void *worker_main(void *q)
 }
 #endif
 
-/* The driver on the calling thread, `jobs` workers beside it. */
+/* The driver on the calling thread, jobs - 1 workers beside it. */
 static void run_team(team *t, int jobs)
 {
 #ifdef _OPENMP
-#pragma omp parallel num_threads(jobs + 1)
+#pragma omp parallel num_threads(jobs)
     {
 #pragma omp master
         t->q->workers = omp_get_num_threads() - 1; /* the runtime may give fewer */
@@ -245,7 +247,7 @@ static void run_team(team *t, int jobs)
     pthread_t *th = calloc((size_t)jobs, sizeof *th);
     int started = 0;
     pthread_mutex_lock(&t->q->mu);
-    for (; th && started < jobs; started++)
+    for (; th && started < jobs - 1; started++)
         if (pthread_create(&th[started], NULL, worker_main, t->q) != 0) break;
     t->q->workers = started;
     pthread_mutex_unlock(&t->q->mu);
@@ -260,8 +262,8 @@ pp_status pp_sweep_stream(const pp_sweep *s, const pp_sweep_opts *o, pp_status (
 {
     if (o->shard_n < 0 || (o->shard_n > 0 && (o->shard_k < 1 || o->shard_k > o->shard_n)))
         return pp__fail(err, PP_ERR_INPUT, "--shard K/N: expected 1 <= K <= N, got %d/%d", o->shard_k, o->shard_n);
-    if (o->jobs < 0 || o->window < 0 || o->nskip < 0 || (o->nskip > 0 && !o->skip))
-        return pp__fail(err, PP_ERR_INPUT, "sweep options: expected jobs, window, nskip >= 0 (and a skip list when nskip > 0)");
+    if (o->window < 0 || o->nskip < 0 || (o->nskip > 0 && !o->skip) || o->format < 0 || o->format >= PP_SWEEP_FORMAT_COUNT)
+        return pp__fail(err, PP_ERR_INPUT, "sweep options: expected window, nskip >= 0, a skip list when nskip > 0, a known format");
     int jobs = o->jobs > 0 ? o->jobs : default_jobs();
     pp_sweep_queue q = {.sw = s, .o = o, .n = pp_sweep_size(s)};
     q.window = o->window > 0 ? o->window : 64 + 32 * jobs;

@@ -1219,7 +1219,8 @@ typedef enum pp_sweep_format { PP_SWEEP_JSONL, PP_SWEEP_CSV, PP_SWEEP_FORMAT_COU
 #define PP_SWEEP_MAX 2147483647 /* scenarios one spec may hold (INT_MAX) */
 
 typedef struct pp_sweep_opts {
-    int jobs;                   /* scenarios in parallel (worker threads); 0 = OpenMP default */
+    int jobs;                   /* threads running scenarios, the caller's included (it runs
+                                   them while it waits for results); 0 = the OpenMP default */
     int shard_k, shard_n;       /* run indices i with i % n == k - 1; 0/0 = all */
     pp_sweep_format format;
     int top;                    /* > 0: "top" for scenarios that do not give one (the
@@ -1261,16 +1262,17 @@ PP_API char *pp_sweep_result(const pp_sweep *s, const pp_sweep_opts *o, int inde
 /* 1 when index is run under o's shard and skip list, else 0. */
 PP_API int pp_sweep_selected(const pp_sweep_opts *o, int index);
 
-/* Runs a sweep on o->jobs worker threads while drive(q, user) runs on the
- * calling thread and takes the results in order with pp_sweep_queue_next.
+/* Runs a sweep on o->jobs threads: drive(q, user) runs on the calling
+ * thread and takes the results in order with pp_sweep_queue_next (running
+ * scenarios itself while it waits), o->jobs - 1 workers run beside it.
  * Other processes (MPI ranks) can take part: the driver claims indices for
  * them and puts their lines back. Returns what drive returns; once drive
  * returns, workers finish the scenario in hand and stop. PP_ERR_INPUT for
  * a bad shard. Deterministic order whatever the thread count. */
 PP_API pp_status pp_sweep_stream(const pp_sweep *s, const pp_sweep_opts *o,
                                  pp_status (*drive)(pp_sweep_queue *q, void *user), void *user, pp_error *err);
-/* The next result in index order. wait = 1 blocks until it is ready (with
- * no worker thread the caller runs it); 0 returns at once. Returns 1 with
+/* The next result in index order. wait = 1 blocks until it is ready, the
+ * caller running scenarios meanwhile; 0 returns at once. Returns 1 with
  * *line (caller frees with pp_free), 0 not ready yet, -1 when every selected
  * scenario has been returned, -2 when a worker ran out of memory. */
 PP_API int pp_sweep_queue_next(pp_sweep_queue *q, int wait, int *index, char **line, pp_status *st);
