@@ -717,7 +717,11 @@ typedef struct job {
 static void *solve_thread(void *arg)
 {
     job *j = arg;
-    j->st = solve_here(j->pr, j->time_limit_s, j->out, j->err);
+    /* every GLPK call on this thread, the check too: the caller's thread
+     * (an OpenMP worker that may end) is left without a GLPK environment */
+    j->st = glp_config("TLS") ? solve_here(j->pr, j->time_limit_s, j->out, j->err)
+                              : pp__fail(j->err, PP_ERR_INTERNAL, "stage-split ILP: this GLPK keeps one environment "
+                                         "for all threads (built without thread-local storage); not used");
     glp_free_env(); /* this thread's environment only; a no-op when already freed */
     return NULL;
 }
@@ -726,9 +730,6 @@ pp_status pp__ilp_solve(const pp__part_problem *pr, double time_limit_s, pp__par
 {
     memset(out, 0, sizeof *out);
     out->status = PP_ERR_INTERNAL;
-    if (!glp_config("TLS"))
-        return pp__fail(err, PP_ERR_INTERNAL, "stage-split ILP: this GLPK keeps one environment for all threads "
-                        "(built without thread-local storage); not used");
     job j = {pr, time_limit_s, out, err, PP_ERR_INTERNAL};
     pthread_attr_t attr;
     pthread_t t;
