@@ -6,14 +6,19 @@ BUILD_SAN  ?= build-asan
 JOBS       ?= $(shell nproc 2>/dev/null || echo 2)
 DEB_PKGS   := cmake make gcc pkg-config libglpk-dev libcjson-dev libcriterion-dev python3
 FUZZ_PKGS  := clang libclang-rt-14-dev
+# the HTML report's browser test (tests/report/): Chromium, the DevTools client, a font
+REPORT_PKGS := chromium python3-websocket fonts-dejavu-core
 RUN_ARGS   ?= plan --model llama3-8b --cluster dgx-h100 --global-batch 512 --seq 8192 --top 3
 
-.PHONY: all deps build run test test-plain test-asan bench fuzz install clean validate
+.PHONY: all deps report-deps build run test test-plain test-asan bench bench-report fuzz install clean validate
 
 all: build
 
 deps:
 	@./scripts/install-deps.sh $(DEB_PKGS)
+
+report-deps:
+	@./scripts/install-deps.sh $(REPORT_PKGS)
 
 $(BUILD)/CMakeCache.txt: | deps
 	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPARPLAN_WERROR=ON >/dev/null
@@ -26,7 +31,7 @@ run: build
 
 test: test-plain test-asan
 
-test-plain: build
+test-plain: build report-deps
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
 
 test-asan: deps
@@ -39,6 +44,10 @@ test-asan: deps
 bench: build
 	cmake --build $(BUILD) --target parplan_bench -j $(JOBS)
 	./bench/run.sh $(BUILD)
+
+# The HTML report's size and render time in Chromium (its own section of bench/results.md).
+bench-report: build report-deps
+	/usr/bin/python3 bench/report_bench.py ./$(BUILD)/parplan
 
 fuzz: deps
 	@./scripts/install-deps.sh $(FUZZ_PKGS)

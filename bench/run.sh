@@ -29,6 +29,10 @@ CPU=$(grep -m1 'model name' /proc/cpuinfo 2>/dev/null | sed 's/.*: //' || echo u
   echo "pp_estimate; the rest were dropped by the memory lower bound or by the step-time bound against"
   echo "the K-th best plan (docs/planner.md)."
 } > "$TMP"
+# sections other benchmarks own ("<!-- section: NAME begin -->" ... end) stay
+if [ -f "$OUT" ]; then
+  sed -n '/^<!-- section: .* begin -->$/,/^<!-- section: .* end -->$/p' "$OUT" | sed '1s/^/\n/' >> "$TMP"
+fi
 mv "$TMP" "$OUT"
 cat "$OUT"
 "$BIN" published "$ROOT/tests/reference/published_runs.csv" > "$ROOT/docs/planner_vs_published.md.tmp.$$"

@@ -203,6 +203,24 @@ int cli_format(const cli_args *a, const char *allowed, const char **out)
     return 2;
 }
 
+/* The flag of a strategy or search field the library names (its JSON
+ * name): snake_case to --kebab-case, with the exceptions below. */
+static void flag_of(const char *field, char *buf, size_t cap)
+{
+    static const struct { const char *field, *flag; } map[] = {
+        {"grad_accum_dtype", "grad-accum"}, {"overlap_dp", "no-dp-overlap"}, {"overlap_tp", "tp-overlap"},
+        {"top_k", "top"}, {"ilp_time_limit_s", "ilp-time-limit"}, {"price_usd_per_gpu_hour", "price-per-gpu-hour"},
+        {"freeze_layers", "freeze"}, {"grad_accum", "global-batch"}, {"stage_recompute", "stage-layers"}};
+    for (size_t i = 0; i < sizeof map / sizeof *map; i++)
+        if (!strcmp(field, map[i].field)) {
+            snprintf(buf, cap, "--%s", map[i].flag);
+            return;
+        }
+    snprintf(buf, cap, "--%s", field);
+    for (char *p = buf; *p; p++)
+        if (*p == '_') *p = '-';
+}
+
 /* A quotable copy of a value from the command line or a file: at most 64
  * characters (then "...", N characters), control characters as '?'. Four
  * rotating buffers, so up to four may appear in one message. */
@@ -269,14 +287,19 @@ void cli_print_text(FILE *f, const char *text)
 }
 
 /* Prints err as one line: control characters (a newline or a terminal
- * escape quoted from a file or an argument) become '?'. */
+ * escape quoted from a file or an argument) become '?'. A rule's failure
+ * names the field as its flag. */
 int cli_fail(pp_status st, const pp_error *err)
 {
-    char line[PP_ERR_LEN];
-    snprintf(line, sizeof line, "%s", err->msg[0] ? err->msg : pp_status_str(st));
-    for (char *p = line; *p; p++)
-        if ((unsigned char)*p < 0x20 || *p == 0x7f) *p = '?';
-    fprintf(stderr, "parplan: %s\n", line);
+    char line[PP_ERR_LEN + 64];
+    if (err->field[0] && err->detail > 0 && err->detail < (int)sizeof err->msg) {
+        char flag[64];
+        flag_of(err->field, flag, sizeof flag);
+        snprintf(line, sizeof line, "%s%s%s: %s", flag, err->value[0] ? " " : "", err->value, err->msg + err->detail);
+    } else {
+        snprintf(line, sizeof line, "%s", err->msg[0] ? err->msg : pp_status_str(st));
+    }
+    fprintf(stderr, "parplan: %s\n", cli_safe(line));
     return pp_status_exit_code(st);
 }
 

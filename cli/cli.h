@@ -81,6 +81,14 @@ int cli_finetune(const cli_args *a, pp_finetune *f);
         {"lora-targets", 1, "q,k,v,o,gate,up,down,lm_head or all-linear (default q,v)"},                  \
         {"freeze", 1, "full mode: embeddings and/or layers:N (the first N blocks)"}
 
+/* --report FILE.html (cli/report_opts.c): writes the HTML report when the
+ * option is given; returns an exit code (0 also when not asked). */
+#define CLI_REPORT_OPT {"report", 1, "write a self-contained HTML report with charts to FILE (docs/report.md)"}
+int cli_report_estimate(const cli_args *a, const pp_model *m, const pp_cluster *c, const pp_plan *p);
+int cli_report_plan(const cli_args *a, const pp_model *m, const pp_cluster *c, const pp_search_opts *o,
+                    const pp_plan_list *l, const char *explain);
+int cli_report_compare(const cli_args *a, const pp_model *m, const pp_compare_result *r);
+
 extern const cli_cmd cli_cmd_estimate;
 extern const cli_cmd cli_cmd_compare;
 extern const cli_cmd cli_cmd_plan;

@@ -34,7 +34,8 @@ static const cli_opt opts[] = {
     {"ilp-time-limit", 1, "safety net per stage-split ILP, s (default 10)"},
     {"format", 1, "table (default), json or csv"},
     {"plot", 1, "write the cost/time chart as SVG to FILE"},
-    {"force", 0, "replace an existing --plot file"},
+    CLI_REPORT_OPT,
+    {"force", 0, "replace an existing --plot or --report file"},
     {NULL, 0, NULL}};
 
 /* ------------------------------------------------------------ parsing */
@@ -545,6 +546,7 @@ static int run(const cli_args *a)
         rc = cli_fail(st, &err);
         goto done;
     }
+    if ((rc = cli_report_compare(a, &q->m, r))) goto done;
     char *text = NULL;
     if (!strcmp(q->fmt, "json")) text = pp_compare_to_json(&q->m, r);
     else if (!strcmp(q->fmt, "csv")) text = pp_compare_to_csv(r);

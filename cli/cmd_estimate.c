@@ -5,6 +5,8 @@
 #include "cli.h"
 
 static const cli_opt opts[] = {
+    {"framework", 1, "pytorch|deepspeed|megatron|megatron-deepspeed|fsdp (default: the --deepspeed file's, "
+                     "else pytorch on one GPU and the first framework that can run it beyond)"},
     {"model", 1, "model preset or JSON file (native or HF config.json)"},
     {"cluster", 1, "cluster preset or JSON file"},
     {"nodes", 1, "number of nodes"},
@@ -15,22 +17,24 @@ static const cli_opt opts[] = {
     {"cp", 1, "context-parallel degree (default 1)"},
     {"ep", 1, "expert-parallel degree (default 1)"},
     {"sp", 0, "Megatron sequence parallelism"},
-    {"zero", 1, "ZeRO stage 0-3 (default 0)"},
+    {"zero", 1, "ZeRO stage 0-3 (default 0); fsdp: 3 reshards after forward, 2 keeps parameters gathered"},
+    {"shard", 1, "ranks one ZeRO/FSDP shard spans (default all dp*cp; fewer: hybrid sharding, fsdp)"},
     {"recompute", 1, "none|selective|full (default none)"},
     {"recompute-layers", 1, "with full: blocks per stage to recompute (default all)"},
     {"precision", 1, "fp32|fp16|bf16|fp8 (default bf16)"},
     {"optimizer", 1, "adamw|adam8bit|adafactor|sgd|lion|adagrad|rmsprop (default adamw)"},
     {"attention", 1, "flash|materialised (default flash)"},
-    {"cp-comm", 1, "with --cp: ring (send/recv under attention) or allgather (of K/V) (default ring)"},
-    {"loss", 1, "loss kernel: fp32 (Megatron), fused (flash-attn, TE) or chunked (Liger) (default fp32)"},
+    {"cp-comm", 1, "with --cp: ring (send/recv under attention), allgather (of K/V) or a2a (Ulysses) "
+                   "(default: the framework's)"},
+    {"loss", 1, "loss kernel: fp32 (Megatron, HF), fused (flash-attn, TE) or chunked (Liger) (default fp32)"},
     {"micro-batch", 1, "sequences per GPU per micro-step (default 1)"},
     {"global-batch", 1, "sequences per step (default micro-batch*dp)"},
     {"seq", 1, "sequence length (default: the model's)"},
     {"schedule", 1, "1f1b|interleaved|gpipe (default 1f1b)"},
     {"virtual-stages", 1, "interleaved chunks per stage (default 1, 2 with interleaved)"},
     {"offload", 1, "none|optimizer|optimizer+params|nvme (default none)"},
-    {"grad-accum", 1, "gradient accumulation: 16bit (DeepSpeed ZeRO), fp32 (Megatron main_grad), "
-                      "16bit+fp32 (DeepSpeed BF16_Optimizer) (default 16bit)"},
+    {"grad-accum", 1, "gradient accumulation: 16bit (DeepSpeed ZeRO), fp32 (Megatron main_grad, PyTorch AMP, "
+                      "FSDP), 16bit+fp32 (DeepSpeed BF16_Optimizer) (default: the framework's)"},
     {"stage-layers", 1, "blocks per stage, e.g. 9,10,10,9, or deepspeed / deepspeed+embedding: "
                         "the split of DeepSpeed's partition_method type:transformer / "
                         "type:transformer|embedding (default even split)"},
@@ -38,13 +42,14 @@ static const cli_opt opts[] = {
     {"allgather-bucket", 1, "DeepSpeed allgather_bucket_size, elements (default 5e8)"},
     {"cuda-context-gib", 1, "CUDA context and kernels per GPU, GiB (default 1.0)"},
     {"fragmentation", 1, "allocator overhead on activations, fraction (default 0.10)"},
-    {"free-pipeline-outputs", 0, "a stage frees its outputs once sent (Megatron); default: kept (DeepSpeed)"},
+    {"free-pipeline-outputs", 0, "a stage frees its outputs once sent (Megatron's behaviour; the framework's "
+                                 "by default)"},
     {"order", 1, "rank order, fastest first (default tp-cp-dp-pp)"},
     CLI_FINETUNE_OPTS,
     {"measured-step-s", 1, "calibrate: your measured step time for this strategy, s"},
     {"measured-tflops", 1, "calibrate: your measured model TFLOP/s per GPU for this strategy"},
-    {"no-dp-overlap", 0, "DP/ZeRO communication does not overlap backward"},
-    {"tp-overlap", 0, "TP communication overlapped with GEMMs (TE userbuffers)"},
+    {"no-dp-overlap", 0, "DP/ZeRO communication does not overlap backward (default: as the framework does)"},
+    {"tp-overlap", 0, "TP communication overlapped with GEMMs (TE userbuffers; megatron with --sp does by default)"},
     {"train-tokens", 1, "report days, GPU-hours, cost and energy for T tokens"},
     {"price-per-gpu-hour", 1, "override the catalog price, $"},
     {"tdp-w", 1, "override the GPU board power, W"},
@@ -54,6 +59,7 @@ static const cli_opt opts[] = {
     {"emit-deepspeed", 1, "write ds_config.json for DeepSpeed v0.14.5 to FILE"},
     {"emit-megatron", 1, "write Megatron-LM arguments (Megatron-DeepSpeed with --emit-deepspeed)"},
     {"force", 0, "replace existing output files"},
+    CLI_REPORT_OPT,
     {"nvme-path", 1, "NVMe mount for --offload nvme in ds_config.json"},
     {"lr", 1, "emitted peak learning rate (default 3e-4)"},
     {"min-lr", 1, "emitted warmup start and final learning rate (default 0)"},
@@ -88,8 +94,7 @@ static int parse_stage_layers(const char *v, const pp_model *m, pp_strategy *s)
     if (!strcmp(v, "deepspeed") || !strcmp(v, "deepspeed+embedding")) {
         pp_error err;
         if (pp_split_deepspeed(m->layers, s->pp, v[9] == '+', s->stage_layers, &err) == PP_OK) return 0;
-        fprintf(stderr, "parplan: %s\n", err.msg);
-        return 2;
+        return cli_fail(PP_ERR_INPUT, &err);
     }
     const char *p = v;
     while (*p) {
@@ -123,6 +128,9 @@ static int parse_enums(const cli_args *a, pp_strategy *s)
     if (!rc && !(rc = parse_enum(a, "offload", PP_ENUM_OFFLOAD, &e)) && cli_has(a, "offload")) s->offload = e;
     if (!rc && !(rc = parse_enum(a, "grad-accum", PP_ENUM_GRAD_ACCUM, &e)) && cli_has(a, "grad-accum"))
         s->grad_accum_dtype = e;
+    if (!rc && cli_has(a, "framework") && strcmp(cli_get(a, "framework"), "auto") &&
+        !(rc = parse_enum(a, "framework", PP_ENUM_FRAMEWORK, &e)))
+        s->framework = e;
     return rc;
 }
 
@@ -145,15 +153,16 @@ int cli_strategy(const cli_args *a, const pp_model *m, const pp_cluster *c, pp_s
     if ((rc = cli_int(a, "tp", 1, 1 << 16, 1, &s->tp)) || (rc = cli_int(a, "pp", 1, PP_MAX_STAGES, 1, &s->pp)) ||
         (rc = cli_int(a, "cp", 1, 1 << 16, 1, &s->cp)) || (rc = cli_int(a, "ep", 1, 1 << 16, 1, &s->ep)) ||
         (rc = cli_int(a, "dp", 1, 1 << 24, 0, &dp)) || (rc = cli_int(a, "zero", 0, 3, 0, &s->zero)) ||
+        (rc = cli_int(a, "shard", 1, 1 << 24, 0, &s->shard)) ||
         (rc = cli_int(a, "micro-batch", 1, 1 << 20, 1, &s->micro_batch)) ||
         (rc = cli_int(a, "seq", 1, 1 << 24, m->seq, &s->seq)) ||
         (rc = cli_int(a, "recompute-layers", 0, PP_MAX_LAYERS, -1, &s->recompute_layers)))
         return rc;
     if ((rc = parse_enums(a, s)) || (rc = parse_buffers(a, &s->buf)) || (rc = cli_finetune(a, &s->ft))) return rc;
     s->sp = cli_has(a, "sp");
-    s->overlap_dp = !cli_has(a, "no-dp-overlap");
-    s->overlap_tp = cli_has(a, "tp-overlap");
-    s->buf.free_pipeline_outputs = cli_has(a, "free-pipeline-outputs");
+    if (cli_has(a, "no-dp-overlap")) s->overlap_dp = 0;
+    if (cli_has(a, "tp-overlap")) s->overlap_tp = 1;
+    if (cli_has(a, "free-pipeline-outputs")) s->buf.free_pipeline_outputs = 1;
     const char *ord = cli_get(a, "order");
     if (ord) {
         if (strlen(ord) >= sizeof s->order) {
@@ -177,8 +186,9 @@ static void print_memory(const pp_model *m, const pp_cluster *c, const pp_plan *
 {
     const pp_strategy *s = &p->strategy;
     const pp_memory *mem = &p->memory;
-    printf("%s on %d x %s: dp %d, tp %d, pp %d, cp %d, ep %d%s, ZeRO-%d, %s, recompute %s, micro-batch %d x %d, seq %d\n",
-           cli_safe(m->name), pp_cluster_gpus(c), cli_safe(c->gpu.name), s->dp, s->tp, s->pp, s->cp, s->ep, s->sp ? " +sp" : "",
+    printf("%s on %d x %s with %s: dp %d, tp %d, pp %d, cp %d, ep %d%s, ZeRO-%d, %s, recompute %s, micro-batch %d x %d, seq %d\n",
+           cli_safe(m->name), pp_cluster_gpus(c), cli_safe(c->gpu.name), pp_framework_name(s->framework), s->dp, s->tp,
+           s->pp, s->cp, s->ep, s->sp ? " +sp" : "",
            s->zero, pp_enum_names(PP_ENUM_PRECISION, &(int){0})[s->precision], pp_recompute_name(s->recompute),
            s->micro_batch, s->grad_accum, s->seq);
     if (s->ft.mode != PP_MODE_FULL || p->params_trainable < p->params_total) {
@@ -434,6 +444,7 @@ static int run(const cli_args *a)
         (rc = cli_num(a, "tdp-w", 1, 1e5, 0, &tdp)))
         goto done;
     if (tokens > 0) pp_plan_train(&c, p, tokens, price, tdp);
+    if ((rc = cli_report_estimate(a, &m, &c, p))) goto done;
     if ((e->ds_path || e->mg_path) && (rc = write_emit(&m, &c, p, e))) goto done;
     if (!strcmp(fmt, "json")) {
         char *j = pp_plan_to_json(&m, &c, p);

@@ -8,6 +8,8 @@
 #include "cli.h"
 
 static const cli_opt opts[] = {
+    {"framework", 1, "all (default) or a list of pytorch,deepspeed,megatron,megatron-deepspeed,fsdp: "
+                     "each plan is priced as its framework runs it"},
     {"model", 1, "model preset or JSON file (native or HF config.json)"},
     {"cluster", 1, "cluster preset or JSON file"},
     {"nodes", 1, "number of nodes"},
@@ -21,6 +23,8 @@ static const cli_opt opts[] = {
     {"tdp-w", 1, "override the GPU board power, W"},
     {"format", 1, "table (default), json or csv (columns: docs/planner.md)"},
     {"explain", 0, "why #1 wins and why common alternatives lose"},
+    CLI_REPORT_OPT,
+    {"force", 0, "replace an existing --report file"},
     CLI_FINETUNE_OPTS,
     /* lora-rank here may be a list: one search per rank, merged */
     {"threads", 1, "search threads (default: all cores); the result is the same for any"},
@@ -40,9 +44,9 @@ static const cli_opt opts[] = {
     {"max-tp-per-node", 1, "largest TP degree (default: the NVLink domain)"},
     {"optimizer", 1, "adamw|adam8bit|adafactor|sgd (default adamw)"},
     {"attention", 1, "flash|materialised (default flash)"},
-    {"cp-comm", 1, "context parallelism: ring or allgather (default ring)"},
+    {"cp-comm", 1, "context parallelism: ring, allgather or a2a (default: each framework's)"},
     {"loss", 1, "loss kernel: fp32, fused or chunked (default fp32)"},
-    {"grad-accum", 1, "gradient accumulation: 16bit, fp32 or 16bit+fp32 (default 16bit)"},
+    {"grad-accum", 1, "gradient accumulation: 16bit, fp32 or 16bit+fp32 (default: each framework's)"},
     {"no-partition", 0, "keep the default even stage split (no ILP)"},
     {"no-stage-recompute", 0, "full recompute is uniform, not chosen per stage"},
     {"ilp-time-limit", 1, "safety net per stage-split ILP, s (default 10)"},
@@ -50,7 +54,7 @@ static const cli_opt opts[] = {
     {"allgather-bucket", 1, "DeepSpeed allgather_bucket_size, elements (default 5e8)"},
     {"cuda-context-gib", 1, "CUDA context and kernels per GPU, GiB (default 1.0)"},
     {"fragmentation", 1, "allocator overhead, fraction (default 0.10)"},
-    {"free-pipeline-outputs", 0, "stages free their outputs once sent (Megatron); default: kept (DeepSpeed)"},
+    {"free-pipeline-outputs", 0, "stages free their outputs once sent (only frameworks that do: megatron)"},
     {"order", 1, "rank order, fastest first (default tp-cp-dp-pp)"},
     {"no-dp-overlap", 0, "DP/ZeRO communication does not overlap backward"},
     {"tp-overlap", 0, "TP communication overlapped with GEMMs"},
@@ -166,7 +170,8 @@ static int search_opts(const cli_args *a, const pp_model *m, const pp_cluster *c
     if ((rc = enum_list(a, "precision", PP_ENUM_PRECISION, &o->precisions)) ||
         (rc = enum_list(a, "offload", PP_ENUM_OFFLOAD, &o->offloads)) ||
         (rc = enum_list(a, "recompute", PP_ENUM_RECOMPUTE, &o->recomputes)) ||
-        (rc = enum_list(a, "schedule", PP_ENUM_SCHEDULE, &o->schedules)))
+        (rc = enum_list(a, "schedule", PP_ENUM_SCHEDULE, &o->schedules)) ||
+        (rc = enum_list(a, "framework", PP_ENUM_FRAMEWORK, &o->frameworks)))
         return rc;
     o->stage_partition = !cli_has(a, "no-partition");
     o->stage_recompute = !cli_has(a, "no-stage-recompute");
@@ -219,8 +224,9 @@ static void print_plan(int rank, const pp_plan *p)
     const pp_strategy *s = &p->strategy;
     printf("#%d  %.0f tokens/s  MFU %.1f%%  step %.3f s  peak %.2f GiB (stage %d)\n", rank, p->throughput.tokens_per_s,
            100 * p->throughput.mfu, p->time.step_s, gib(p->memory.peak_bytes), p->memory.peak_stage);
-    printf("    strategy dp %d, tp %d%s, pp %d, cp %d, ep %d, ZeRO-%d, offload %s, %s, recompute %s, micro-batch %d x %d, %s",
-           s->dp, s->tp, s->sp ? " +sp" : "", s->pp, s->cp, s->ep, s->zero, pp_offload_name(s->offload),
+    printf("    strategy %s: dp %d, tp %d%s, pp %d, cp %d, ep %d, ZeRO-%d%s, offload %s, %s, recompute %s, micro-batch %d x %d, %s",
+           pp_framework_name(s->framework), s->dp, s->tp, s->sp ? " +sp" : "", s->pp, s->cp, s->ep, s->zero,
+           s->shard && s->shard < s->dp * s->cp ? " (hybrid)" : "", pp_offload_name(s->offload),
            prec_name(s->precision), pp_recompute_name(s->recompute), s->micro_batch, s->grad_accum,
            pp_schedule_name(s->schedule));
     if (s->schedule == PP_SCHED_INTERLEAVED) printf(" v%d", s->virtual_stages);
@@ -302,7 +308,7 @@ static void join(char *buf, size_t cap, const int *v, int n)
 
 static void print_csv(const pp_model *m, const pp_cluster *c, const pp_plan_list *l)
 {
-    printf("rank,model,cluster,gpus,dp,tp,pp,cp,ep,sp,zero,offload,recompute,precision,micro_batch,grad_accum,"
+    printf("rank,framework,model,cluster,gpus,dp,tp,pp,cp,ep,sp,zero,shard,offload,recompute,precision,micro_batch,grad_accum,"
            "global_batch,seq,schedule,virtual_stages,stage_layers,stage_recompute,peak_bytes,peak_stage,step_s,"
            "compute_s,recompute_s,tp_comm_s,cp_comm_s,ep_comm_s,pp_comm_s,dp_comm_exposed_s,bubble_s,optimizer_s,"
            "offload_s,tokens_per_s,model_tflops_per_gpu,mfu,train_days,train_cost_usd,train_energy_kwh\n");
@@ -318,9 +324,10 @@ static void print_csv(const pp_model *m, const pp_cluster *c, const pp_plan_list
                    : s->recompute_layers < 0 || s->recompute_layers > s->stage_layers[k] ? s->stage_layers[k] : s->recompute_layers;
         join(lay, sizeof lay, s->stage_layers, s->pp);
         join(rc, sizeof rc, rcv, s->pp);
-        printf("%d,%s,%s,%d,%d,%d,%d,%d,%d,%d,%d,%s,%s,%s,%d,%d,%d,%d,%s,%d,%s,%s,%.9g,%d,%.9g,%.9g,%.9g,%.9g,%.9g,"
+        printf("%d,%s,%s,%s,%d,%d,%d,%d,%d,%d,%d,%d,%d,%s,%s,%s,%d,%d,%d,%d,%s,%d,%s,%s,%.9g,%d,%.9g,%.9g,%.9g,%.9g,%.9g,"
                "%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g\n",
-               i + 1, cli_csv(m->name), cli_csv(c->name), pp_cluster_gpus(c), s->dp, s->tp, s->pp, s->cp, s->ep, s->sp, s->zero,
+               i + 1, pp_framework_name(s->framework), cli_csv(m->name), cli_csv(c->name), pp_cluster_gpus(c), s->dp,
+               s->tp, s->pp, s->cp, s->ep, s->sp, s->zero, s->shard,
                pp_offload_name(s->offload), pp_recompute_name(s->recompute), prec_name(s->precision), s->micro_batch,
                s->grad_accum, s->global_batch, s->seq, pp_schedule_name(s->schedule), s->virtual_stages, lay, rc,
                p->memory.peak_bytes, p->memory.peak_stage, t->step_s, t->compute_s, t->recompute_s, t->tp_comm_s,
@@ -463,6 +470,11 @@ static int run(const cli_args *a)
     if (cli_has(a, "explain") && (st = pp_plan_explain(&m, &c, &o, &l, &why, &err)) != PP_OK) {
         pp_plan_list_free(&l);
         return cli_fail(st, &err);
+    }
+    if ((rc = cli_report_plan(a, &m, &c, &o, &l, why))) {
+        pp_free(why);
+        pp_plan_list_free(&l);
+        return rc;
     }
     if (!strcmp(fmt, "json")) rc = print_json(&m, &c, &l, why);
     else if (!strcmp(fmt, "csv")) print_csv(&m, &c, &l);

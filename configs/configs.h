@@ -27,6 +27,13 @@ pp_status pp__scenario_read(const cJSON *o, const char *where, const char *path,
 /* The result object of one scenario: {"index", "scenario", "plan"|"error"};
  * caller deletes. status receives the scenario's pp_status. */
 cJSON *pp__scenario_result(int index, const cJSON *scenario, const char *where, pp_status *status);
+/* The keys a scenario and an estimate request share (optimizer, attention,
+ * loss, fine-tuning, ...) into b. */
+void pp__scenario_read_base(jr_ctx *c, const cJSON *o, const char *path, pp_strategy *b);
+/* {"exit_code", "status", "field", "message"} of a failed request; field is
+ * the JSON path of the request at fault, NULL to read it from the message
+ * (pp_error_field; a flag --x-y becomes "$.x_y"), "" for none. */
+cJSON *pp__error_object(pp_status st, const pp_error *err, const char *field);
 
 /* pp_write_files with a hook called before installing file i (tests make a
  * later install fail there to check the roll-back). */

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "configs/emit.h"
+#include "costmodel/rules.h"
 
 void pp_deepspeed_opts_default(pp_deepspeed_opts *o)
 {
@@ -22,148 +23,73 @@ void pp_deepspeed_opts_default(pp_deepspeed_opts *o)
     o->gather_16bit_on_save = 1;
 }
 
-/* ------------------------------------------------------------------ rules */
+/* ------------------------------------------------------------------ rules
+ * What DeepSpeed can express and how it runs is the framework table
+ * (costmodel/framework.c) and the rule table (costmodel/rules.c); here only
+ * what depends on the file's options. */
 
-static const char *grad_name(pp_grad_accum g)
+/* Behaviours the framework decides, back to AUTO, saying which were set
+ * otherwise; the framework itself from the degrees. */
+/* A behaviour the user set that framework fw cannot run goes back to AUTO
+ * (the framework's own), with a note; one it can run stays. */
+typedef struct behaviour {
+    pp_rule rule;
+    const char *what;
+    int *field;
+    const char *const *names; /* value names, or NULL for on/off */
+} behaviour;
+
+void pp__adapt_framework(const pp_model *m, const pp_cluster *c, pp_strategy *s, pp_framework fw, pp_notes *notes)
 {
+    if (s->framework != fw && s->framework != PP_FW_AUTO)
+        pp__note(notes, "framework %s -> %s", pp_framework_name(s->framework), pp_framework_name(fw));
+    s->framework = fw;
     int n;
-    const char *const *names = pp_enum_names(PP_ENUM_GRAD_ACCUM, &n);
-    return (int)g >= 0 && (int)g < n ? names[g] : "?";
+    const char *const *cp_names = pp_enum_names(PP_ENUM_CP_COMM, &n);
+    behaviour b[] = {
+        {PP_RULE_FW_GRAD_ACCUM, "gradient accumulation", (int *)&s->grad_accum_dtype, pp_enum_names(PP_ENUM_GRAD_ACCUM, &n)},
+        {PP_RULE_FW_CP_COMM, "context parallelism", (int *)&s->cp_comm, cp_names},
+        {PP_RULE_FW_DP_OVERLAP, "DP overlap", &s->overlap_dp, NULL},
+        {PP_RULE_FW_TP_OVERLAP, "TP overlap", &s->overlap_tp, NULL},
+        {PP_RULE_FW_OUTPUTS, "pipeline outputs freed once sent", &s->buf.free_pipeline_outputs, NULL}};
+    for (size_t i = 0; i < sizeof b / sizeof *b; i++) {
+        if (*b[i].field < 0) continue;
+        pp__rule_ctx x = {m, c, s, 0};
+        if (pp__rule_eval(&x, b[i].rule, NULL)) continue;
+        int was = *b[i].field;
+        *b[i].field = -1;
+        pp_strategy d = *s;
+        pp__fw_fill(&d);
+        int now = *(int *)((char *)&d + ((char *)b[i].field - (char *)s));
+        pp__note(notes, "%s runs %s its own way: %s -> %s", pp_framework_name(fw), b[i].what,
+                 b[i].names ? b[i].names[was] : was ? "on" : "off", b[i].names ? b[i].names[now] : now ? "on" : "off");
+    }
+    if (pp__fw_get(fw)->buckets != PP_BUCKETS_DEEPSPEED) s->buf.reduce_bucket = s->buf.allgather_bucket = 0;
 }
 
-/* What DeepSpeed decides implicitly, applied to s. Returns the number of
- * fields changed; each change with a data-parallel effect is noted. */
-static int soft_rules(pp_strategy *s, pp_notes *notes)
+/* What ds_config.json needs from its options. */
+static pp_status option_rules(const pp_strategy *r, const pp_deepspeed_opts *o, pp_error *err)
 {
-    int changed = 0, bf = pp__ds_is_bf16(s);
-    if (s->pp > 1 && s->buf.free_pipeline_outputs) {
-        pp__note(notes, "DeepSpeed's PipelineEngine keeps each stage's outputs until their backward: estimating "
-                        "without --free-pipeline-outputs");
-        s->buf.free_pipeline_outputs = 0;
-        changed++;
-    }
-    long nd = (long)s->dp * s->cp;
-    if (bf && s->zero == 0) {
-        /* §5 + engine.py get_data_types: bf16 without ZeRO accumulates in
-         * fp32, which selects BF16_Optimizer; it shards fp32 master weights
-         * and optimizer states over data parallel ranks like ZeRO-1. */
-        s->zero = 1;
-        s->grad_accum_dtype = PP_GRAD_16_FP32;
-        pp__note(notes, "DeepSpeed runs bf16 without ZeRO through BF16_Optimizer: 16-bit gradients plus an fp32 "
-                        "accumulation copy, fp32 master weights and optimizer states sharded over the data-parallel "
-                        "ranks like ZeRO-1; estimating that (ZeRO-1, gradients 16bit+fp32)");
-        changed++;
-    }
-    if (s->precision == PP_PREC_FP32) {
-        s->grad_accum_dtype = PP_GRAD_16; /* unused at fp32: normalised silently */
-    } else if (s->precision == PP_PREC_FP16) {
-        if (s->grad_accum_dtype != PP_GRAD_16) {
-            pp__note(notes, "DeepSpeed accumulates fp16 gradients in fp16 (FP16_Optimizer or ZeRO; fp16 with fp32 "
-                            "accumulation raises NotImplementedError): gradients %s -> 16bit",
-                     grad_name(s->grad_accum_dtype));
-            s->grad_accum_dtype = PP_GRAD_16;
-            changed++;
-        }
-    } else if (s->zero == 1 && s->offload == PP_OFFLOAD_NONE) {
-        if (s->grad_accum_dtype == PP_GRAD_FP32) {
-            pp__note(notes, "DeepSpeed has no fp32-only gradient buffer (that is Megatron-LM's main_grad); fp32 "
-                            "accumulation with bf16 runs BF16_Optimizer: gradients fp32 -> 16bit+fp32");
-            s->grad_accum_dtype = PP_GRAD_16_FP32;
-            changed++;
-        }
-    } else if (s->grad_accum_dtype != PP_GRAD_16) {
-        pp__note(notes, "DeepSpeed's ZeRO optimizer (stage 2/3, or with offload) accumulates gradients in the 16-bit "
-                        "model dtype: gradients %s -> 16bit", grad_name(s->grad_accum_dtype));
-        s->grad_accum_dtype = PP_GRAD_16;
-        changed++;
-    }
-    pp__ds_wrapper w = pp__ds_wrapper_of(s);
-    if (s->overlap_dp && (s->pp > 1 || w != PP_DS_ZERO)) {
-        /* engine.py: overlap_comm is switched off for a PipelineModule; the
-         * non-ZeRO wrappers all-reduce after backward (allreduce_gradients) */
-        if (nd > 1)
-            pp__note(notes, "DeepSpeed reduces gradients after the backward pass here (%s), without overlap: "
-                            "estimating with DP communication exposed",
-                     s->pp > 1 ? "PipelineEngine runs ReduceGrads after the pipeline flush and turns overlap_comm off"
-                               : "no ZeRO optimizer, so overlap_comm does not apply");
-        s->overlap_dp = 0;
-        changed++;
-    }
-    if (w != PP_DS_ZERO && s->buf.reduce_bucket != PP_DS_FIXED_ALLREDUCE_BUCKET) {
-        pp__note(notes, "without the ZeRO optimizer DeepSpeed all-reduces gradients in fixed 5e8-element buckets "
-                        "(engine.py MEMORY_OPT_ALLREDUCE_SIZE); reduce_bucket_size %g is not used: estimating 5e8",
-                 s->buf.reduce_bucket);
-        s->buf.reduce_bucket = PP_DS_FIXED_ALLREDUCE_BUCKET;
-        changed++;
-    }
-    if (s->overlap_tp) {
-        pp__note(notes, "neither DeepSpeed nor Megatron-DeepSpeed overlaps tensor-parallel communication with GEMMs: "
-                        "estimating with TP communication exposed");
-        s->overlap_tp = 0;
-        changed++;
-    }
-    return changed;
-}
-
-/* What ds_config.json (with the launcher DeepSpeed needs) cannot do at all.
- * r is resolved; o may be NULL (then the option-dependent rules are skipped). */
-static pp_status hard_rules(const pp_model *m, const pp_strategy *r, const pp_deepspeed_opts *o, pp_error *err)
-{
-    if (r->pp > 1 && r->zero >= 2)
-        return pp__fail(err, PP_ERR_INPUT,
-                        "ZeRO-%d with pipeline parallelism (pp %d): DeepSpeed's PipelineEngine asserts \"ZeRO-2 and "
-                        "ZeRO-3 are incompatible with pipeline parallelism\"; use --zero 0 or 1, or --pp 1",
-                        r->zero, r->pp);
-    if (r->pp > 1 && r->schedule != PP_SCHED_1F1B)
-        return pp__fail(err, PP_ERR_INPUT,
-                        "schedule %s: DeepSpeed's PipelineEngine runs only its 1F1B TrainSchedule; use --schedule 1f1b "
-                        "(the interleaved schedule needs Megatron-LM)",
-                        pp_schedule_name(r->schedule));
-    if (r->pp > 1 && r->recompute == PP_RECOMPUTE_FULL)
-        for (int i = 0; i < r->pp; i++) {
-            int k = pp__recomputed_blocks(r, i, r->stage_layers[i]);
-            if (k < r->stage_layers[i])
-                return pp__fail(err, PP_ERR_INPUT,
-                                "recomputing %d of the %d blocks of stage %d: DeepSpeed's PipelineModule checkpoints "
-                                "every layer (pipeline.activation_checkpoint_interval); recompute all blocks "
-                                "(--recompute full without --recompute-layers) or use Megatron-LM",
-                                k, r->stage_layers[i], i);
-        }
-    if (r->cp > 1) {
-        if (r->sp)
-            return pp__fail(err, PP_ERR_INPUT,
-                            "cp %d with sp: DeepSpeed shards sequences with Ulysses (--ds-sequence-parallel-size), "
-                            "which Megatron-DeepSpeed refuses to combine with Megatron's --sequence-parallel; drop --sp",
-                            r->cp);
-        long g = (long)r->tp * r->cp;
-        if (m->heads % g || m->kv_heads % g)
-            return pp__fail(err, PP_ERR_INPUT,
-                            "cp %d: DeepSpeed-Ulysses splits the attention heads of each tensor-parallel rank over "
-                            "the cp ranks, so tp*cp = %ld must divide heads (%d) and kv_heads (%d)",
-                            r->cp, g, m->heads, m->kv_heads);
-    }
     if (r->offload == PP_OFFLOAD_NVME && o && !o->nvme_path[0])
-        return pp__fail(err, PP_ERR_INPUT,
-                        "offload nvme: give the NVMe mount point with --nvme-path (DeepSpeed accepts a config without "
-                        "nvme_path and fails when it starts swapping)");
-    if (r->optimizer == PP_OPT_ADAM8BIT && r->offload != PP_OFFLOAD_NONE)
-        return pp__fail(err, PP_ERR_INPUT,
-                        "optimizer adam8bit with offload %s: ZeRO-Offload steps the optimizer on the CPU, and "
-                        "bitsandbytes' 8-bit Adam runs only on the GPU; use --optimizer adamw or --offload none",
-                        pp_offload_name(r->offload));
-    if (r->precision == PP_PREC_TF32)
-        return pp__fail(err, PP_ERR_INPUT, "precision tf32: DeepSpeed has no tf32 mode; use fp32, fp16, bf16 or fp8");
+        return pp__fail_field(err, 0, "nvme_path", "", "offload nvme: give the NVMe mount point (DeepSpeed accepts a "
+                              "config without nvme_path and fails when it starts swapping)");
     if (o) return pp_hparams_check(&o->hp, "DeepSpeed hyper-parameters", err);
     return PP_OK;
 }
 
+/* ds_config.json is for plans DeepSpeed runs. */
+static pp_status for_deepspeed(const pp_strategy *r, pp_error *err)
+{
+    if (r->framework == PP_FW_DEEPSPEED || r->framework == PP_FW_MEGATRON_DEEPSPEED) return PP_OK;
+    return pp__fail_field(err, 0, "framework", pp_framework_name(r->framework),
+                          "ds_config.json is for plans DeepSpeed runs (framework deepspeed or megatron-deepspeed)");
+}
+
 pp_status pp_deepspeed_adapt(const pp_model *m, const pp_cluster *c, pp_strategy *s, pp_notes *notes, pp_error *err)
 {
-    soft_rules(s, notes);
+    pp__adapt_framework(m, c, s, s->tp > 1 || s->sp ? PP_FW_MEGATRON_DEEPSPEED : PP_FW_DEEPSPEED, notes);
     pp_strategy r = *s;
-    pp_status st = pp_strategy_resolve(&r, m, c, err);
-    if (st != PP_OK) return st;
-    return hard_rules(m, &r, NULL, err);
+    return pp_strategy_resolve(&r, m, c, err);
 }
 
 pp_status pp_deepspeed_check(const pp_model *m, const pp_cluster *c, const pp_strategy *s,
@@ -171,14 +97,8 @@ pp_status pp_deepspeed_check(const pp_model *m, const pp_cluster *c, const pp_st
 {
     pp_strategy r = *s;
     pp_status st = pp_strategy_resolve(&r, m, c, err);
-    if (st != PP_OK) return st;
-    if ((st = hard_rules(m, &r, o, err)) != PP_OK) return st;
-    pp_notes why = {0};
-    if (soft_rules(&r, &why) == 0) return PP_OK;
-    return pp__fail(err, PP_ERR_INPUT,
-                    "ds_config.json cannot express this plan exactly: %s (pp_deepspeed_adapt gives the plan DeepSpeed "
-                    "runs; `parplan estimate --emit-deepspeed` applies it)",
-                    why.n ? why.line[0] : "tensor-parallel overlap or gradient settings DeepSpeed does not have");
+    if (st == PP_OK) st = for_deepspeed(&r, err);
+    return st == PP_OK ? option_rules(&r, o, err) : st;
 }
 
 /* ------------------------------------------------------------------ JSON */
@@ -464,10 +384,12 @@ pp_status pp_deepspeed_to_string(const pp_model *m, const pp_cluster *c, const p
         pp_deepspeed_opts_default(&def);
         o = &def;
     }
-    pp_status st = pp_deepspeed_check(m, c, &p->strategy, o, err);
+    /* the plan's strategy is resolved (pp_estimate): trusted as it is */
+    (void)c;
+    const pp_strategy s = p->strategy;
+    pp_status st = for_deepspeed(&s, err);
+    if (st == PP_OK) st = option_rules(&s, o, err);
     if (st != PP_OK) return st;
-    pp_strategy s = p->strategy;
-    if ((st = pp_strategy_resolve(&s, m, c, err)) != PP_OK) return st;
     cJSON *root = build(&s, o);
     if (!root) return pp__fail(err, PP_ERR_NOMEM, "out of memory building ds_config.json");
     pp__sbuf b = {0};

@@ -654,8 +654,8 @@ static void map_wrapper(ds_reader *r, ds_dtype model, int grad_given, ds_zero *z
         }
         return; /* fp16: FP16_Optimizer; fp32: the bare optimizer */
     }
-    if (model == DT_BF16 && grad == DT_FP32) {
-        s->zero = 1;
+    if (model == DT_BF16 && grad == DT_FP32) { /* BF16_Optimizer: shards like ZeRO-1 (pp__zero_states) */
+        s->zero = 0;
         s->grad_accum_dtype = PP_GRAD_16_FP32;
         return;
     }
@@ -944,6 +944,14 @@ static void fill(ds_reader *r, const cJSON *root, const pp_cluster *c, pp_strate
         dfail(r, "elasticity", "enabled", "elastic training overrides the batch keys; parplan does not model it");
         return;
     }
+    if (s->framework != PP_FW_AUTO && s->framework != PP_FW_DEEPSPEED && s->framework != PP_FW_MEGATRON_DEEPSPEED) {
+        pp__fail_field(r->jr.err, 0, "framework", pp_framework_name(s->framework), "%s is run by deepspeed or "
+                       "megatron-deepspeed (a ds_config.json)", r->jr.where);
+        r->jr.st = PP_ERR_INPUT;
+        return;
+    }
+    /* DeepSpeed runs it; tensor parallelism comes from Megatron's model code */
+    if (s->framework == PP_FW_AUTO) s->framework = s->tp > 1 || s->sp ? PP_FW_MEGATRON_DEEPSPEED : PP_FW_DEEPSPEED;
     long rest = (long)s->tp * s->pp * s->cp;
     int gpus = pp_cluster_gpus(c);
     if (rest < 1 || gpus % rest) {
@@ -976,8 +984,8 @@ static void fill(ds_reader *r, const cJSON *root, const pp_cluster *c, pp_strate
     }
     if (pp__ds_wrapper_of(s) == PP_DS_BF16)
         pp__note(r->warn, "%s: bf16 with fp32 gradient accumulation runs BF16_Optimizer: fp32 master weights and "
-                 "optimizer states sharded over the %d data-parallel ranks; estimating ZeRO-1 with 16bit+fp32 "
-                 "gradients", r->jr.where, s->dp * s->cp);
+                 "optimizer states sharded over the %d data-parallel ranks like ZeRO-1, 16-bit gradients with an "
+                 "fp32 accumulation buffer", r->jr.where, s->dp * s->cp);
     /* overlap: only the ZeRO optimizer overlaps, and never under a PipelineModule */
     int zero_opt = pp__ds_wrapper_of(s) == PP_DS_ZERO;
     s->overlap_dp = zero_opt && s->pp == 1 ? zo.overlap_comm : 0;
@@ -1016,6 +1024,28 @@ static void fill(ds_reader *r, const cJSON *root, const pp_cluster *c, pp_strate
     read_checkpointing(r, root, s);
 }
 
+/* A rule the file breaks, worded as the ds_config key that sets the field
+ * (the command line's fields keep their names). */
+static pp_status ds_rule_failure(const char *where, const pp_error *e, pp_error *err)
+{
+    static const struct { const char *field, *key; } keys[] = {
+        {"zero", "zero_optimization.stage"}, {"offload", "zero_optimization.offload_optimizer"},
+        {"micro_batch", "train_micro_batch_size_per_gpu"}, {"global_batch", "train_batch_size"},
+        {"grad_accum", "gradient_accumulation_steps"}, {"grad_accum_dtype", "data_types.grad_accum_dtype"},
+        {"precision", "bf16/fp16"}, {"overlap_dp", "zero_optimization.overlap_comm"}, {"optimizer", "optimizer.type"}};
+    if (!e->field[0] || e->detail <= 0)
+        return pp__fail(err, PP_ERR_INPUT, "%s: $: the strategy this file gives cannot run here: %s", where, e->msg);
+    const char *k = NULL;
+    for (size_t i = 0; i < sizeof keys / sizeof *keys && !k; i++)
+        if (!strcmp(e->field, keys[i].field)) k = keys[i].key;
+    if (k)
+        pp__fail(err, PP_ERR_INPUT, "%s: $.%s (%s %s): %s", where, k, e->field, e->value, e->msg + e->detail);
+    else /* a command-line field with this file's values */
+        pp__fail(err, PP_ERR_INPUT, "%s: $: with %s %s: %s", where, e->field, e->value, e->msg + e->detail);
+    if (err) err->rule = e->rule;
+    return PP_ERR_INPUT;
+}
+
 pp_status pp_deepspeed_parse_hf(const char *text, size_t len, const char *where, const pp_model *m,
                                 const pp_cluster *c, const pp_hf_trainer_args *hf, pp_strategy *s,
                                 pp_deepspeed_opts *o, pp_notes *warnings, pp_error *err)
@@ -1038,8 +1068,7 @@ pp_status pp_deepspeed_parse_hf(const char *text, size_t len, const char *where,
     pp_strategy resolved = out;
     pp_error e2 = {""};
     pp_status st = pp_strategy_resolve(&resolved, m, c, &e2);
-    if (st != PP_OK) /* the file's values with the command line's degrees break a rule */
-        return pp__fail(err, st, "%s: $: the strategy this file gives cannot run here: %s", where, e2.msg);
+    if (st != PP_OK) return ds_rule_failure(where, &e2, err);
     *s = out;
     if (o) *o = local;
     return PP_OK;

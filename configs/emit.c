@@ -135,14 +135,3 @@ pp_status pp_hparams_check(const pp_hparams *h, const char *where, pp_error *err
                         h->min_loss_scale);
     return PP_OK;
 }
-
-int pp__ds_is_bf16(const pp_strategy *s) { return s->precision == PP_PREC_BF16 || s->precision == PP_PREC_FP8; }
-
-pp__ds_wrapper pp__ds_wrapper_of(const pp_strategy *s)
-{
-    /* engine.py _do_optimizer_sanity_check (v0.14.5) */
-    if (pp__ds_is_bf16(s) && s->grad_accum_dtype == PP_GRAD_16_FP32 && s->zero <= 1 && s->offload == PP_OFFLOAD_NONE)
-        return PP_DS_BF16;
-    if (s->zero >= 1) return PP_DS_ZERO;
-    return s->precision == PP_PREC_FP16 ? PP_DS_FP16 : PP_DS_PLAIN;
-}

@@ -9,6 +9,7 @@
 #include <stdarg.h>
 
 #include "configs/configs.h"
+#include "costmodel/framework.h"
 
 /* Appends one line to notes (NULL: dropped silently). */
 void pp__note(pp_notes *notes, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -26,6 +27,10 @@ void pp__sb_vprintf(pp__sbuf *b, const char *fmt, va_list ap);
  * NULL after an allocation failure. */
 char *pp__sb_take(pp__sbuf *b);
 
+/* Sets s's framework to fw; each behaviour set to what fw cannot run goes
+ * back to AUTO (fw's own), with a note (pp_*_adapt). */
+void pp__adapt_framework(const pp_model *m, const pp_cluster *c, pp_strategy *s, pp_framework fw, pp_notes *notes);
+
 /* Shortest decimal that reads back as exactly x (for JSON and arguments). */
 void pp__fmt_num(char *buf, size_t cap, double x);
 
@@ -34,19 +39,6 @@ void pp__fmt_num(char *buf, size_t cap, double x);
 #define PP_DS_FIXED_ALLREDUCE_BUCKET 5e8
 /* stage3_max_reuse_distance default (zero/config.py); not in pp_buffers. */
 #define PP_DS_MAX_REUSE_DISTANCE 1e9
-
-/* Which DeepSpeed optimizer wrapper a resolved, adapted strategy runs under. */
-typedef enum pp__ds_wrapper {
-    PP_DS_PLAIN,      /* fp32, no ZeRO: the bare optimizer */
-    PP_DS_FP16,       /* fp16, no ZeRO: FP16_Optimizer */
-    PP_DS_BF16,       /* bf16 with fp32 gradient accumulation: BF16_Optimizer */
-    PP_DS_ZERO        /* DeepSpeedZeroOptimizer (stages 1-2) or stage 3 */
-} pp__ds_wrapper;
-
-pp__ds_wrapper pp__ds_wrapper_of(const pp_strategy *s);
-/* 1 when the precision runs as bf16 in DeepSpeed (bf16, or fp8 through
- * Transformer Engine with bf16 everywhere else). */
-int pp__ds_is_bf16(const pp_strategy *s);
 
 /* Fills the "auto" values of a parsed ds_config.json as the Hugging Face
  * integration does (configs/deepspeed_auto.c), noting each; a mismatch

@@ -491,38 +491,6 @@ pp_status pp_cluster_load(const char *arg, pp_cluster *out, pp_error *err)
     return st;
 }
 
-/* gpus below one node make a single partial node (its NVLink domain shrinks
- * with it; inter.bw keeps the full node's per-GPU NIC share, unused with
- * one node). Otherwise gpus must be whole nodes. */
-pp_status pp_cluster_resize(pp_cluster *c, int nodes, int gpus, pp_error *err)
-{
-    int gpn = c->gpus_per_node;
-    if (gpn < 1 || c->nodes < 1)
-        return pp__fail(err, PP_ERR_INPUT, "%s: expected a loaded cluster with at least one GPU per node", c->name);
-    if (nodes < 0 || gpus < 0)
-        return pp__fail(err, PP_ERR_INPUT, "--nodes/--gpus: expected a positive count, got %d", nodes < 0 ? nodes : gpus);
-    if (gpus > GPUS_MAX || (long long)nodes * gpn > GPUS_MAX)
-        return pp__fail(err, PP_ERR_INPUT, "--%s %d: expected at most %d GPUs in all (%s has %d GPUs per node)",
-                        gpus ? "gpus" : "nodes", gpus ? gpus : nodes, GPUS_MAX, c->name, gpn);
-    if (nodes && gpus && (long long)nodes * gpn != gpus)
-        return pp__fail(err, PP_ERR_INPUT, "--nodes %d and --gpus %d disagree: %s has %d GPUs per node", nodes,
-                        gpus, c->name, gpn);
-    if (gpus && gpus < gpn) {
-        c->nodes = 1;
-        c->gpus_per_node = gpus;
-        c->nvlink_domain = gpus;
-    } else if (gpus) {
-        if (gpus % gpn != 0)
-            return pp__fail(err, PP_ERR_INPUT,
-                            "--gpus %d: expected fewer than one node or a multiple of the node size %d (%s has %d GPUs per node)",
-                            gpus, gpn, c->name, gpn);
-        c->nodes = gpus / gpn;
-    } else if (nodes) {
-        c->nodes = nodes;
-    }
-    return PP_OK;
-}
-
 /* ------------------------------------------------------------ JSON output */
 
 /* Adders that clear *ok when cJSON runs out of memory. */

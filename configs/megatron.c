@@ -26,90 +26,10 @@ static const char *flavor_name(pp_megatron_flavor f)
     return f == PP_MEGATRON_DEEPSPEED ? "Megatron-DeepSpeed" : "Megatron-LM";
 }
 
-/* ------------------------------------------------------------------ rules */
-
-/* Megatron-LM's implicit choices, applied to s; returns fields changed. */
-static int lm_soft_rules(pp_strategy *s, pp_notes *notes)
-{
-    int changed = 0;
-    if (s->precision == PP_PREC_FP32) {
-        s->grad_accum_dtype = PP_GRAD_16; /* unused at fp32 */
-    } else if ((s->precision == PP_PREC_BF16 || s->precision == PP_PREC_FP8) && s->grad_accum_dtype != PP_GRAD_FP32) {
-        pp__note(notes, "Megatron-LM accumulates and all-reduces bf16 gradients in an fp32 main_grad buffer "
-                        "(--bf16 forces --accumulate-allreduce-grads-in-fp32): gradients %s -> fp32",
-                 s->grad_accum_dtype == PP_GRAD_16 ? "16bit" : "16bit+fp32");
-        s->grad_accum_dtype = PP_GRAD_FP32;
-        changed++;
-    } else if (s->precision == PP_PREC_FP16 && s->grad_accum_dtype == PP_GRAD_16_FP32) {
-        pp__note(notes, "Megatron-LM keeps either fp16 gradients or an fp32 main_grad, not both: gradients "
-                        "16bit+fp32 -> fp32 (--accumulate-allreduce-grads-in-fp32)");
-        s->grad_accum_dtype = PP_GRAD_FP32;
-        changed++;
-    }
-    if (s->overlap_tp && !s->sp) {
-        pp__note(notes, "Megatron-LM overlaps tensor-parallel communication (--tp-comm-overlap) only with "
-                        "--sequence-parallel: estimating without the overlap");
-        s->overlap_tp = 0;
-        changed++;
-    }
-    if (s->pp > 1 && !s->buf.free_pipeline_outputs) {
-        pp__note(notes, "Megatron-LM frees each stage's outputs once sent (deallocate_pipeline_outputs is always on): "
-                        "estimating with --free-pipeline-outputs");
-        s->buf.free_pipeline_outputs = 1;
-        changed++;
-    }
-    if (s->loss == PP_LOSS_CHUNKED) {
-        pp__note(notes, "Megatron-LM has no chunked linear cross-entropy; its fused kernel "
-                        "(--cross-entropy-loss-fusion) is the nearest: estimating with --loss fused");
-        s->loss = PP_LOSS_FUSED;
-        changed++;
-    }
-    return changed;
-}
-
-/* Model shapes (and training modes) the flavor's arguments cannot build. */
-static pp_status arch_rules(const pp_model *m, const pp_strategy *r, pp_megatron_flavor f, pp_error *err)
-{
-    const char *fw = flavor_name(f);
-    if (r->ft.mode != PP_MODE_FULL)
-        return pp__fail(err, PP_ERR_INPUT, "%s fine-tuning: %s has no LoRA arguments (use PEFT with the Hugging Face "
-                        "Trainer and --emit-deepspeed)", r->ft.mode == PP_MODE_QLORA ? "QLoRA" : "LoRA", fw);
-    if (r->ft.freeze_embeddings || r->ft.freeze_layers)
-        return pp__fail(err, PP_ERR_INPUT, "frozen embeddings or layers: %s has no argument to freeze parameters", fw);
-    if (m->position == PP_POS_ALIBI)
-        return pp__fail(err, PP_ERR_INPUT, "%s uses ALiBi positions: %s offers rotary or learned positions only",
-                        m->name, fw);
-    if (m->parallel_block)
-        return pp__fail(err, PP_ERR_INPUT, "%s has parallel attention and MLP blocks: %s has no argument for them", m->name, fw);
-    if (m->norms_per_block != 2)
-        return pp__fail(err, PP_ERR_INPUT, "%s has %d norms per block: %s builds two (pre-attention, pre-MLP)", m->name,
-                        m->norms_per_block, fw);
-    if (m->embed_norm)
-        return pp__fail(err, PP_ERR_INPUT, "%s has a norm after the embedding: %s has no argument for it", m->name, fw);
-    if (m->gated_mlp && m->activation != PP_ACT_SILU)
-        return pp__fail(err, PP_ERR_INPUT, "%s has a gated MLP with %s: %s's --swiglu gates with SiLU only", m->name,
-                        m->activation == PP_ACT_GELU ? "GELU" : "ReLU", fw);
-    if (m->lm_head_bias)
-        return pp__fail(err, PP_ERR_INPUT, "%s has an LM-head bias: %s's output layer has none", m->name, fw);
-    int all = m->qkv_bias && m->out_bias && m->mlp_bias, none = !m->qkv_bias && !m->out_bias && !m->mlp_bias;
-    int qkv_only = m->qkv_bias && !m->out_bias && !m->mlp_bias;
-    if (!all && !none && !(qkv_only && f == PP_MEGATRON_LM))
-        return pp__fail(err, PP_ERR_INPUT, "%s's biases (qkv %d, out %d, mlp %d): %s has all linear biases, none "
-                        "(--disable-bias-linear)%s", m->name, m->qkv_bias, m->out_bias, m->mlp_bias, fw,
-                        f == PP_MEGATRON_LM ? " or q/k/v only (--add-qkv-bias)" : "");
-    if (f == PP_MEGATRON_DEEPSPEED) {
-        if (m->mla.kv_lora_rank > 0)
-            return pp__fail(err, PP_ERR_INPUT, "%s uses multi-head latent attention: Megatron-DeepSpeed cannot build "
-                            "it (Megatron-LM can: --emit-megatron without --emit-deepspeed)", m->name);
-        if (m->experts > 0) {
-            if (m->shared_experts || m->expert_ffn != m->ffn || m->topk > 2)
-                return pp__fail(err, PP_ERR_INPUT, "%s's experts (top-%d, %d shared, expert FFN %d vs FFN %d): "
-                                "DeepSpeed-MoE in Megatron-DeepSpeed routes top-1 or top-2 to experts of --ffn-hidden-size, "
-                                "without shared experts", m->name, m->topk, m->shared_experts, m->expert_ffn, m->ffn);
-        }
-    }
-    return PP_OK;
-}
+/* ------------------------------------------------------------------ rules
+ * What each flavor can express is the framework and rule tables
+ * (costmodel/framework.c, costmodel/rules.c); here only the layout of
+ * the arguments. */
 
 /* Blocks per stage recomputed, if one value holds for every stage
  * (-1 = all of them); -2 when the stages differ. */
@@ -129,134 +49,41 @@ static int uniform_recompute(const pp_strategy *s)
     return all ? -1 : k;
 }
 
-/* First/last stage sizes Megatron-LM can express; 0 when even. Returns -1
- * when the split cannot be written. */
-static int uneven_split(const pp_strategy *s, int *first, int *last)
+static pp_framework flavor_framework(pp_megatron_flavor f)
 {
-    int p = s->pp, even = 1;
-    *first = *last = 0;
-    for (int i = 1; i < p; i++) even &= s->stage_layers[i] == s->stage_layers[0];
-    if (even) return 0;
-    if (p == 2) {
-        *first = s->stage_layers[0];
-        *last = s->stage_layers[1];
-        return 1;
-    }
-    int mid = s->stage_layers[1];
-    for (int i = 1; i < p - 1; i++)
-        if (s->stage_layers[i] != mid) return -1;
-    if (s->stage_layers[0] != mid) *first = s->stage_layers[0];
-    if (s->stage_layers[p - 1] != mid) *last = s->stage_layers[p - 1];
-    return 1;
+    return f == PP_MEGATRON_DEEPSPEED ? PP_FW_MEGATRON_DEEPSPEED : PP_FW_MEGATRON;
 }
 
-static void split_text(const pp_strategy *s, char *buf, size_t cap)
+static pp_status for_flavor(const pp_strategy *r, pp_megatron_flavor f, pp_error *err)
 {
-    size_t n = 0;
-    buf[0] = '\0';
-    for (int i = 0; i < s->pp && n + 12 < cap; i++)
-        n += (size_t)snprintf(buf + n, cap - n, "%s%d", i ? "," : "", s->stage_layers[i]);
-}
-
-/* What Megatron-LM's arguments cannot express. r is resolved. */
-static pp_status lm_hard_rules(const pp_model *m, const pp_strategy *r, pp_error *err)
-{
-    if (r->zero >= 2)
-        return pp__fail(err, PP_ERR_INPUT, "ZeRO-%d: Megatron-LM shards only optimizer states (--use-distributed-optimizer, "
-                        "ZeRO-1); use --zero 0 or 1, or DeepSpeed (--emit-deepspeed)", r->zero);
-    if (r->offload != PP_OFFLOAD_NONE)
-        return pp__fail(err, PP_ERR_INPUT, "offload %s: not expressed by these Megatron-LM arguments; use DeepSpeed "
-                        "(--emit-deepspeed with --emit-megatron writes Megatron-DeepSpeed arguments)",
-                        pp_offload_name(r->offload));
-    if (r->optimizer != PP_OPT_ADAMW && r->optimizer != PP_OPT_SGD)
-        return pp__fail(err, PP_ERR_INPUT, "optimizer %s: Megatron-LM's --optimizer offers adam and sgd",
-                        pp_optimizer_name(r->optimizer));
-    if (r->pp > 1 && r->schedule == PP_SCHED_GPIPE)
-        return pp__fail(err, PP_ERR_INPUT, "schedule gpipe: Megatron-LM runs 1F1B or the interleaved schedule");
-    if (strcmp(r->order, "tp-cp-dp-pp") != 0)
-        return pp__fail(err, PP_ERR_INPUT, "rank order %s: Megatron orders ranks tp-cp-(ep)-dp-pp; use --order "
-                        "tp-cp-dp-pp", r->order);
-    int k = uniform_recompute(r);
-    if (k == -2)
-        return pp__fail(err, PP_ERR_INPUT, "recompute differs between stages: Megatron's --recompute-num-layers is one "
-                        "value for every stage");
-    if (k > 0 && r->virtual_stages > 1 && k % r->virtual_stages)
-        return pp__fail(err, PP_ERR_INPUT, "recomputing %d blocks per stage with %d virtual stages: Megatron counts "
-                        "--recompute-num-layers per model chunk, so it must divide by %d", k, r->virtual_stages,
-                        r->virtual_stages);
-    int first, last, un = uneven_split(r, &first, &last);
-    char split[256];
-    split_text(r, split, sizeof split);
-    if (un < 0)
-        return pp__fail(err, PP_ERR_INPUT, "stage split %s cannot be expressed: Megatron-LM sets only the first and last "
-                        "stages (--decoder-first/last-pipeline-num-layers) and splits the rest evenly", split);
-    if (r->schedule == PP_SCHED_INTERLEAVED && (un > 0 || m->layers % (r->pp * r->virtual_stages)))
-        return pp__fail(err, PP_ERR_INPUT, "stage split %s with %d virtual stages: Megatron-LM's "
-                        "--num-layers-per-virtual-pipeline-stage needs an even split into pp x v equal chunks", split,
-                        r->virtual_stages);
-    return arch_rules(m, r, PP_MEGATRON_LM, err);
-}
-
-static pp_status ds_hard_rules(const pp_model *m, const pp_strategy *r, pp_error *err)
-{
-    if (strcmp(r->order, "tp-cp-dp-pp") != 0)
-        return pp__fail(err, PP_ERR_INPUT, "rank order %s: Megatron-DeepSpeed orders ranks tp-(sp)-dp-pp; use --order "
-                        "tp-cp-dp-pp", r->order);
-    if (r->recompute == PP_RECOMPUTE_FULL && uniform_recompute(r) == -2)
-        return pp__fail(err, PP_ERR_INPUT, "recompute differs between stages: Megatron's --recompute-num-layers is one "
-                        "value for every stage");
-    if (r->optimizer != PP_OPT_ADAMW && r->optimizer != PP_OPT_SGD)
-        return pp__fail(err, PP_ERR_INPUT, "optimizer %s: Megatron-DeepSpeed builds adam or sgd (--optimizer)",
-                        pp_optimizer_name(r->optimizer));
-    if (r->schedule == PP_SCHED_INTERLEAVED)
-        return pp__fail(err, PP_ERR_INPUT, "schedule interleaved: Megatron-DeepSpeed's pipeline is DeepSpeed's 1F1B "
-                        "PipelineEngine");
-    return arch_rules(m, r, PP_MEGATRON_DEEPSPEED, err);
+    if (r->framework == flavor_framework(f)) return PP_OK;
+    return pp__fail_field(err, 0, "framework", pp_framework_name(r->framework), "%s arguments are for plans %s runs "
+                          "(framework %s)", flavor_name(f), flavor_name(f), pp_framework_name(flavor_framework(f)));
 }
 
 pp_status pp_megatron_adapt(const pp_model *m, const pp_cluster *c, pp_strategy *s, pp_megatron_flavor flavor,
                             pp_notes *notes, pp_error *err)
 {
-    if (flavor == PP_MEGATRON_DEEPSPEED) {
-        pp_status st = pp_deepspeed_adapt(m, c, s, notes, err);
-        if (st != PP_OK) return st;
-        if (s->cp > 1)
-            pp__note(notes, "Megatron-DeepSpeed splits the sequence with DeepSpeed-Ulysses (--ds-sequence-parallel-size: "
-                            "all-to-all over heads); the estimate costs context parallelism as the %s",
-                     s->cp_comm == PP_CP_ALLGATHER ? "all-gather of K/V" : "K/V ring");
-        pp_strategy r = *s;
-        if ((st = pp_strategy_resolve(&r, m, c, err)) != PP_OK) return st;
-        return ds_hard_rules(m, &r, err);
-    }
-    lm_soft_rules(s, notes);
+    if ((unsigned)flavor >= PP_MEGATRON_FLAVOR_COUNT)
+        return pp__fail_field(err, 0, "flavor", "?", "expected Megatron-LM or Megatron-DeepSpeed");
+    pp__adapt_framework(m, c, s, flavor_framework(flavor), notes);
     pp_strategy r = *s;
-    pp_status st = pp_strategy_resolve(&r, m, c, err);
-    if (st != PP_OK) return st;
-    return lm_hard_rules(m, &r, err);
+    return pp_strategy_resolve(&r, m, c, err);
 }
 
 pp_status pp_megatron_check(const pp_model *m, const pp_cluster *c, const pp_strategy *s, const pp_megatron_opts *o,
                             pp_error *err)
 {
     pp_megatron_flavor f = o ? o->flavor : PP_MEGATRON_LM;
-    if (f < 0 || f >= PP_MEGATRON_FLAVOR_COUNT) return pp__fail(err, PP_ERR_INPUT, "Megatron flavor: expected lm or deepspeed");
+    if ((unsigned)f >= PP_MEGATRON_FLAVOR_COUNT)
+        return pp__fail_field(err, 0, "flavor", "?", "expected Megatron-LM or Megatron-DeepSpeed");
     if (o) {
         pp_status hs = pp_hparams_check(&o->hp, "Megatron hyper-parameters", err);
         if (hs != PP_OK) return hs;
     }
     pp_strategy r = *s;
     pp_status st = pp_strategy_resolve(&r, m, c, err);
-    if (st != PP_OK) return st;
-    if (f == PP_MEGATRON_DEEPSPEED) {
-        if ((st = pp_deepspeed_check(m, c, &r, NULL, err)) != PP_OK) return st;
-        return ds_hard_rules(m, &r, err);
-    }
-    if ((st = lm_hard_rules(m, &r, err)) != PP_OK) return st;
-    pp_notes why = {0};
-    if (lm_soft_rules(&r, &why) == 0) return PP_OK;
-    return pp__fail(err, PP_ERR_INPUT, "Megatron-LM's arguments cannot express this plan exactly: %s "
-                    "(pp_megatron_adapt gives the plan Megatron-LM runs; `parplan estimate --emit-megatron` applies it)",
-                    why.n ? why.line[0] : "gradient or overlap settings Megatron-LM does not have");
+    return st == PP_OK ? for_flavor(&r, f, err) : st;
 }
 
 /* ------------------------------------------------------------------ writer */
@@ -371,6 +198,66 @@ static void model_flags(pp__sbuf *b, const pp_model *m, const pp_strategy *s, pp
                  pad, (m->vocab + pad - 1) / pad * pad, m->vocab);
 }
 
+/* First/last stage sizes when the middle stages are equal (each divisible
+ * by v): Megatron-LM's --decoder-first/last-pipeline-num-layers
+ * (transformer_config.py's rules); -1 when they cannot say the split. */
+static int first_last(const pp_strategy *s, int *first, int *last)
+{
+    int p = s->pp, v = s->virtual_stages, f = s->stage_layers[0], l = s->stage_layers[p - 1];
+    if (p == 2) {
+        *first = f, *last = l;
+        return f % v || l % v ? -1 : 0;
+    }
+    int mid = s->stage_layers[1];
+    for (int i = 1; i < p - 1; i++)
+        if (s->stage_layers[i] != mid) return -1;
+    *first = f != mid ? f : 0;
+    *last = l != mid ? l : 0;
+    return mid % v || f % v || l % v ? -1 : 0;
+}
+
+/* --pipeline-model-parallel-layout: stages read virtual-stage-major (stage
+ * j is pp rank j % pp, chunk j / pp), E the embedding, t a block, L the
+ * loss. A stage's blocks fill its v chunks evenly; the one short chunk is
+ * the first on the first rank (beside E), the last elsewhere (beside L). */
+static void layout_flag(pp__sbuf *b, const pp_strategy *s)
+{
+    int p = s->pp, v = s->virtual_stages;
+    pp__sb_printf(b, "  --pipeline-model-parallel-layout '");
+    for (int k = 0; k < v; k++)
+        for (int i = 0; i < p; i++) {
+            int n = s->stage_layers[i], base = n / v, rem = n % v, short_chunk = i == 0 ? 0 : v - 1;
+            int len = base + (rem && (rem == v - 1 ? k != short_chunk : k < rem));
+            if (k || i) pp__sb_printf(b, "|");
+            if (!k && !i) pp__sb_printf(b, "E");
+            if (len) pp__sb_printf(b, "t*%d", len);
+            if (k == v - 1 && i == p - 1) pp__sb_printf(b, "L");
+        }
+    pp__sb_printf(b, "'\n");
+}
+
+/* The stage split as Megatron-LM writes it: nothing for an even split, the
+ * virtual-stage size for an even interleaved one, first/last sizes when only
+ * they differ, else the layout string. Megatron-DeepSpeed's split is
+ * DeepSpeed's partition_method (the framework's only split). */
+static void split_flags(pp__sbuf *b, const pp_model *m, const pp_strategy *s, int lm)
+{
+    int p = s->pp, v = s->virtual_stages, even = 1, first, last;
+    for (int i = 1; i < p; i++) even &= s->stage_layers[i] == s->stage_layers[0];
+    if (!lm || p == 1) return;
+    if (even && m->layers % (p * v) == 0) {
+        if (v > 1) flag_int(b, "--num-layers-per-virtual-pipeline-stage", m->layers / (p * v));
+        return;
+    }
+    if (first_last(s, &first, &last) == 0) {
+        if (first) flag_int(b, "--decoder-first-pipeline-num-layers", first);
+        if (last) flag_int(b, "--decoder-last-pipeline-num-layers", last);
+        if (v > 1) flag_int(b, "--num-virtual-stages-per-pipeline-rank", v);
+        return;
+    }
+    layout_flag(b, s);
+}
+
 static void parallel_flags(pp__sbuf *b, const pp_model *m, const pp_strategy *s, pp_megatron_flavor f)
 {
     int lm = f == PP_MEGATRON_LM;
@@ -379,13 +266,7 @@ static void parallel_flags(pp__sbuf *b, const pp_model *m, const pp_strategy *s,
     flag_int(b, "--tensor-model-parallel-size", s->tp);
     flag_int(b, "--pipeline-model-parallel-size", s->pp);
     if (!lm && s->pp == 1) flag(b, "--no-pipeline-parallel");
-    if (s->schedule == PP_SCHED_INTERLEAVED)
-        flag_int(b, "--num-layers-per-virtual-pipeline-stage", m->layers / (s->pp * s->virtual_stages));
-    int first, last;
-    if (lm && uneven_split(s, &first, &last) > 0) {
-        if (first) flag_int(b, "--decoder-first-pipeline-num-layers", first);
-        if (last) flag_int(b, "--decoder-last-pipeline-num-layers", last);
-    }
+    split_flags(b, m, s, lm);
     if (s->sp) flag(b, "--sequence-parallel");
     if (s->cp > 1) flag_int(b, lm ? "--context-parallel-size" : "--ds-sequence-parallel-size", s->cp);
     /* Megatron passes the value to Transformer Engine, which takes "all_gather" */
@@ -488,10 +369,13 @@ pp_status pp_megatron_args(const pp_model *m, const pp_cluster *c, const pp_plan
     if (strchr(o->deepspeed_config, '\'') || strchr(o->deepspeed_config, '\n'))
         return pp__fail(err, PP_ERR_INPUT, "--deepspeed_config path '%s': quotes and newlines are not allowed",
                         o->deepspeed_config);
-    pp_status st = pp_megatron_check(m, c, &p->strategy, o, err);
+    if ((unsigned)o->flavor >= PP_MEGATRON_FLAVOR_COUNT)
+        return pp__fail_field(err, 0, "flavor", "?", "expected Megatron-LM or Megatron-DeepSpeed");
+    pp_status st = pp_hparams_check(&o->hp, "Megatron hyper-parameters", err);
     if (st != PP_OK) return st;
-    pp_strategy s = p->strategy;
-    if ((st = pp_strategy_resolve(&s, m, c, err)) != PP_OK) return st;
+    /* the plan's strategy is resolved (pp_estimate): trusted as it is */
+    const pp_strategy s = p->strategy;
+    if ((st = for_flavor(&s, o->flavor, err)) != PP_OK) return st;
     pp_notes local = {0};
     pp__sbuf b = {0};
     pp__sb_printf(&b, "# %s arguments for %s on %d x %s (%s), written by parplan %s.\n", flavor_name(o->flavor),

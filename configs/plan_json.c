@@ -7,6 +7,7 @@
 static void add_strategy(cJSON *o, const pp_strategy *s)
 {
     cJSON *j = cJSON_AddObjectToObject(o, "strategy");
+    cJSON_AddStringToObject(j, "framework", pp_framework_name(s->framework));
     cJSON_AddNumberToObject(j, "dp", s->dp);
     cJSON_AddNumberToObject(j, "tp", s->tp);
     cJSON_AddNumberToObject(j, "pp", s->pp);
@@ -14,6 +15,7 @@ static void add_strategy(cJSON *o, const pp_strategy *s)
     cJSON_AddNumberToObject(j, "ep", s->ep);
     cJSON_AddBoolToObject(j, "sp", s->sp);
     cJSON_AddNumberToObject(j, "zero", s->zero);
+    cJSON_AddNumberToObject(j, "shard", s->shard);
     cJSON_AddStringToObject(j, "recompute", pp_recompute_name(s->recompute));
     cJSON_AddNumberToObject(j, "recompute_layers", s->recompute_layers);
     int n;
@@ -24,8 +26,10 @@ static void add_strategy(cJSON *o, const pp_strategy *s)
     cJSON_AddStringToObject(j, "cp_comm", pp_cp_comm_name(s->cp_comm));
     cJSON_AddStringToObject(j, "loss", pp_loss_name(s->loss));
     const char *const *grads = pp_enum_names(PP_ENUM_GRAD_ACCUM, &n);
-    cJSON_AddStringToObject(j, "grad_accum_dtype", grads[s->grad_accum_dtype]);
-    cJSON_AddBoolToObject(j, "free_pipeline_outputs", s->buf.free_pipeline_outputs);
+    cJSON_AddStringToObject(j, "grad_accum_dtype", (unsigned)s->grad_accum_dtype < (unsigned)n ? grads[s->grad_accum_dtype] : "auto");
+    cJSON_AddBoolToObject(j, "free_pipeline_outputs", s->buf.free_pipeline_outputs > 0);
+    cJSON_AddBoolToObject(j, "overlap_dp", s->overlap_dp > 0);
+    cJSON_AddBoolToObject(j, "overlap_tp", s->overlap_tp > 0);
     cJSON_AddNumberToObject(j, "micro_batch", s->micro_batch);
     cJSON_AddNumberToObject(j, "grad_accum", s->grad_accum);
     cJSON_AddNumberToObject(j, "global_batch", s->global_batch);
@@ -90,6 +94,10 @@ static void add_stage(cJSON *arr, const pp_stage_mem *st)
     cJSON_AddNumberToObject(d, "context_bytes", st->context_bytes);
     cJSON_AddNumberToObject(d, "fragmentation_bytes", st->fragmentation_bytes);
     cJSON_AddNumberToObject(d, "host_bytes", st->host_bytes);
+    cJSON_AddNumberToObject(d, "grads_total_bytes", st->grads_total_bytes);
+    cJSON_AddNumberToObject(d, "grads_persistent_bytes", st->grads_persistent_bytes);
+    cJSON_AddNumberToObject(d, "cast_bytes", st->cast_bytes);
+    cJSON_AddNumberToObject(d, "opt_temp_bytes", st->opt_temp_bytes);
 }
 
 static void add_memory(cJSON *o, const pp_memory *mem)

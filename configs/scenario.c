@@ -15,7 +15,7 @@ static const char *const scenario_keys[] = {
     "price_per_gpu_hour", "max_tp_per_node", "dp", "tp", "pp", "cp", "ep", "sp", "zero", "micro_batch",
     "virtual_stages", "precision", "offload", "recompute", "schedule", "optimizer", "attention", "cp_comm", "loss", "free_pipeline_outputs",
     "grad_accum_dtype", "mode", "lora_rank", "lora_alpha", "lora_dropout", "lora_targets",
-    "freeze_embeddings", "freeze_layers", "stage_partition", NULL};
+    "freeze_embeddings", "freeze_layers", "stage_partition", "framework", NULL};
 
 static const char *const objective_names[] = {"throughput", "cost", "memory"};
 static const char *const lora_names[] = {"q", "k", "v", "o", "gate", "up", "down", "lm_head"};
@@ -97,7 +97,7 @@ static void read_lora_targets(jr_ctx *c, const cJSON *o, const char *path, pp_fi
     }
 }
 
-static void read_base(jr_ctx *c, const cJSON *o, const char *path, pp_strategy *b)
+void pp__scenario_read_base(jr_ctx *c, const cJSON *o, const char *path, pp_strategy *b)
 {
     int n, e;
     const char *const *names = pp_enum_names(PP_ENUM_OPTIMIZER, &n);
@@ -155,8 +155,9 @@ pp_status pp__scenario_read(const cJSON *o, const char *where, const char *path,
     read_mask(&c, o, path, "offload", PP_ENUM_OFFLOAD, &op->offloads);
     read_mask(&c, o, path, "recompute", PP_ENUM_RECOMPUTE, &op->recomputes);
     read_mask(&c, o, path, "schedule", PP_ENUM_SCHEDULE, &op->schedules);
+    read_mask(&c, o, path, "framework", PP_ENUM_FRAMEWORK, &op->frameworks);
     jr_bool(&c, o, path, "stage_partition", 0, &op->stage_partition);
-    read_base(&c, o, path, &op->base);
+    pp__scenario_read_base(&c, o, path, &op->base);
     return c.st;
 }
 
@@ -177,12 +178,33 @@ pp_status pp_scenario_load(const pp_scenario *sc, pp_model *m, pp_cluster *c, pp
     return st;
 }
 
-static cJSON *error_object(pp_status st, const pp_error *err)
+/* The error object of a scenario or request: exit code, status, the field
+ * as a JSON path, the message (a failed rule's field worded as that path). */
+cJSON *pp__error_object(pp_status st, const pp_error *err, const char *field)
 {
+    char f[PP_ERR_LEN];
+    if (!field) { /* from the message: "$.tp" as it is, "--tp" as the key "$.tp" */
+        pp_error_field(err, f + 2, sizeof f - 2);
+        if (f[2] == '$' || !f[2]) field = f + 2;
+        else {
+            f[0] = '$', f[1] = '.';
+            for (char *p = f + 2; *p; p++) *p = *p == '-' ? '_' : *p;
+            field = f;
+        }
+    }
     cJSON *e = cJSON_CreateObject();
     cJSON_AddNumberToObject(e, "exit_code", pp_status_exit_code(st));
     cJSON_AddStringToObject(e, "status", pp_status_str(st));
-    cJSON_AddStringToObject(e, "message", err->msg);
+    cJSON_AddStringToObject(e, "field", field);
+    if (err->field[0] && err->detail > 0 && err->detail < (int)sizeof err->msg) {
+        char msg[PP_ERR_LEN + 80];
+        snprintf(msg, sizeof msg, "%s%s%s: %s", field, err->value[0] ? " = " : "", err->value, err->msg + err->detail);
+        cJSON_AddStringToObject(e, "message", msg);
+    } else {
+        cJSON_AddStringToObject(e, "message", err->msg);
+    }
+    const pp_rule_info *r = err->rule ? pp_rule_get((pp_rule)err->rule) : NULL;
+    if (r) cJSON_AddStringToObject(e, "rule", r->id);
     return e;
 }
 
@@ -193,7 +215,11 @@ static pp_status run(const pp_scenario *sc, cJSON *out)
     pp_model *m = malloc(sizeof *m);
     pp_cluster *c = malloc(sizeof *c);
     pp_plan_list list = {0};
-    pp_status st = m && c ? pp_scenario_load(sc, m, c, &err) : PP_ERR_NOMEM;
+    const char *field = NULL;
+    pp_status st = m && c ? PP_OK : PP_ERR_NOMEM;
+    if (st == PP_OK && (st = pp_model_load(sc->model, m, &err)) != PP_OK) field = "$.model";
+    if (st == PP_OK && (st = pp_cluster_load(sc->cluster, c, &err)) != PP_OK) field = "$.cluster";
+    if (st == PP_OK && (st = pp_cluster_resize(c, sc->nodes, sc->gpus, &err)) != PP_OK) field = sc->gpus ? "$.gpus" : "$.nodes";
     if (st == PP_OK) {
         pp_search_opts o = sc->opts;
         o.threads = 1; /* scenarios run in parallel instead */
@@ -203,6 +229,7 @@ static pp_status run(const pp_scenario *sc, cJSON *out)
         st = PP_ERR_INFEASIBLE;
         snprintf(err.msg, sizeof err.msg, "no strategy fits: the least memory any candidate needed exceeds the %.1f GiB usable",
                  list.usable_bytes / PP_GIB);
+        field = "";
     }
     if (st == PP_OK) {
         cJSON *plans = cJSON_AddArrayToObject(out, "plans");
@@ -211,7 +238,7 @@ static pp_status run(const pp_scenario *sc, cJSON *out)
             cJSON_AddItemToArray(plans, pp__plan_json(m, c, &list.plans[i]));
         }
     } else {
-        cJSON_AddItemToObject(out, "error", error_object(st, &err));
+        cJSON_AddItemToObject(out, "error", pp__error_object(st, &err, field));
     }
     pp_plan_list_free(&list);
     free(m);
@@ -228,7 +255,7 @@ cJSON *pp__scenario_result(int index, const cJSON *scenario, const char *where, 
     cJSON_AddNumberToObject(out, "schema_version", PP_SCHEMA_VERSION);
     cJSON_AddItemToObject(out, "scenario", cJSON_Duplicate(scenario, 1));
     *status = pp__scenario_read(scenario, where, "$", &sc, &err);
-    if (*status != PP_OK) cJSON_AddItemToObject(out, "error", error_object(*status, &err));
+    if (*status != PP_OK) cJSON_AddItemToObject(out, "error", pp__error_object(*status, &err, NULL));
     else *status = run(&sc, out);
     return out;
 }
@@ -243,7 +270,7 @@ char *pp_plan_request(const char *json, pp_status *status)
         st = PP_ERR_INPUT;
         out = cJSON_CreateObject();
         cJSON_AddNumberToObject(out, "schema_version", PP_SCHEMA_VERSION);
-        cJSON_AddItemToObject(out, "error", error_object(st, &err));
+        cJSON_AddItemToObject(out, "error", pp__error_object(st, &err, "$"));
     } else {
         out = pp__scenario_result(-1, root, "request", &st);
         cJSON_Delete(root);

@@ -13,11 +13,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "configs/emit.h"
+#include "configs/svg.h"
 
 /* ------------------------------------------------------------ text */
 
 static void sb_put(pp__sbuf *b, const char *s, size_t len) { pp__sb_printf(b, "%.*s", (int)len, s); }
+
+static void sb_esc(pp__sbuf *b, const char *s) { pp__svg_esc(b, s); }
 
 /* Length of the valid UTF-8 sequence at s (1-4), or 0 when invalid. */
 static int utf8_len(const unsigned char *s)
@@ -28,9 +30,7 @@ static int utf8_len(const unsigned char *s)
     return n;
 }
 
-/* Text escaped for XML: markup characters as entities, control characters
- * and invalid UTF-8 as '?', so a name from a file cannot break the file. */
-static void sb_esc(pp__sbuf *b, const char *s)
+void pp__svg_esc(pp__sbuf *b, const char *s)
 {
     for (const unsigned char *p = (const unsigned char *)s; *p;) {
         int n;
@@ -57,8 +57,7 @@ static void sb_esc(pp__sbuf *b, const char *s)
 
 /* ------------------------------------------------------------ numbers */
 
-/* v with 3 significant digits, trailing zeros dropped ("1.5", "20", "0.25"). */
-static void fmt_num(char *out, size_t cap, double v)
+void pp__svg_num(char *out, size_t cap, double v)
 {
     if (v == 0) {
         snprintf(out, cap, "0");
@@ -74,44 +73,43 @@ static void fmt_num(char *out, size_t cap, double v)
     }
 }
 
-/* Dollars with a k/M/B suffix: "$950", "$12k", "$1.5M". */
-static void fmt_usd(char *out, size_t cap, double v)
+void pp__svg_usd(char *out, size_t cap, double v)
 {
     static const char *const suf[] = {"", "k", "M", "B", "T"};
     int k = 0;
     while (fabs(v) >= 1000 && k < 4) v /= 1000, k++;
     char num[32];
-    fmt_num(num, sizeof num, v);
+    pp__svg_num(num, sizeof num, v);
     snprintf(out, cap, "$%s%s", num, suf[k]);
+}
+
+void pp__fmt_gib(char *out, size_t cap, double bytes) { snprintf(out, cap, "%.2f", bytes / 1073741824.0); }
+
+void pp__fmt_secs(char *out, size_t cap, double s)
+{
+    static const char *const unit[] = {"s", "ms", "\xc2\xb5s", "ns"};
+    int k = 0;
+    while (s != 0 && fabs(s) < 1 && k < 3) s *= 1000, k++;
+    char num[32];
+    pp__svg_num(num, sizeof num, s);
+    snprintf(out, cap, "%s %s", num, unit[k]);
 }
 
 /* ------------------------------------------------------------ axes */
 
-typedef struct axis {
-    int log;            /* logarithmic */
-    double lo, hi;      /* domain, data units */
-    double p0, p1;      /* pixels of lo and hi */
-    int nt;
-    double tick[64];    /* labelled ticks */
-    int nm;
-    double minor[128];  /* unlabelled (log only) */
-} axis;
-
-static double ax_px(const axis *a, double v)
+double pp__axis_px(const pp__axis *a, double v)
 {
     double t = a->log ? (log10(v) - log10(a->lo)) / (log10(a->hi) - log10(a->lo)) : (v - a->lo) / (a->hi - a->lo);
     return a->p0 + t * (a->p1 - a->p0);
 }
 
-/* 1, 2 or 5 x 10^k, the least at least x. */
-static double nice_step(double x)
+double pp__nice_step(double x)
 {
     double e = pow(10, floor(log10(x))), f = x / e;
     return (f <= 1 ? 1 : f <= 2 ? 2 : f <= 5 ? 5 : 10) * e;
 }
 
-/* Domain and ticks covering [lo, hi] (both > 0). */
-static void ax_fit(axis *a, double lo, double hi)
+void pp__axis_fit(pp__axis *a, double lo, double hi)
 {
     a->nt = a->nm = 0;
     if (!(hi > lo)) { /* one value: a window around it */
@@ -120,7 +118,7 @@ static void ax_fit(axis *a, double lo, double hi)
     }
     a->log = hi / lo >= 10;
     if (!a->log) {
-        double step = nice_step((hi - lo) / 5);
+        double step = pp__nice_step((hi - lo) / 5);
         a->lo = floor(lo / step) * step;
         a->hi = ceil(hi / step) * step;
         if (a->hi - hi < 0.04 * (a->hi - a->lo)) a->hi += step; /* room for the top marker */
@@ -142,6 +140,18 @@ static void ax_fit(axis *a, double lo, double hi)
                 a->minor[a->nm++] = v;
             }
         }
+}
+
+void pp__axis_linear0(pp__axis *a, double hi, int n)
+{
+    a->log = 0;
+    a->nm = 0;
+    a->lo = 0;
+    if (!(hi > 0) || !isfinite(hi)) hi = 1;
+    double step = pp__nice_step(hi / (n > 0 ? n : 5));
+    a->hi = ceil(hi / step) * step;
+    a->nt = 0;
+    for (double t = 0; t <= a->hi + step * 1e-9 && a->nt < 64; t += step) a->tick[a->nt++] = t;
 }
 
 /* ------------------------------------------------------------ layout */
@@ -221,34 +231,34 @@ static box place_label(const box *placed, int np, int self, double x, double y, 
 
 static int plotted(const pp_compare_option *e) { return e->status == PP_OK && isfinite(e->cost_usd) && e->cost_usd > 0 && e->days > 0; }
 
-static void draw_axes(pp__sbuf *b, const axis *ax, const axis *ay, const char *xt, const char *yt)
+static void draw_axes(pp__sbuf *b, const pp__axis *ax, const pp__axis *ay, const char *xt, const char *yt)
 {
     char s[64];
     pp__sb_printf(b, "<g class=\"grid\" stroke=\"#e6e6e6\" stroke-width=\"1\">\n");
     for (int i = 0; i < ax->nm; i++)
-        pp__sb_printf(b, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#f3f3f3\"/>\n", ax_px(ax, ax->minor[i]),
-                  PY0, ax_px(ax, ax->minor[i]), PY1);
+        pp__sb_printf(b, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#f3f3f3\"/>\n", pp__axis_px(ax, ax->minor[i]),
+                  PY0, pp__axis_px(ax, ax->minor[i]), PY1);
     for (int i = 0; i < ay->nm; i++)
         pp__sb_printf(b, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#f3f3f3\"/>\n", PX0,
-                  ax_px(ay, ay->minor[i]), PX1, ax_px(ay, ay->minor[i]));
+                  pp__axis_px(ay, ay->minor[i]), PX1, pp__axis_px(ay, ay->minor[i]));
     for (int i = 0; i < ax->nt; i++)
-        pp__sb_printf(b, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"/>\n", ax_px(ax, ax->tick[i]), PY0,
-                  ax_px(ax, ax->tick[i]), PY1);
+        pp__sb_printf(b, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"/>\n", pp__axis_px(ax, ax->tick[i]), PY0,
+                  pp__axis_px(ax, ax->tick[i]), PY1);
     for (int i = 0; i < ay->nt; i++)
-        pp__sb_printf(b, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"/>\n", PX0, ax_px(ay, ay->tick[i]), PX1,
-                  ax_px(ay, ay->tick[i]));
+        pp__sb_printf(b, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"/>\n", PX0, pp__axis_px(ay, ay->tick[i]), PX1,
+                  pp__axis_px(ay, ay->tick[i]));
     pp__sb_printf(b, "</g>\n<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"none\" stroke=\"#444\"/>\n", PX0,
               PY0, PX1 - PX0, PY1 - PY0);
     pp__sb_printf(b, "<g class=\"ticks\" font-size=\"11\" fill=\"#333\">\n");
     for (int i = 0; i < ax->nt; i++) {
-        double x = ax_px(ax, ax->tick[i]);
-        fmt_num(s, sizeof s, ax->tick[i]);
+        double x = pp__axis_px(ax, ax->tick[i]);
+        pp__svg_num(s, sizeof s, ax->tick[i]);
         pp__sb_printf(b, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#444\"/>", x, PY1, x, PY1 + 5);
         pp__sb_printf(b, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">%s</text>\n", x, PY1 + 18, s);
     }
     for (int i = 0; i < ay->nt; i++) {
-        double y = ax_px(ay, ay->tick[i]);
-        fmt_usd(s, sizeof s, ay->tick[i]);
+        double y = pp__axis_px(ay, ay->tick[i]);
+        pp__svg_usd(s, sizeof s, ay->tick[i]);
         pp__sb_printf(b, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#444\"/>", PX0 - 5, y, PX0, y);
         pp__sb_printf(b, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">%s</text>\n", PX0 - 8, y + 4, s);
     }
@@ -263,21 +273,21 @@ static void draw_axes(pp__sbuf *b, const axis *ax, const axis *ay, const char *x
 }
 
 /* Deadline (vertical) and budget (horizontal) lines, when inside the axes. */
-static void draw_limits(pp__sbuf *b, const pp_compare_result *r, const axis *ax, const axis *ay)
+static void draw_limits(pp__sbuf *b, const pp_compare_result *r, const pp__axis *ax, const pp__axis *ay)
 {
     char s[64];
     double D = r->opts.deadline_days, B = r->opts.budget_usd;
     if (D > 0 && D >= ax->lo && D <= ax->hi) {
-        double x = ax_px(ax, D);
-        fmt_num(s, sizeof s, D);
+        double x = pp__axis_px(ax, D);
+        pp__svg_num(s, sizeof s, D);
         pp__sb_printf(b, "<g class=\"deadline\"><line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#c00\" "
                      "stroke-dasharray=\"6,4\" stroke-width=\"1.5\"/><text x=\"%.1f\" y=\"%.1f\" font-size=\"11\" "
                      "fill=\"#c00\" text-anchor=\"end\">deadline %s d</text></g>\n",
                   x, PY0, x, PY1, x - 4, PY0 + 12, s);
     }
     if (B > 0 && B >= ay->lo && B <= ay->hi) {
-        double y = ax_px(ay, B);
-        fmt_usd(s, sizeof s, B);
+        double y = pp__axis_px(ay, B);
+        pp__svg_usd(s, sizeof s, B);
         pp__sb_printf(b, "<g class=\"budget\"><line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#c00\" "
                      "stroke-dasharray=\"2,3\" stroke-width=\"1.5\"/><text x=\"%.1f\" y=\"%.1f\" font-size=\"11\" "
                      "fill=\"#c00\" text-anchor=\"end\">budget %s</text></g>\n",
@@ -285,14 +295,14 @@ static void draw_limits(pp__sbuf *b, const pp_compare_result *r, const axis *ax,
     }
 }
 
-static void draw_front(pp__sbuf *b, const pp_compare_result *r, const axis *ax, const axis *ay)
+static void draw_front(pp__sbuf *b, const pp_compare_result *r, const pp__axis *ax, const pp__axis *ay)
 {
     if (r->nfront == 0) return;
     pp__sb_printf(b, "<polyline class=\"front-line\" fill=\"none\" stroke=\"#222\" stroke-width=\"1.5\" "
                  "stroke-dasharray=\"5,3\" points=\"");
     for (int i = 0; i < r->nfront; i++) {
         const pp_compare_option *e = &r->options[r->front[i]];
-        pp__sb_printf(b, "%s%.1f,%.1f", i ? " " : "", ax_px(ax, e->days), ax_px(ay, e->cost_usd));
+        pp__sb_printf(b, "%s%.1f,%.1f", i ? " " : "", pp__axis_px(ax, e->days), pp__axis_px(ay, e->cost_usd));
     }
     pp__sb_printf(b, "\"/>\n");
 }
@@ -302,7 +312,7 @@ static void option_title(pp__sbuf *b, const pp_compare_result *r, const pp_compa
 {
     const pp_strategy *s = &e->plan.strategy;
     char c[32];
-    fmt_usd(c, sizeof c, e->cost_usd);
+    pp__svg_usd(c, sizeof c, e->cost_usd);
     pp__sb_printf(b, "<title>");
     sb_esc(b, r->clusters[e->cluster].cluster.name);
     pp__sb_printf(b, " \xc3\x97 %d GPUs: %.3g days, %s, %.0f kWh; dp %d tp %d pp %d cp %d ZeRO-%d%s%s</title>", e->gpus, e->days,
@@ -319,13 +329,13 @@ static double radius(const pp_compare_result *r, int i)
 #define FRONT_SAMPLES 400 /* points along the front line that labels avoid */
 
 /* Small boxes every 6 px along the front's polyline, at most cap. */
-static int front_obstacles(const pp_compare_result *r, const axis *ax, const axis *ay, box *out, int cap)
+static int front_obstacles(const pp_compare_result *r, const pp__axis *ax, const pp__axis *ay, box *out, int cap)
 {
     int k = 0;
     for (int i = 1; i < r->nfront; i++) {
         const pp_compare_option *a = &r->options[r->front[i - 1]], *c = &r->options[r->front[i]];
-        double x0 = ax_px(ax, a->days), y0 = ax_px(ay, a->cost_usd);
-        double x1 = ax_px(ax, c->days), y1 = ax_px(ay, c->cost_usd);
+        double x0 = pp__axis_px(ax, a->days), y0 = pp__axis_px(ay, a->cost_usd);
+        double x1 = pp__axis_px(ax, c->days), y1 = pp__axis_px(ay, c->cost_usd);
         int steps = (int)(hypot(x1 - x0, y1 - y0) / 6) + 1;
         for (int s = 0; s <= steps && k < cap; s++) {
             double t = (double)s / steps, x = x0 + t * (x1 - x0), y = y0 + t * (y1 - y0);
@@ -335,7 +345,8 @@ static int front_obstacles(const pp_compare_result *r, const axis *ax, const axi
     return k;
 }
 
-static void draw_options(pp__sbuf *b, const pp_compare_result *r, const axis *ax, const axis *ay)
+static void draw_options(pp__sbuf *b, const pp_compare_result *r, const pp__axis *ax, const pp__axis *ay, const char *link,
+                         const unsigned char *linked)
 {
     int n = r->n, cap = 2 * n + 5 + FRONT_SAMPLES;
     box *placed = calloc((size_t)cap, sizeof *placed);
@@ -346,32 +357,38 @@ static void draw_options(pp__sbuf *b, const pp_compare_result *r, const axis *ax
     int np = 0;
     for (int i = 0; i < n; i++) /* markers and rings first: labels avoid them all */
         if (plotted(&r->options[i])) {
-            double x = ax_px(ax, r->options[i].days), y = ax_px(ay, r->options[i].cost_usd);
+            double x = pp__axis_px(ax, r->options[i].days), y = pp__axis_px(ay, r->options[i].cost_usd);
             double h = radius(r, i);
             placed[np++] = (box){x - h, y - h, x + h, y + h};
         }
     np += front_obstacles(r, ax, ay, placed + np, FRONT_SAMPLES);
     double D = r->opts.deadline_days, B = r->opts.budget_usd; /* their lines and labels */
     if (D > 0 && D >= ax->lo && D <= ax->hi)
-        placed[np++] = (box){ax_px(ax, D) - 90, PY0, ax_px(ax, D) + 2, PY0 + 16},
-        placed[np++] = (box){ax_px(ax, D) - 2, PY0, ax_px(ax, D) + 2, PY1};
+        placed[np++] = (box){pp__axis_px(ax, D) - 90, PY0, pp__axis_px(ax, D) + 2, PY0 + 16},
+        placed[np++] = (box){pp__axis_px(ax, D) - 2, PY0, pp__axis_px(ax, D) + 2, PY1};
     if (B > 0 && B >= ay->lo && B <= ay->hi)
-        placed[np++] = (box){PX1 - 110, ax_px(ay, B) - 16, PX1, ax_px(ay, B) + 2},
-        placed[np++] = (box){PX0, ax_px(ay, B) - 2, PX1, ax_px(ay, B) + 2};
+        placed[np++] = (box){PX1 - 110, pp__axis_px(ay, B) - 16, PX1, pp__axis_px(ay, B) + 2},
+        placed[np++] = (box){PX0, pp__axis_px(ay, B) - 2, PX1, pp__axis_px(ay, B) + 2};
     int self = 0; /* the marker box of the option being labelled */
     for (int i = 0; i < n; i++) {
         const pp_compare_option *e = &r->options[i];
         if (!plotted(e)) continue;
-        double x = ax_px(ax, e->days), y = ax_px(ay, e->cost_usd);
+        double x = pp__axis_px(ax, e->days), y = pp__axis_px(ay, e->cost_usd);
         if (e->pareto)
             pp__sb_printf(b, "<circle class=\"front-point\" cx=\"%.1f\" cy=\"%.1f\" r=\"10\" fill=\"none\" stroke=\"#222\" "
                          "stroke-width=\"1.5\"/>\n", x, y);
         if (i == r->cheapest)
             pp__sb_printf(b, "<circle class=\"chosen\" cx=\"%.1f\" cy=\"%.1f\" r=\"14\" fill=\"none\" stroke=\"#c00\" "
                          "stroke-width=\"2\"/>\n", x, y);
-        pp__sb_printf(b, "<g class=\"option\" data-cluster=\"");
+        int linking = link && (!linked || linked[i]);
+        if (linking) {
+            pp__sb_printf(b, "<a href=\"#");
+            sb_esc(b, link);
+            pp__sb_printf(b, "%d\">", i);
+        }
+        pp__sb_printf(b, "<g class=\"option\" data-option=\"%d\" data-cluster=\"", i);
         sb_esc(b, r->clusters[e->cluster].cluster.name);
-        pp__sb_printf(b, "\" data-gpus=\"%d\">", e->gpus);
+        pp__sb_printf(b, "\" data-gpus=\"%d\" data-days=\"%.17g\" data-cost=\"%.17g\">", e->gpus, e->days, e->cost_usd);
         option_title(b, r, e);
         marker(b, e->cluster, x, y, 5.5, " stroke=\"#fff\" stroke-width=\"0.8\"");
         char lab[PP_NAME_LEN + 32];
@@ -386,7 +403,7 @@ static void draw_options(pp__sbuf *b, const pp_compare_result *r, const axis *ax
                              "stroke-width=\"0.8\"/>", x + (cx - x) * rad / d, y + (cy - y) * rad / d, cx, cy);
         pp__sb_printf(b, "<text class=\"label\" x=\"%.1f\" y=\"%.1f\" font-size=\"11\" fill=\"#222\">", bx.x0, bx.y1 - 2);
         sb_esc(b, lab);
-        pp__sb_printf(b, "</text></g>\n");
+        pp__sb_printf(b, "</text></g>%s\n", linking ? "</a>" : "");
     }
     free(placed);
 }
@@ -464,10 +481,10 @@ static void draw_legend(pp__sbuf *b, const pp_compare_result *r, int unplotted)
     pp__sb_printf(b, "</g>\n");
 }
 
-static void draw_title(pp__sbuf *b, const pp_compare_result *r, const axis *ax, const axis *ay)
+static void draw_title(pp__sbuf *b, const pp_compare_result *r, const pp__axis *ax, const pp__axis *ay)
 {
     char t[32];
-    fmt_num(t, sizeof t, r->opts.train_tokens >= 1e12 ? r->opts.train_tokens / 1e12 : r->opts.train_tokens / 1e9);
+    pp__svg_num(t, sizeof t, r->opts.train_tokens >= 1e12 ? r->opts.train_tokens / 1e12 : r->opts.train_tokens / 1e9);
     pp__sb_printf(b, "<text class=\"title\" x=\"%.1f\" y=\"28\" font-size=\"17\" font-weight=\"bold\">", PX0);
     sb_esc(b, r->model);
     pp__sb_printf(b, ": cost against time to train on %s%s tokens</text>\n", t, r->opts.train_tokens >= 1e12 ? "T" : "B");
@@ -487,6 +504,13 @@ static void draw_title(pp__sbuf *b, const pp_compare_result *r, const axis *ax, 
 char *pp_compare_to_svg(const pp_compare_result *r)
 {
     pp__sbuf b = {0};
+    pp__compare_svg(&b, r, 0, NULL, NULL);
+    return pp__sb_take(&b);
+}
+
+void pp__compare_svg(pp__sbuf *b, const pp_compare_result *r, int inline_svg, const char *link,
+                     const unsigned char *linked)
+{
     double xlo = INFINITY, xhi = 0, ylo = INFINITY, yhi = 0;
     int np = 0;
     for (int i = 0; i < r->n; i++) {
@@ -501,28 +525,27 @@ char *pp_compare_to_svg(const pp_compare_result *r)
     double D = r->opts.deadline_days, B = r->opts.budget_usd;
     if (D > 0 && D < xhi * 3 && D > xlo / 3) xlo = fmin(xlo, D), xhi = fmax(xhi, D);
     if (B > 0 && B < yhi * 3 && B > ylo / 3) ylo = fmin(ylo, B), yhi = fmax(yhi, B);
-    axis ax = {.p0 = PX0, .p1 = PX1}, ay = {.p0 = PY1, .p1 = PY0};
-    ax_fit(&ax, xlo, xhi);
-    ax_fit(&ay, ylo, yhi);
-    pp__sb_printf(&b, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
-                  "<svg xmlns=\"http://www.w3.org/2000/svg\" version=\"1.1\" width=\"%d\" height=\"%d\" "
-                  "viewBox=\"0 0 %d %d\" font-family=\"DejaVu Sans, Helvetica, Arial, sans-serif\">\n",
+    pp__axis ax = {.p0 = PX0, .p1 = PX1}, ay = {.p0 = PY1, .p1 = PY0};
+    pp__axis_fit(&ax, xlo, xhi);
+    pp__axis_fit(&ay, ylo, yhi);
+    if (!inline_svg) pp__sb_printf(b, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
+    pp__sb_printf(b, "<svg xmlns=\"http://www.w3.org/2000/svg\" version=\"1.1\" class=\"chart pareto\" width=\"%d\" "
+                  "height=\"%d\" viewBox=\"0 0 %d %d\" font-family=\"DejaVu Sans, Helvetica, Arial, sans-serif\">\n",
               W, H, W, H);
-    pp__sb_printf(&b, "<rect width=\"%d\" height=\"%d\" fill=\"#fff\"/>\n", W, H);
-    draw_title(&b, r, &ax, &ay);
+    pp__sb_printf(b, "<rect width=\"%d\" height=\"%d\" fill=\"#fff\"/>\n", W, H);
+    draw_title(b, r, &ax, &ay);
     char xt[64], yt[64];
     snprintf(xt, sizeof xt, "time to train (days%s)", ax.log ? ", log scale" : "");
     snprintf(yt, sizeof yt, "cost (US$%s)", ay.log ? ", log scale" : "");
-    draw_axes(&b, &ax, &ay, xt, yt);
-    draw_limits(&b, r, &ax, &ay);
-    draw_front(&b, r, &ax, &ay);
-    draw_options(&b, r, &ax, &ay);
+    draw_axes(b, &ax, &ay, xt, yt);
+    draw_limits(b, r, &ax, &ay);
+    draw_front(b, r, &ax, &ay);
+    draw_options(b, r, &ax, &ay, link, linked);
     if (np == 0)
-        pp__sb_printf(&b, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\" font-size=\"14\" fill=\"#555\">no option "
+        pp__sb_printf(b, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\" font-size=\"14\" fill=\"#555\">no option "
                       "with a plan and a price to plot</text>\n", (PX0 + PX1) / 2, (PY0 + PY1) / 2);
-    draw_legend(&b, r, r->n - np);
-    pp__sb_printf(&b, "</svg>\n");
-    return pp__sb_take(&b);
+    draw_legend(b, r, r->n - np);
+    pp__sb_printf(b, "</svg>\n");
 }
 
 pp_status pp_compare_write_svg(const pp_compare_result *r, const char *path, int force, pp_error *err)

@@ -1,103 +1,178 @@
 /*
- * sweep.c — expand a sweep spec into scenarios and run them on OpenMP
- * threads, emitting results strictly in spec order (docs/sweep.md). Output
- * is byte-identical for any thread count: each scenario's search runs on one
- * thread and results are released in index order.
+ * sweep.c — a sweep spec as an indexed sequence of scenarios (docs/sweep.md).
+ * The spec is parsed once; each grid key keeps an array of pointers to its
+ * values, so scenario i is built from i's mixed-radix digits (last key
+ * fastest) in O(keys), never by walking lists or expanding the grid. Memory
+ * is the parsed spec, whatever the number of scenarios. Running them in
+ * order on threads is sweep_stream.c.
  */
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#ifdef _OPENMP
-#include <omp.h>
-#endif
 
 #include "configs/configs.h"
 
-#define SWEEP_MAX 1000000 /* scenarios one spec may expand to */
+#define SWEEP_KEYS_MAX 64
 
 static const char *const spec_keys[] = {"grid", "scenarios", NULL};
 
-typedef struct expansion {
-    cJSON **items; /* scenario objects, owned */
-    int n, cap;
-} expansion;
+struct pp_sweep {
+    cJSON *root;                         /* the parsed spec, owned */
+    char where[PP_TEXT_LEN];             /* file name for messages */
+    int nk;                              /* grid keys */
+    const char *key[SWEEP_KEYS_MAX];
+    const cJSON **val[SWEEP_KEYS_MAX];   /* val[k][d]: the d-th value of key k */
+    int len[SWEEP_KEYS_MAX];
+    int ngrid;                           /* grid scenarios (0: no grid) */
+    const cJSON **list;                  /* listed scenarios */
+    int nlist;
+};
 
-static int push(expansion *x, cJSON *o)
+/* One pointer per value of a grid key (a scalar is its one value). */
+static int index_key(pp_sweep *s, const cJSON *k)
 {
-    if (x->n == x->cap) {
-        int cap = x->cap ? 2 * x->cap : 64;
-        cJSON **it = realloc(x->items, (size_t)cap * sizeof *it);
-        if (!it) return 0;
-        x->items = it;
-        x->cap = cap;
-    }
-    x->items[x->n++] = o;
+    int n = cJSON_IsArray(k) ? cJSON_GetArraySize(k) : 1;
+    const cJSON **v = malloc((size_t)n * sizeof *v);
+    if (!v) return 0;
+    if (!cJSON_IsArray(k)) v[0] = k;
+    int d = 0;
+    for (const cJSON *it = cJSON_IsArray(k) ? k->child : NULL; it; it = it->next) v[d++] = it;
+    s->key[s->nk] = k->string;
+    s->val[s->nk] = v;
+    s->len[s->nk++] = n;
     return 1;
 }
 
-static void expansion_free(expansion *x)
+static void index_grid(jr_ctx *c, pp_sweep *s, const cJSON *grid)
 {
-    for (int i = 0; i < x->n; i++) cJSON_Delete(x->items[i]);
-    free(x->items);
+    double total = 1;
+    if (!grid->child) jr_fail(c, "$", "grid", "expected at least one key (model, cluster, gpus, ...)");
+    for (const cJSON *k = grid->child; k && c->st == PP_OK; k = k->next) {
+        if (s->nk == SWEEP_KEYS_MAX) jr_fail(c, "$.grid", NULL, "expected at most %d keys", SWEEP_KEYS_MAX);
+        else if (cJSON_IsArray(k) && !k->child) jr_fail(c, "$.grid", k->string, "expected a non-empty list");
+        else if (!index_key(s, k)) c->st = pp__fail(c->err, PP_ERR_NOMEM, "%s: out of memory", c->where);
+        else total *= s->len[s->nk - 1];
+    }
+    if (c->st == PP_OK && total > PP_SWEEP_MAX)
+        jr_fail(c, "$", "grid", "expands to %.0f scenarios: expected at most %d", total, PP_SWEEP_MAX);
+    if (c->st == PP_OK) s->ngrid = (int)total;
 }
 
-/* Grid: the cartesian product, last key fastest. */
-static pp_status expand_grid(jr_ctx *c, const cJSON *grid, expansion *x)
+static void index_list(jr_ctx *c, pp_sweep *s, const cJSON *list)
 {
-    const cJSON *keys[64];
-    int nk = 0, len[64];
-    double total = 1;
-    for (const cJSON *k = grid->child; k; k = k->next) {
-        if (nk == 64) return jr_fail(c, "$.grid", NULL, "expected at most 64 keys"), c->st;
-        int n = cJSON_IsArray(k) ? cJSON_GetArraySize(k) : 1;
-        if (n == 0) return jr_fail(c, "$.grid", k->string, "expected a non-empty list"), c->st;
-        keys[nk] = k;
-        len[nk++] = n;
-        total *= n;
+    int n = cJSON_GetArraySize(list);
+    if ((double)n + s->ngrid > PP_SWEEP_MAX) {
+        jr_fail(c, "$", "scenarios", "with the grid, expected at most %d scenarios", PP_SWEEP_MAX);
+        return;
     }
-    if (total > SWEEP_MAX) return jr_fail(c, "$.grid", NULL, "expands to %.0f scenarios: expected at most %d", total, SWEEP_MAX), c->st;
-    int idx[64] = {0};
-    for (long done = 0; done < (long)total; done++) {
-        cJSON *o = cJSON_CreateObject();
-        for (int k = 0; k < nk; k++) {
-            const cJSON *v = cJSON_IsArray(keys[k]) ? cJSON_GetArrayItem(keys[k], idx[k]) : keys[k];
-            cJSON_AddItemToObject(o, keys[k]->string, cJSON_Duplicate(v, 1));
-        }
-        if (!push(x, o)) return PP_ERR_NOMEM;
-        for (int k = nk - 1; k >= 0; k--) { /* odometer, last key fastest */
-            if (++idx[k] < len[k]) break;
-            idx[k] = 0;
-        }
+    s->list = malloc((size_t)(n ? n : 1) * sizeof *s->list);
+    if (!s->list) {
+        c->st = pp__fail(c->err, PP_ERR_NOMEM, "%s: out of memory", c->where);
+        return;
     }
+    for (const cJSON *it = list->child; it; it = it->next) s->list[s->nlist++] = it;
+}
+
+pp_status pp_sweep_open(const char *spec, size_t len, const char *where, pp_sweep **out, pp_error *err)
+{
+    *out = NULL;
+    pp_sweep *s = calloc(1, sizeof *s);
+    if (!s) return pp__fail(err, PP_ERR_NOMEM, "%s: out of memory", where);
+    snprintf(s->where, sizeof s->where, "%s", where);
+    s->root = jr_parse(spec, len, s->where, err);
+    if (!s->root) {
+        free(s);
+        return PP_ERR_INPUT;
+    }
+    jr_ctx c = {s->where, err, PP_OK};
+    jr_check_keys(&c, s->root, "$", spec_keys);
+    const cJSON *grid = jr_obj(&c, s->root, "$", "grid", 0);
+    const cJSON *list = cJSON_GetObjectItemCaseSensitive(s->root, "scenarios");
+    if (c.st == PP_OK && list && !cJSON_IsArray(list)) jr_fail(&c, "$", "scenarios", "expected a list of scenario objects");
+    if (c.st == PP_OK && !grid && !list) jr_fail(&c, "$", "grid", "expected \"grid\" or \"scenarios\"");
+    if (c.st == PP_OK && grid) index_grid(&c, s, grid);
+    if (c.st == PP_OK && list) index_list(&c, s, list);
+    if (c.st == PP_OK && s->ngrid + s->nlist == 0) jr_fail(&c, "$", "scenarios", "expected at least one scenario");
+    if (c.st != PP_OK) {
+        pp_sweep_close(s);
+        return c.st;
+    }
+    *out = s;
     return PP_OK;
 }
 
-static pp_status expand(const char *spec, size_t len, const char *where, expansion *x, pp_error *err)
+void pp_sweep_close(pp_sweep *s)
 {
-    memset(x, 0, sizeof *x);
-    cJSON *root = jr_parse(spec, len, where, err);
-    if (!root) return PP_ERR_INPUT;
-    jr_ctx c = {where, err, PP_OK};
-    jr_check_keys(&c, root, "$", spec_keys);
-    const cJSON *grid = jr_obj(&c, root, "$", "grid", 0);
-    const cJSON *list = cJSON_GetObjectItemCaseSensitive(root, "scenarios");
-    if (c.st == PP_OK && list && !cJSON_IsArray(list)) jr_fail(&c, "$", "scenarios", "expected a list of scenario objects");
-    if (c.st == PP_OK && !grid && !list) jr_fail(&c, "$", "grid", "expected \"grid\" or \"scenarios\"");
-    if (c.st == PP_OK && grid) expand_grid(&c, grid, x);
-    for (const cJSON *it = list ? list->child : NULL; it && c.st == PP_OK; it = it->next)
-        if (!push(x, cJSON_Duplicate(it, 1))) c.st = PP_ERR_NOMEM;
-    cJSON_Delete(root);
-    if (c.st != PP_OK) expansion_free(x);
-    return c.st;
+    if (!s) return;
+    for (int k = 0; k < s->nk; k++) free(s->val[k]);
+    free(s->list);
+    cJSON_Delete(s->root);
+    free(s);
 }
+
+int pp_sweep_size(const pp_sweep *s) { return s->ngrid + s->nlist; }
 
 pp_status pp_sweep_count(const char *spec, size_t len, const char *where, int *count, pp_error *err)
 {
-    expansion x;
-    pp_status st = expand(spec, len, where, &x, err);
-    *count = st == PP_OK ? x.n : 0;
-    if (st == PP_OK) expansion_free(&x);
+    pp_sweep *s;
+    pp_status st = pp_sweep_open(spec, len, where, &s, err);
+    *count = st == PP_OK ? pp_sweep_size(s) : 0;
+    pp_sweep_close(s);
     return st;
+}
+
+/* Scenario i as a fresh object: grid digits from i, last key fastest. */
+static cJSON *scenario_at(const pp_sweep *s, const pp_sweep_opts *o, int i)
+{
+    if (i < 0 || i >= pp_sweep_size(s)) return NULL;
+    cJSON *sc;
+    if (i < s->ngrid) {
+        int d[SWEEP_KEYS_MAX];
+        for (int k = s->nk - 1, r = i; k >= 0; k--) {
+            d[k] = r % s->len[k];
+            r /= s->len[k];
+        }
+        sc = cJSON_CreateObject();
+        for (int k = 0; sc && k < s->nk; k++) {
+            cJSON *v = cJSON_Duplicate(s->val[k][d[k]], 1);
+            if (!v || !cJSON_AddItemToObject(sc, s->key[k], v)) {
+                cJSON_Delete(v);
+                cJSON_Delete(sc);
+                return NULL;
+            }
+        }
+    } else {
+        sc = cJSON_Duplicate(s->list[i - s->ngrid], 1);
+    }
+    if (sc && o && o->top > 0 && cJSON_IsObject(sc) && !cJSON_GetObjectItemCaseSensitive(sc, "top") &&
+        !cJSON_AddNumberToObject(sc, "top", o->top)) {
+        cJSON_Delete(sc);
+        return NULL;
+    }
+    return sc;
+}
+
+char *pp_sweep_scenario(const pp_sweep *s, const pp_sweep_opts *o, int index)
+{
+    cJSON *sc = scenario_at(s, o, index);
+    char *text = sc ? cJSON_PrintUnformatted(sc) : NULL;
+    cJSON_Delete(sc);
+    return text;
+}
+
+int pp_sweep_selected(const pp_sweep_opts *o, int i)
+{
+    if (!o) return 1;
+    if (o->shard_n > 0 && i % o->shard_n != o->shard_k - 1) return 0;
+    int lo = 0, hi = o->nskip - 1;
+    while (lo <= hi) {
+        int mid = lo + (hi - lo) / 2;
+        if (o->skip[mid] == i) return 0;
+        if (o->skip[mid] < i) lo = mid + 1;
+        else hi = mid - 1;
+    }
+    return 1;
 }
 
 const char *pp_sweep_csv_header(void)
@@ -113,12 +188,29 @@ static const cJSON *path_get(const cJSON *o, const char *a, const char *b)
     return b ? cJSON_GetObjectItemCaseSensitive(x, b) : x;
 }
 
+/* A string field, RFC 4180: quoted (quotes doubled) when it holds a comma,
+ * a quote or a line break; line breaks become spaces so a row stays one
+ * line (resume reads rows as lines). */
+static void csv_str(char *buf, size_t cap, const char *v, int quote)
+{
+    size_t l = strlen(buf);
+    quote = quote || strpbrk(v, ",\"\r\n") != NULL;
+    if (l + 2 < cap) buf[l++] = ',';
+    if (quote && l + 2 < cap) buf[l++] = '"';
+    for (const char *p = v; *p && l + 3 < cap; p++) {
+        if (*p == '"') buf[l++] = '"';
+        buf[l++] = *p == '\n' || *p == '\r' ? ' ' : *p;
+    }
+    if (quote && l + 1 < cap) buf[l++] = '"';
+    buf[l] = '\0';
+}
+
 static void csv_num(char *buf, size_t cap, const cJSON *v)
 {
     size_t l = strlen(buf);
     if (cJSON_IsNumber(v)) snprintf(buf + l, cap - l, ",%.17g", v->valuedouble);
     else if (cJSON_IsBool(v)) snprintf(buf + l, cap - l, ",%d", cJSON_IsTrue(v));
-    else if (cJSON_IsString(v)) snprintf(buf + l, cap - l, ",%s", v->valuestring);
+    else if (cJSON_IsString(v)) csv_str(buf, cap, v->valuestring, 0);
     else snprintf(buf + l, cap - l, ",");
 }
 
@@ -130,7 +222,8 @@ static char *csv_row(const cJSON *res, int index)
     if (!b) return NULL;
     const cJSON *plan = cJSON_GetArrayItem(path_get(res, "plans", NULL), 0), *err = path_get(res, "error", NULL);
     const cJSON *sc = path_get(res, "scenario", NULL);
-    snprintf(b, cap, "%d,%s", index, plan ? "ok" : cJSON_GetStringValue(path_get(res, "error", "status")));
+    const char *status = plan ? "ok" : cJSON_GetStringValue(path_get(res, "error", "status"));
+    snprintf(b, cap, "%d,%s", index, status ? status : "");
     csv_num(b, cap, path_get(sc, "model", NULL));
     csv_num(b, cap, plan ? path_get(plan, "cluster", NULL) : path_get(sc, "cluster", NULL));
     csv_num(b, cap, plan ? path_get(plan, "gpus", NULL) : path_get(sc, "gpus", NULL));
@@ -147,90 +240,20 @@ static char *csv_row(const cJSON *res, int index)
     csv_num(b, cap, plan ? path_get(plan, "throughput", "mfu") : NULL);
     csv_num(b, cap, plan ? path_get(plan, "train", "days") : NULL);
     csv_num(b, cap, plan ? path_get(plan, "train", "cost_usd") : NULL);
-    /* the message, quoted, with quotes doubled (RFC 4180) */
     const char *msg = err ? cJSON_GetStringValue(path_get(err, "message", NULL)) : "";
-    size_t l = strlen(b);
-    l += (size_t)snprintf(b + l, cap - l, ",\"");
-    for (const char *p = msg ? msg : ""; *p && l + 3 < cap; p++) {
-        if (*p == '"') b[l++] = '"';
-        b[l++] = *p == '\n' ? ' ' : *p;
-    }
-    snprintf(b + l, cap - l, "\"");
+    csv_str(b, cap, msg ? msg : "", 1); /* the message, always quoted */
     return b;
 }
 
-static int skipped(const pp_sweep_opts *o, int i)
+char *pp_sweep_result(const pp_sweep *s, const pp_sweep_opts *o, int index, pp_status *st)
 {
-    if (o->shard_n > 0 && i % o->shard_n != o->shard_k - 1) return 1;
-    int lo = 0, hi = o->nskip - 1;
-    while (lo <= hi) {
-        int mid = (lo + hi) / 2;
-        if (o->skip[mid] == i) return 1;
-        if (o->skip[mid] < i) lo = mid + 1;
-        else hi = mid - 1;
-    }
-    return 0;
-}
-
-static char *run_one(const expansion *x, int i, const char *where, pp_sweep_format f, pp_status *st)
-{
-    cJSON *res = pp__scenario_result(i, x->items[i], where, st);
-    char *line = f == PP_SWEEP_CSV ? csv_row(res, i) : cJSON_PrintUnformatted(res);
+    cJSON *sc = scenario_at(s, o, index);
+    *st = PP_ERR_NOMEM;
+    if (!sc) return NULL;
+    cJSON *res = pp__scenario_result(index, sc, s->where, st);
+    cJSON_Delete(sc);
+    char *line = !res ? NULL : o && o->format == PP_SWEEP_CSV ? csv_row(res, index) : cJSON_PrintUnformatted(res);
     cJSON_Delete(res);
+    if (!line) *st = PP_ERR_NOMEM;
     return line;
-}
-
-pp_status pp_sweep_run(const char *spec, size_t len, const char *where, const pp_sweep_opts *o, int *failed,
-                       pp_error *err)
-{
-    expansion x;
-    pp_status st = expand(spec, len, where, &x, err);
-    *failed = 0;
-    if (st != PP_OK) return st;
-    if (o->shard_n < 0 || (o->shard_n > 0 && (o->shard_k < 1 || o->shard_k > o->shard_n))) {
-        expansion_free(&x);
-        return pp__fail(err, PP_ERR_INPUT, "--shard K/N: expected 1 <= K <= N, got %d/%d", o->shard_k, o->shard_n);
-    }
-    int todo = 0, done = 0, bad = 0, next = 0;
-    for (int i = 0; i < x.n; i++) todo += !skipped(o, i);
-    /* results wait in a slot until every earlier one is out: any thread that
-     * completes the next index releases the ready prefix, so output streams
-     * in spec order while all threads stay busy */
-    char **lines = calloc((size_t)x.n + 1, sizeof *lines);
-    pp_status *sts = calloc((size_t)x.n + 1, sizeof *sts);
-    unsigned char *ready = calloc((size_t)x.n + 1, 1);
-    if (!lines || !sts || !ready) {
-        free(lines), free(sts), free(ready), expansion_free(&x);
-        return pp__fail(err, PP_ERR_NOMEM, "out of memory for %d scenarios", x.n);
-    }
-#ifdef _OPENMP
-    int threads = o->jobs > 0 ? o->jobs : omp_get_max_threads();
-#pragma omp parallel for schedule(dynamic, 1) num_threads(threads)
-#endif
-    for (int i = 0; i < x.n; i++) {
-        pp_status s = PP_OK;
-        char *line = skipped(o, i) ? NULL : run_one(&x, i, where, o->format, &s);
-#ifdef _OPENMP
-#pragma omp critical(pp_sweep_emit)
-#endif
-        {
-            lines[i] = line;
-            sts[i] = s;
-            ready[i] = 1;
-            for (; next < x.n && ready[next]; next++) {
-                if (!lines[next]) continue;
-                bad += sts[next] != PP_OK;
-                if (o->emit) o->emit(next, lines[next], sts[next], o->user);
-                if (o->progress) o->progress(++done, todo, o->user);
-                cJSON_free(lines[next]);
-                lines[next] = NULL;
-            }
-        }
-    }
-    free(lines);
-    free(sts);
-    free(ready);
-    *failed = bad;
-    expansion_free(&x);
-    return PP_OK;
 }

@@ -2,8 +2,8 @@
  * activations.c — bytes each transformer block stores for backward, per
  * micro-batch. Follows Korthikanti et al. 2022 (arXiv 2205.05198) Sec. 4.1
  * term by term, generalised to GQA, gated MLPs, MoE, dropout off, flash
- * attention and context parallelism. 16-bit activations (2 bytes), 1-byte
- * dropout masks, fp32 softmax statistics.
+ * attention and context parallelism. 16-bit activations (2 bytes; 4 in
+ * pure fp32 training), 1-byte dropout masks, fp32 softmax statistics.
  */
 #include "costmodel/costmodel.h"
 
@@ -13,8 +13,11 @@ typedef struct act_dims {
     double rep;   /* divisor of "replicated" terms: t with SP, else 1 */
     double cores; /* materialised score elements: heads * (s/cp) * s * b */
     int drop;     /* dropout present */
-    double gin;   /* bytes of a saved GEMM input: 1 under fp8, else 2 */
+    double ab;    /* bytes of an activation element: 4 in fp32 training, else 2 */
+    double gin;   /* bytes of a saved GEMM input: 1 under fp8, else ab */
 } act_dims;
+
+double pp__act_bytes(const pp_strategy *s) { return s->precision == PP_PREC_FP32 ? 4.0 : 2.0; }
 
 static act_dims dims(const pp_model *m, const pp_strategy *s)
 {
@@ -28,7 +31,8 @@ static act_dims dims(const pp_model *m, const pp_strategy *s)
     d.drop = m->dropout > 0;
     /* Transformer Engine keeps the FP8 cast of each GEMM input for the
      * weight gradient, not the 16-bit tensor */
-    d.gin = s->precision == PP_PREC_FP8 ? 1 : 2;
+    d.ab = pp__act_bytes(s);
+    d.gin = s->precision == PP_PREC_FP8 ? 1 : d.ab;
     return d;
 }
 
@@ -41,7 +45,7 @@ static double attn_act(const pp_model *m, const act_dims *d, pp_recompute r, int
         q = k = a * (m->mla.qk_nope_head_dim + m->mla.qk_rope_head_dim);
         v = o = a * m->mla.v_head_dim;
         /* MLA's down-projected latents are not TP-split in Megatron */
-        latent = 2 * d->tok * (m->mla.q_lora_rank + m->mla.kv_lora_rank + m->mla.qk_rope_head_dim);
+        latent = d->ab * d->tok * (m->mla.q_lora_rank + m->mla.kv_lora_rank + m->mla.qk_rope_head_dim);
     } else {
         double hd = pp__head_dim(m);
         q = o = a * hd;
@@ -50,13 +54,13 @@ static double attn_act(const pp_model *m, const act_dims *d, pp_recompute r, int
     double repl = d->gin * d->tok * d->h + (d->drop ? d->tok * d->h : 0) + latent; /* QKV input, mask */
     /* projection input: flash attention keeps its 16-bit output O, which is
      * that input; under fp8 Transformer Engine keeps its 1-byte cast too */
-    double oin = flash ? 2 + (d->gin < 2 ? d->gin : 0) : d->gin;
-    double split = 2 * d->tok * (q + k + v) + oin * d->tok * o; /* Q, K, V, projection input */
+    double oin = flash ? d->ab + (d->gin < d->ab ? d->gin : 0) : d->gin;
+    double split = d->ab * d->tok * (q + k + v) + oin * d->tok * o; /* Q, K, V, projection input */
     double core = 0;
     if (flash)
         core = 4 * d->tok * a; /* fp32 log-sum-exp per head; O is the projection input */
     else if (r == PP_RECOMPUTE_NONE)
-        core = 2 * d->cores + (d->drop ? 3 * d->cores : 0); /* softmax; mask + dropout out */
+        core = d->ab * d->cores + (d->drop ? (1 + d->ab) * d->cores : 0); /* softmax; mask + dropout out */
     return repl / d->rep + (split + core) / d->t;
 }
 
@@ -65,7 +69,7 @@ static double attn_act(const pp_model *m, const act_dims *d, pp_recompute r, int
  * 16-bit training (Korthikanti), one byte less per f under fp8. */
 static double mlp_inner(const pp_model *m, const act_dims *d, double tok, double f)
 {
-    return ((m->gated_mlp ? 4.0 : 2.0) + d->gin) * tok * f;
+    return ((m->gated_mlp ? 2.0 : 1.0) * d->ab + d->gin) * tok * f;
 }
 
 static double mlp_act(const pp_model *m, const act_dims *d, int kind)
@@ -76,7 +80,7 @@ static double mlp_act(const pp_model *m, const act_dims *d, int kind)
     double cf = m->capacity_factor > 0 ? m->capacity_factor : 1.0;
     double routed = m->topk * cf; /* token copies per token after dispatch */
     double router = 4 * d->tok * m->experts; /* fp32 router logits */
-    double inputs = 2 * d->tok * d->h + d->gin * d->tok * d->h * routed; /* router input + permuted copies */
+    double inputs = d->ab * d->tok * d->h + d->gin * d->tok * d->h * routed; /* router input + permuted copies */
     double inner = mlp_inner(m, d, d->tok * (routed + m->shared_experts), m->expert_ffn);
     return (inputs + mask + router) / d->rep + inner / d->t;
 }
@@ -84,13 +88,13 @@ static double mlp_act(const pp_model *m, const act_dims *d, int kind)
 double pp__cp_kv_bytes(const pp_model *m, const pp_strategy *s)
 {
     double tok = (double)s->micro_batch * s->seq / s->cp;
-    return 2 * tok * 2.0 * m->kv_heads * pp__head_dim(m) / s->tp;
+    return 2 * tok * pp__act_bytes(s) * m->kv_heads * pp__head_dim(m) / s->tp;
 }
 
 double pp__block_act_bytes(const pp_model *m, const pp_strategy *s, int kind, pp_recompute r)
 {
     act_dims d = dims(m, s);
-    if (r == PP_RECOMPUTE_FULL) return 2 * d.tok * d.h / d.rep; /* the block input only */
-    double norms = m->norms_per_block * 2 * d.tok * d.h / d.rep; /* norm inputs */
+    if (r == PP_RECOMPUTE_FULL) return d.ab * d.tok * d.h / d.rep; /* the block input only */
+    double norms = m->norms_per_block * d.ab * d.tok * d.h / d.rep; /* norm inputs */
     return norms + attn_act(m, &d, r, s->attention == PP_ATTN_FLASH) + mlp_act(m, &d, kind);
 }

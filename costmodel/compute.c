@@ -122,6 +122,7 @@ static double elementwise_bytes(const pp_model *m, const pp_strategy *s, int kin
     b += (m->gated_mlp ? 6 : 4) * f / t;                     /* activation */
     if (m->position == PP_POS_ROPE)
         b += 4 * (m->heads + m->kv_heads) * (double)pp__head_dim(m) / t;
+    b *= pp__act_bytes(s) / 2; /* the counts above are for 16-bit tensors */
     if (s->precision == PP_PREC_FP8) /* quantise each GEMM input: read 2, write 1 byte */
         b += 3 * (2 * h / rep + m->heads * (double)pp__head_dim(m) / t + f / t);
     return b * tok;

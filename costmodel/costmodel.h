@@ -26,6 +26,8 @@
  * under recompute mode r (NONE, SELECTIVE or FULL). Korthikanti et al. 2022
  * Sec. 4, generalised: GQA, gated MLP, MoE, dropout, flash attention, CP. */
 double pp__block_act_bytes(const pp_model *m, const pp_strategy *s, int kind, pp_recompute r);
+/* Bytes of one activation element: 4 in pure fp32 training, else 2. */
+double pp__act_bytes(const pp_strategy *s);
 /* 16-bit K and V of one micro-batch's sequence chunk on this rank (s/cp
  * tokens, kv_heads/tp heads): what context parallelism moves and holds. */
 double pp__cp_kv_bytes(const pp_model *m, const pp_strategy *s);
@@ -43,6 +45,11 @@ typedef struct pp__comm_group {
     int crosses_nodes;
 } pp__comm_group;
 
+/* Strides of each dimension from the rank order (steptime.c), and the
+ * stride of the dp x cp ranks that share weights (expert groups are carved
+ * from them). */
+void pp__strides(const pp_strategy *s, int *st_tp, int *st_cp, int *st_dp, int *st_pp);
+int pp__dp_stride(const pp_strategy *s);
 /* The group of `size` ranks at `stride` on c (n = 1: no communication). */
 void pp__group(const pp_cluster *c, int size, int stride, pp__comm_group *g);
 /* Collective times, s. `bytes` is the full buffer each rank holds (all-
@@ -76,6 +83,10 @@ double pp__embed_time(const pp_model *m, const pp_cluster *c, const pp_strategy 
  * over dp*cp/ep (expert weights), before ZeRO. */
 void pp__stage_params(const pp_model *m, const pp_strategy *s, int stage, int first, int last,
                       double *dense, double *expert);
+
+/* The default split: equal blocks per stage, the remainder to the middle
+ * stages first (out[0..p-1]). */
+void pp__split_default(int p, int layers, int *out);
 
 /* Blocks of stage i that are fully recomputed (the first ones; Megatron's
  * "block" method), given n blocks on the stage. */
@@ -111,6 +122,10 @@ double pp__block_fwd_flops(const pp_model *m, int kind, double s);
 /* Formats a one-line error into err (may be NULL) and returns st. */
 pp_status pp__fail(pp_error *err, pp_status st, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+/* A failure about one field: msg = "field value: <reason>", with rule,
+ * field, value and detail set (pp_error); returns PP_ERR_INPUT. */
+pp_status pp__fail_field(pp_error *err, int rule, const char *field, const char *value, const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
 
 /* Head dimension actually used (head_dim if set, else hidden/heads). */
 int pp__head_dim(const pp_model *m);

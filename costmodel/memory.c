@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "costmodel/costmodel.h"
+#include "costmodel/framework.h"
 
 double pp__weight_bytes(pp_precision p)
 {
@@ -41,6 +42,7 @@ double pp__optimizer_bytes_per_param(const pp_model *m, pp_optimizer o, pp_preci
 
 /* Per-GPU parameter elements of one stage, split by what ZeRO shards over. */
 typedef struct stage_params {
+    double embed;         /* the input embedding table (first stage), elements */
     double dense;         /* sharded over dp*cp */
     double expert;        /* sharded over dp*cp/ep */
     double largest_block; /* elements of the largest block on this GPU */
@@ -86,13 +88,14 @@ static void add_block(const pp_model *m, const pp_strategy *s, int i, stage_para
 static stage_params stage_param_count(const pp_model *m, const pp_strategy *s, int first, int last,
                                       int is_first, int is_last)
 {
-    stage_params sp = {0, 0, 0, 0, 0, 0, 0};
+    stage_params sp = {0, 0, 0, 0, 0, 0, 0, 0};
     double t = s->tp, h = m->hidden, emb = (double)m->vocab * h / t;
     for (int i = first; i <= last && i >= 0; i++) add_block(m, s, i, &sp);
     if (is_first) {
         double e = emb + (m->position == PP_POS_LEARNED ? (double)m->max_positions * h : 0);
         if (m->embed_norm) e += pp__norm_params(m);
         sp.dense += e;
+        sp.embed = emb;
         if (!pp__embedding_frozen(s)) sp.trainable += e;
     }
     if (is_last) {
@@ -163,8 +166,36 @@ static double stage_act(const pp_model *m, const pp_strategy *s, int stage, int 
 }
 
 typedef struct states {
-    double params, grads, opt, host, opt_temp, gather_after_step, shard_params;
+    double params, grads, grads_persist, opt, host, opt_temp, gather_after_step, shard_params;
+    double cast;      /* autocast's 16-bit weight copies (fwd/bwd) */
 } states;
+
+/* Fraction of the stage's weights one GPU keeps when states are sharded:
+ * dense weights over dp*cp ranks (or the hybrid shard group), experts over
+ * their expert-data-parallel group. */
+static double shard_fraction(const pp_strategy *s, const stage_params *sp)
+{
+    double nd = (double)s->dp * s->cp, ns = s->shard > 0 && s->shard < nd ? s->shard : nd, ne = nd / s->ep;
+    double all = sp->dense + sp->expert, shard = sp->dense / ns + sp->expert / (ne < ns ? ne : ns);
+    return all > 0 ? shard / all : 1;
+}
+
+/* Bytes per stored base weight: 16 bits with an fp32 master in the
+ * optimizer (Megatron, DeepSpeed); fp32 parameters under PyTorch AMP and
+ * FSDP in full training; 16 bits for a LoRA base loaded in bf16. */
+static double weight_bytes(const pp__fw *f, const pp_strategy *s)
+{
+    if (f->weights == PP_W_MASTER16 || s->precision == PP_PREC_FP32) return pp__weight_bytes(s->precision);
+    return s->ft.mode == PP_MODE_FULL ? 4.0 : 2.0;
+}
+
+/* Optimizer states per trained weight; no master copy where the
+ * parameters already are fp32. */
+static double opt_bytes(const pp_model *m, const pp__fw *f, const pp_strategy *s)
+{
+    double k = pp__optimizer_bytes_per_param(m, s->optimizer, s->precision);
+    return f->weights == PP_W_MASTER16 || s->precision == PP_PREC_FP32 ? k : k - 4.0;
+}
 
 /* Model states on the GPU and on the host, after ZeRO and offload. Frozen
  * weights hold storage only; LoRA adapters train in their own dtype and need
@@ -172,27 +203,38 @@ typedef struct states {
 static states model_states(const pp_model *m, const pp_strategy *s, const stage_params *sp)
 {
     states st;
-    double nd = (double)s->dp * s->cp, ne = nd / s->ep;
-    double w = pp__weight_bytes(s->precision), g = pp__grad_bytes(s);
-    double k = pp__optimizer_bytes_per_param(m, s->optimizer, s->precision);
-    double k_lora = pp__optimizer_bytes_per_param(m, s->optimizer, PP_PREC_FP32);
+    const pp__fw *fw = pp__fw_get(s->framework);
+    int zs = pp__zero_states(s);
+    double nd = (double)s->dp * s->cp, f = shard_fraction(s, sp);
+    double w = weight_bytes(fw, s), g = pp__grad_bytes(s);
+    double k = opt_bytes(m, fw, s), k_lora = pp__optimizer_bytes_per_param(m, s->optimizer, PP_PREC_FP32);
     double all = sp->dense + sp->expert;
-    double shard = sp->dense / nd + sp->expert / ne, f = all > 0 ? shard / all : 1;
     /* adapters: fp32 under PEFT's default autocast; 16-bit in QLoRA's recipe
      * (qlora.py casts LoRA modules to bf16); their optimizer needs no master */
     double la = s->ft.mode == PP_MODE_QLORA ? 2 : 4;
     double weights = (all - sp->quantized) * w + sp->quantized * pp__qlora_bytes_per_param() + sp->lora * la;
     double grads = sp->trainable * g + sp->lora * la, opt = sp->trainable * k + sp->lora * k_lora;
     double train = sp->trainable + sp->lora;
-    st.shard_params = shard;
-    st.params = (s->zero >= 3 ? f : 1) * weights;
-    st.grads = (s->zero >= 2 ? f : 1) * grads;
-    st.opt = (s->zero >= 1 ? f : 1) * opt;
-    double opt_elems = (s->zero >= 1 ? f : 1) * sp->trainable;
-    st.opt_temp = s->precision == PP_PREC_FP32 ? 0 : 4.0 * opt_elems; /* fp32 grads */
-    if (s->zero == 1) st.opt_temp += 2.0 * f * train; /* DeepSpeed's averaged 16-bit partition */
-    st.gather_after_step = (s->zero == 1 || s->zero == 2) && nd > 1
+    /* DeepSpeed's BF16_Optimizer keeps an fp32 accumulation buffer all run;
+     * Megatron's main_grad buffer too */
+    double persist = fw->grads_persist ? grads : s->grad_accum_dtype == PP_GRAD_16_FP32 ? sp->trainable * 4.0 : 0;
+    st.shard_params = f * all;
+    st.params = (zs >= 3 ? f : 1) * weights;
+    st.grads = (zs >= 2 ? f : 1) * grads;
+    st.grads_persist = (zs >= 2 ? f : 1) * persist;
+    st.opt = (zs >= 1 ? f : 1) * opt;
+    double opt_elems = (zs >= 1 ? f : 1) * sp->trainable;
+    st.opt_temp = 0;
+    if (fw->opt_temp == PP_OPT_TEMP_FOREACH)
+        st.opt_temp = 4.0 * opt_elems + (s->ft.mode != PP_MODE_FULL ? sp->lora * 4.0 : 0);
+    if (fw->opt_temp == PP_OPT_TEMP_DEEPSPEED) {
+        st.opt_temp = s->precision == PP_PREC_FP32 ? 0 : 4.0 * opt_elems; /* fp32 grads */
+        if (zs == 1) st.opt_temp += 2.0 * f * train;                       /* the averaged 16-bit partition */
+    }
+    st.gather_after_step = fw->buckets == PP_BUCKETS_DEEPSPEED && (zs == 1 || zs == 2) && nd > 1
                                ? fmin(s->buf.allgather_bucket, train) * w : 0;
+    /* autocast caches the 16-bit cast of every fp32 weight a GEMM uses */
+    st.cast = fw->weights == PP_W_AMP && s->precision != PP_PREC_FP32 && w == 4.0 ? 2.0 * (all - sp->embed) : 0;
     st.host = 0;
     if (s->offload != PP_OFFLOAD_NONE) {
         /* ZeRO-Offload: optimizer states and fp32 grads live on the host */
@@ -200,7 +242,7 @@ static states model_states(const pp_model *m, const pp_strategy *s, const stage_
         st.opt = 0;
         st.opt_temp = 0;
         /* reduced gradient partitions are copied out bucket by bucket */
-        if (s->zero >= 2) st.grads = 0;
+        if (zs >= 2) st.grads = st.grads_persist = 0;
     }
     if (s->offload == PP_OFFLOAD_OPT_PARAMS || s->offload == PP_OFFLOAD_NVME) {
         st.host += st.params;
@@ -210,18 +252,38 @@ static states model_states(const pp_model *m, const pp_strategy *s, const stage_
     return st;
 }
 
-/* ZeRO/DDP buckets and the ZeRO-3 gathered working set during fwd/bwd. */
+/* Communication buffers and gathered weights during forward/backward:
+ * DeepSpeed's buckets and ZeRO-3 live parameters, DDP's bucket copy of the
+ * gradients, FSDP's all-gathered units (the one computing and the one
+ * prefetched; every unit when parameters stay gathered after forward) with
+ * one unit's unsharded gradients before its reduce-scatter. */
 static void comm_buffers(const pp_strategy *s, const stage_params *sp, pp_stage_mem *o)
 {
+    const pp__fw *fw = pp__fw_get(s->framework);
     double nd = (double)s->dp * s->cp, w = pp__weight_bytes(s->precision);
     double g = pp__grad_bytes(s), all = sp->dense + sp->expert, train = sp->trainable + sp->lora;
-    o->bucket_bytes = nd > 1 ? fmin(s->buf.reduce_bucket, train) * g : 0;
+    o->bucket_bytes = 0;
     o->zero_gather_bytes = 0;
-    if (s->zero == 3 && nd > 1) {
-        /* the gathered block being computed plus the one prefetched, capped
-         * by stage3_max_live_parameters, plus the prefetch bucket */
-        double live = fmin(s->buf.max_live_params, 2 * sp->largest_block);
-        o->zero_gather_bytes = (live + fmin(s->buf.prefetch_bucket, all)) * w;
+    switch (fw->buckets) {
+    case PP_BUCKETS_DEEPSPEED:
+        o->bucket_bytes = nd > 1 ? fmin(s->buf.reduce_bucket, train) * g : 0;
+        if (s->zero == 3 && nd > 1) {
+            /* the gathered block being computed plus the one prefetched, capped
+             * by stage3_max_live_parameters, plus the prefetch bucket */
+            double live = fmin(s->buf.max_live_params, 2 * sp->largest_block);
+            o->zero_gather_bytes = (live + fmin(s->buf.prefetch_bucket, all)) * w;
+        }
+        break;
+    case PP_BUCKETS_DDP: o->bucket_bytes = nd > 1 ? train * g : 0; break;
+    case PP_BUCKETS_FSDP: {
+        double wg = s->precision == PP_PREC_FP32 ? 4 : 2, unit = fmax(sp->largest_block, sp->embed);
+        double live = s->zero == 3 && s->pp == 1 ? 2 * unit : all; /* pipelined: gathered all step */
+        o->zero_gather_bytes = nd > 1 ? live * wg : 0;
+        /* the unit's 16-bit gradients and their fp32 cast for the reduce */
+        o->bucket_bytes = nd > 1 ? unit * (wg + (wg < 4 ? 4 : 0)) : 0;
+        break;
+    }
+    case PP_BUCKETS_VIEWS: break;
     }
     /* QLoRA: one linear map dequantised to 16 bits at a time */
     o->zero_gather_bytes += sp->largest_matrix * 2;
@@ -240,7 +302,8 @@ double pp__nccl_bytes(const pp_strategy *s)
 
 /* What the last stage holds for the loss, bytes (docs/memory.md):
  *   fp32: 16-bit logits + the fp32 softmax Megatron's vocab-parallel
- *         cross-entropy keeps for backward (6 bytes per logit);
+ *         cross-entropy keeps for backward (6 bytes per logit; 8 in fp32
+ *         training); HF models upcast the logits the same way;
  *   fused: flash-attn's CrossEntropyLoss (llm-foundry's default) keeps the
  *         16-bit logits and writes a 16-bit gradient (4 bytes);
  *   chunked: Liger's fused linear cross-entropy materialises one chunk of
@@ -249,16 +312,16 @@ double pp__nccl_bytes(const pp_strategy *s)
  * GPipe keeps every micro-batch's loss inputs until its backward. */
 static double logits_bytes(const pp_model *m, const pp_strategy *s, double tok)
 {
-    double logits = tok * m->vocab / s->tp; /* elements of one micro-batch */
+    double logits = tok * m->vocab / s->tp, ab = pp__act_bytes(s); /* elements of one micro-batch */
     double per, keep;
     switch (s->loss) {
-    case PP_LOSS_FUSED: per = 4 * logits, keep = 2 * logits; break;
+    case PP_LOSS_FUSED: per = 2 * ab * logits, keep = ab * logits; break;
     case PP_LOSS_CHUNKED: {
         double chunks = ceil((double)m->vocab / m->hidden), chunk = fmax(1, exp2(ceil(log2(tok / chunks))));
         per = 8 * (chunk < tok ? chunk : tok) * m->vocab / s->tp, keep = 0;
         break;
     }
-    default: per = 6 * logits, keep = 4 * logits; break;
+    default: per = (ab + 4) * logits, keep = 4 * logits; break;
     }
     double stored = s->pp > 1 && s->schedule == PP_SCHED_GPIPE ? (s->grad_accum - 1) * keep : 0;
     return per + stored;
@@ -271,7 +334,57 @@ static double cp_kv_bytes(const pp_model *m, const pp_strategy *s)
 {
     if (s->cp <= 1) return 0;
     double kv = pp__cp_kv_bytes(m, s);
-    return s->cp_comm == PP_CP_ALLGATHER ? 2 * kv * s->cp : 2 * kv;
+    return s->cp_comm == PP_CP_ALLGATHER ? 2 * kv * s->cp : 2 * kv; /* ring, or a2a's send/receive buffers */
+}
+
+/* The two moments of a step (docs/memory.md).
+ * Forward/backward: model states, the buffers, and the larger of the start
+ * of the last backward (every in-flight activation, the logits, autocast's
+ * casts) and its end (every gradient). Gradients a framework frees at each
+ * step (zero_grad(set_to_none=True)) exist in the forward only from the
+ * second micro-batch of a step on; persistent buffers (Megatron's
+ * main_grad, DeepSpeed's fp32 accumulation) always.
+ * Optimizer step: model states with every gradient, the optimizer's
+ * temporaries, the all-gather after the step, DDP's buckets.
+ * The caching allocator reserves more than it hands out (nvidia-smi shows
+ * reserved memory): fragmentation is applied to what is allocated while
+ * training runs, not to the weights loaded once, the CUDA context or
+ * NCCL's own buffers. */
+static void phases(const pp_strategy *s, const states *st, double act, pp_stage_mem *o)
+{
+    const pp__fw *fw = pp__fw_get(s->framework);
+    double gt = st->grads - st->grads_persist, frag = s->buf.fragmentation;
+    double front = act + o->logits_bytes + st->cast + (s->grad_accum > 1 ? gt : 0), back = gt;
+    int at_end = back > front;
+    double g_fb = st->grads_persist + (at_end || s->grad_accum > 1 ? gt : 0), act_fb = at_end ? 0 : act;
+    double cast = at_end ? 0 : st->cast, logits = at_end ? 0 : o->logits_bytes;
+    double bufs = o->recompute_bytes + o->zero_gather_bytes + o->bucket_bytes + o->p2p_bytes;
+    double frag_fwd = frag * (g_fb + st->opt + act_fb + logits + cast + bufs);
+    double ddp = fw->buckets == PP_BUCKETS_DDP ? o->bucket_bytes : 0;
+    double opt_dyn = st->opt_temp + st->gather_after_step + ddp;
+    double frag_opt = frag * (st->grads + st->opt + opt_dyn);
+    double fwd_buf = logits + cast + bufs + o->context_bytes + frag_fwd;
+    double opt_buf = opt_dyn + o->context_bytes + frag_opt;
+    o->grads_total_bytes = st->grads;
+    o->grads_persistent_bytes = st->grads_persist;
+    o->cast_bytes = st->cast;
+    o->opt_temp_bytes = st->opt_temp;
+    o->phase_bytes[PP_PHASE_FWD_BWD] = st->params + st->opt + g_fb + act_fb + fwd_buf;
+    o->phase_bytes[PP_PHASE_OPTIMIZER] = st->params + st->opt + st->grads + opt_buf;
+    if (o->phase_bytes[PP_PHASE_OPTIMIZER] > o->phase_bytes[PP_PHASE_FWD_BWD]) {
+        o->peak_phase = PP_PHASE_OPTIMIZER;
+        o->grads_bytes = st->grads;
+        o->activations_bytes = 0;
+        o->buffers_bytes = opt_buf;
+        o->fragmentation_bytes = frag_opt;
+    } else {
+        o->peak_phase = PP_PHASE_FWD_BWD;
+        o->grads_bytes = g_fb;
+        o->activations_bytes = act_fb;
+        o->buffers_bytes = fwd_buf;
+        o->fragmentation_bytes = frag_fwd;
+    }
+    o->total_bytes = o->phase_bytes[o->peak_phase];
 }
 
 static void stage_estimate(const pp_model *m, const pp_cluster *c, const pp_strategy *s, int i,
@@ -289,56 +402,27 @@ static void stage_estimate(const pp_model *m, const pp_cluster *c, const pp_stra
     o->has_embedding = is_first;
     o->has_lm_head = is_last;
     o->params_bytes = st.params;
-    o->grads_bytes = st.grads;
     o->optimizer_bytes = st.opt;
     o->host_bytes = st.host;
 
-    double extra = 0;
-    if (is_first && m->dropout > 0) extra += tok * m->hidden / rep; /* embedding dropout mask */
-    if (is_first && m->embed_norm) extra += 2 * tok * m->hidden / rep; /* its input, not checkpointed */
-    if (is_last) extra += 2 * 2 * tok * m->hidden / rep;            /* final norm + head inputs */
+    double extra = 0, ab = pp__act_bytes(s);
+    if (is_first && m->dropout > 0) extra += tok * m->hidden / rep;     /* embedding dropout mask */
+    if (is_first && m->embed_norm) extra += ab * tok * m->hidden / rep; /* its input, not checkpointed */
+    if (is_last) extra += 2 * ab * tok * m->hidden / rep;               /* final norm + head inputs */
     o->act_per_microbatch = stage_act(m, s, i, first, last, &o->recompute_bytes) + extra;
     o->recompute_bytes += cp_kv_bytes(m, s);
     o->inflight = inflight(s, i);
     double act = o->act_per_microbatch * o->inflight;
 
-    if (is_last) {
-        o->logits_bytes = logits_bytes(m, s, tok);
-    }
+    if (is_last) o->logits_bytes = logits_bytes(m, s, tok);
     /* pipeline: DeepSpeed's PipelineEngine keeps each in-flight micro-batch's
      * output for its backward; Megatron frees it once sent (training always
      * sets deallocate_pipeline_outputs); plus a receive buffer */
     double outs = s->buf.free_pipeline_outputs ? 1 : o->inflight;
-    o->p2p_bytes = s->pp > 1 ? (outs + 1) * 2 * tok * m->hidden / rep : 0;
+    o->p2p_bytes = s->pp > 1 ? (outs + 1) * ab * tok * m->hidden / rep : 0;
     comm_buffers(s, &sp, o);
     o->context_bytes = s->buf.cuda_context + pp__nccl_bytes(s);
-
-    /* the caching allocator reserves more than it hands out (nvidia-smi
-     * shows reserved memory): applied to what is allocated while training
-     * runs (gradients, optimizer states, activations, buffers), not to the
-     * weights loaded once, the CUDA context or NCCL's own buffers */
-    double states_b = st.params + st.grads + st.opt;
-    double fwd_alloc = st.grads + st.opt + act + o->logits_bytes + o->recompute_bytes + o->zero_gather_bytes +
-                       o->bucket_bytes + o->p2p_bytes;
-    double opt_alloc = st.grads + st.opt + st.opt_temp + st.gather_after_step;
-    double frag_fwd = s->buf.fragmentation * fwd_alloc, frag_opt = s->buf.fragmentation * opt_alloc;
-    double fwd_buf = o->logits_bytes + o->recompute_bytes + o->zero_gather_bytes + o->bucket_bytes
-                   + o->p2p_bytes + o->context_bytes + frag_fwd;
-    double opt_buf = st.opt_temp + st.gather_after_step + o->context_bytes + frag_opt;
-    o->phase_bytes[PP_PHASE_FWD_BWD] = states_b + act + fwd_buf;
-    o->phase_bytes[PP_PHASE_OPTIMIZER] = states_b + opt_buf;
-    o->fragmentation_bytes = frag_fwd;
-    if (o->phase_bytes[PP_PHASE_OPTIMIZER] > o->phase_bytes[PP_PHASE_FWD_BWD]) {
-        o->peak_phase = PP_PHASE_OPTIMIZER;
-        o->activations_bytes = 0;
-        o->buffers_bytes = opt_buf;
-        o->fragmentation_bytes = frag_opt;
-    } else {
-        o->peak_phase = PP_PHASE_FWD_BWD;
-        o->activations_bytes = act;
-        o->buffers_bytes = fwd_buf;
-    }
-    o->total_bytes = o->phase_bytes[o->peak_phase];
+    phases(s, &st, act, o);
     (void)c;
 }
 

@@ -37,6 +37,25 @@ pp_status pp__fail(pp_error *err, pp_status st, const char *fmt, ...)
         va_start(ap, fmt);
         vsnprintf(err->msg, sizeof err->msg, fmt, ap);
         va_end(ap);
+        err->rule = 0;
+        err->field[0] = err->value[0] = '\0';
+        err->detail = 0;
     }
     return st;
+}
+
+pp_status pp__fail_field(pp_error *err, int rule, const char *field, const char *value, const char *fmt, ...)
+{
+    if (!err) return PP_ERR_INPUT;
+    snprintf(err->field, sizeof err->field, "%s", field ? field : "");
+    snprintf(err->value, sizeof err->value, "%s", value ? value : "");
+    int n = snprintf(err->msg, sizeof err->msg, "%s%s%s: ", err->field, err->value[0] ? " " : "", err->value);
+    if (n < 0 || n >= (int)sizeof err->msg) n = 0;
+    err->detail = n;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err->msg + n, sizeof err->msg - (size_t)n, fmt, ap);
+    va_end(ap);
+    err->rule = rule;
+    return PP_ERR_INPUT;
 }

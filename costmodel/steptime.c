@@ -7,19 +7,22 @@
  * for 1F1B and GPipe, (p-1)/v t_mb interleaved (Narayanan et al. 2021 Sec.
  * 2.2), taken on the slowest stage because stages may be uneven.
  */
+#include <math.h>
 #include <string.h>
 
 #include "costmodel/costmodel.h"
+#include "costmodel/framework.h"
 
 #define HOST_MEM_BW_DEFAULT 100e9 /* bytes/s per node CPU-Adam reaches (half of 2-socket DDR4 peak) */
 
 typedef struct groups {
     pp__comm_group tp, cp, dp, edp, ep, pp;
+    pp__comm_group shard, replica; /* hybrid sharding: inside and across shard groups */
     double slowdown; /* compute lost under an overlapped collective */
 } groups;
 
 /* Strides from the rank order (fastest first), e.g. "tp-cp-dp-pp". */
-static void strides(const pp_strategy *s, int *st_tp, int *st_cp, int *st_dp, int *st_pp)
+void pp__strides(const pp_strategy *s, int *st_tp, int *st_cp, int *st_dp, int *st_pp)
 {
     const char *names[4] = {"tp", "cp", "dp", "pp"};
     int deg[4] = {s->tp, s->cp, s->dp, s->pp}, stride[4] = {1, 1, 1, 1}, acc = 1;
@@ -38,23 +41,37 @@ static void strides(const pp_strategy *s, int *st_tp, int *st_cp, int *st_dp, in
     *st_pp = stride[3];
 }
 
-static void make_groups(const pp_cluster *c, const pp_strategy *s, groups *g)
+int pp__dp_stride(const pp_strategy *s)
 {
     int stp, scp, sdp, spp;
-    strides(s, &stp, &scp, &sdp, &spp);
+    pp__strides(s, &stp, &scp, &sdp, &spp);
+    return scp * s->cp == sdp ? scp : sdp;
+}
+
+static void make_groups(const pp_cluster *c, const pp_strategy *s, groups *g)
+{
+    int stp, scp, sdp, spp, nd = s->dp * s->cp;
+    pp__strides(s, &stp, &scp, &sdp, &spp);
     pp__group(c, s->tp, stp, &g->tp);
     pp__group(c, s->cp, scp, &g->cp);
-    /* CP ranks share the weights: gradients reduce over dp*cp */
-    int dp_stride = scp * s->cp == sdp ? scp : sdp;
-    pp__group(c, s->dp * s->cp, dp_stride, &g->dp);
-    pp__group(c, s->ep, sdp, &g->ep);              /* EP is carved out of DP */
-    pp__group(c, s->dp * s->cp / s->ep, sdp * s->ep, &g->edp);
+    /* CP ranks share the weights: gradients reduce over dp*cp. Expert groups
+     * are carved out of those ranks, innermost first (Megatron-Core's
+     * tp-cp-ep-dp-pp order with the context ranks folded into the expert
+     * ones; DeepSpeed-MoE's expert groups inside the data-parallel group) */
+    int ds = pp__dp_stride(s);
+    pp__group(c, nd, ds, &g->dp);
+    pp__group(c, s->ep, ds, &g->ep);
+    pp__group(c, nd / s->ep, ds * s->ep, &g->edp);
+    int sh = s->shard > 0 && s->shard < nd ? s->shard : nd;
+    pp__group(c, sh, ds, &g->shard);
+    pp__group(c, nd / sh, ds * sh, &g->replica);
     pp__group(c, s->pp, spp, &g->pp);
     g->slowdown = pp__overlap_slowdown(c);
 }
 
 typedef struct stage_t {
     double compute, recompute, tp, cp, ep, p2p, zero3, bwd; /* per micro-batch */
+    double nblocks, nmoe, nrecomputed, edge_units;          /* blocks; MoE; fully recomputed; embedding/head */
     double dp_total, dp_exposed, optimizer, offload;        /* per step */
     double dense, expert;                                   /* params per GPU */
     double trainable, quantized;                            /* of which trained; NF4 */
@@ -71,8 +88,8 @@ static void block_comm(const pp_model *m, const pp_strategy *s, const groups *g,
                        const pp__block_times *bt, int recomputed, block_comm_t *st)
 {
     *st = (block_comm_t){0, 0, 0};
-    double tok = (double)s->micro_batch * s->seq / s->cp, rep = s->sp ? s->tp : 1;
-    double act = 2 * tok * m->hidden; /* 16-bit activations */
+    double tok = (double)s->micro_batch * s->seq / s->cp, rep = s->sp ? s->tp : 1, ab = pp__act_bytes(s);
+    double act = ab * tok * m->hidden;
     /* TP: 2 all-reduces fwd, 2 bwd (SP: all-gather + reduce-scatter, same volume) */
     double one = s->sp ? pp__allgather_s(&g->tp, act) + pp__reducescatter_s(&g->tp, act) : pp__allreduce_s(&g->tp, act);
     double tp = (4 + (recomputed ? 2 : 0)) * one;
@@ -86,7 +103,14 @@ static void block_comm(const pp_model *m, const pp_strategy *s, const groups *g,
      * the backward one (Llama 3, Dubey et al. 2024, Sec. 3.3.2) */
     if (s->cp > 1) {
         double kv = pp__cp_kv_bytes(m, s);
-        if (s->cp_comm == PP_CP_ALLGATHER) {
+        if (s->cp_comm == PP_CP_A2A) {
+            /* Ulysses (Jacobs et al. 2023, arXiv 2309.14509, Sec. 3.1): an
+             * all-to-all of Q, K, V before the core and of its output after,
+             * and the same four for their gradients; exposed */
+            double q = ab * tok * (double)m->heads * pp__head_dim(m) / s->tp;
+            double a2a = 2 * pp__alltoall_s(&g->cp, q) + pp__alltoall_s(&g->cp, kv);
+            st->cp = (2 + (recomputed ? 1 : 0)) * a2a;
+        } else if (s->cp_comm == PP_CP_ALLGATHER) {
             double ag = pp__allgather_s(&g->cp, kv * s->cp);
             st->cp = (2 + (recomputed ? 1 : 0)) * ag + pp__reducescatter_s(&g->cp, kv * s->cp);
         } else {
@@ -97,7 +121,7 @@ static void block_comm(const pp_model *m, const pp_strategy *s, const groups *g,
     /* EP: all-to-all dispatch + combine, fwd and bwd */
     if (kind == PP_BLOCK_MOE && s->ep > 1) {
         double cf = m->capacity_factor > 0 ? m->capacity_factor : 1;
-        double bytes = tok * m->topk * cf * 2.0 * m->hidden / rep;
+        double bytes = tok * m->topk * cf * ab * m->hidden / rep;
         st->ep = (4 + (recomputed ? 2 : 0)) * pp__alltoall_s(&g->ep, bytes);
     }
 }
@@ -159,6 +183,9 @@ static void stage_blocks(const pp_model *m, const pp_cluster *c, const pp_strate
         /* a frozen weight's backward computes input gradients only */
         double bwd = back ? q->bt.bwd_s - (frozen ? q->bt.gemm_fwd_s : 0) + 2 * lt + deq : 0;
         int full = n < k && back;
+        st->nblocks++;
+        st->nmoe += kind == PP_BLOCK_MOE;
+        st->nrecomputed += full;
         st->compute += fwd + bwd;
         st->bwd += bwd;
         /* backward: input gradients (as the forward), weight gradients only
@@ -181,22 +208,59 @@ static void stage_blocks(const pp_model *m, const pp_cluster *c, const pp_strate
     }
 }
 
-/* ZeRO-3 traffic of one micro-batch: every weight gathered for forward and
- * again for backward (16-bit at most), and the trained weights' gradients
- * reduce-scattered (16-bit). */
-static double zero3_traffic(const pp_strategy *s, const groups *g, const stage_t *st)
+/* Sharded parameters are gathered each micro-batch: ZeRO-3, and FSDP
+ * without pipeline stages (a pipelined FSDP stage is gathered once a step). */
+static int is_fsdp(const pp_strategy *s)
 {
-    double w = pp__weight_bytes(s->precision) > 2 ? 2 : pp__weight_bytes(s->precision);
-    double all = st->dense + st->expert, fr = all > 0 ? st->trainable / all : 1;
-    double ag = pp__allgather_s(&g->dp, st->dense * w) + pp__allgather_s(&g->edp, st->expert * w);
-    double rs = pp__reducescatter_s(&g->dp, fr * st->dense * 2) + pp__reducescatter_s(&g->edp, fr * st->expert * 2);
-    return 2 * ag + rs;
+    const pp__fw *f = pp__fw_get(s->framework);
+    return f && f->weights == PP_W_FSDP;
 }
 
-/* ZeRO-3 traffic per micro-batch, overlapped with compute. */
+static int gathers_per_microbatch(const pp_strategy *s) { return is_fsdp(s) ? s->pp == 1 : s->zero == 3; }
+
+/* `calls` collectives of `bytes` in all over group g: each pays NCCL's
+ * launch and (n-1) ring steps of latency (comm.c), so the count matters at
+ * scale (docs/time.md, "ZeRO-3 and FSDP collectives"). */
+static double split_calls(double (*coll)(const pp__comm_group *, double), const pp__comm_group *g, double bytes,
+                          double calls)
+{
+    return calls > 0 && bytes > 0 ? calls * coll(g, bytes / calls) : 0;
+}
+
+/* ZeRO-3/FSDP traffic of one micro-batch. Each unit's weights are gathered
+ * in 16 bits (fp32 in fp32 training) for its forward, again for its
+ * backward unless they stay gathered (FSDP reshard_after_forward=False,
+ * zero 2), and DeepSpeed gathers a recomputed block once more; the trained
+ * weights' gradients are reduce-scattered per unit (16-bit in DeepSpeed,
+ * fp32 in FSDP's reduce_dtype), and with hybrid sharding all-reduced across
+ * the shard groups. Units: FSDP wraps each block (and the embedding and the
+ * head: one collective per unit); DeepSpeed fetches module by module (4
+ * linear modules per block) in prefetch buckets of
+ * stage3_prefetch_bucket_size elements and reduces in reduce_bucket_size. */
+static double zero3_traffic(const pp_strategy *s, const groups *g, const stage_t *st)
+{
+    const pp__fw *f = pp__fw_get(s->framework);
+    int fsdp = f && f->weights == PP_W_FSDP;
+    double w = s->precision == PP_PREC_FP32 ? 4 : 2, gb = pp__grad_bytes(s) > 4 ? 4 : pp__grad_bytes(s);
+    double all = st->dense + st->expert, fr = all > 0 ? st->trainable / all : 1;
+    double units = st->nblocks + st->edge_units, eunits = st->nmoe;
+    double gathers = 1 + (s->zero == 3) + (fsdp ? 0 : st->nrecomputed / (units > 0 ? units : 1));
+    double ag_calls = fsdp ? units : fmax(4 * units, st->dense / s->buf.prefetch_bucket);
+    double rs_calls = fsdp ? units : fmax(1, fr * st->dense / s->buf.reduce_bucket);
+    const pp__comm_group *sh = fsdp ? &g->shard : &g->dp;
+    double ag = split_calls(pp__allgather_s, sh, st->dense * w, ag_calls) +
+                split_calls(pp__allgather_s, &g->edp, st->expert * w, fsdp ? eunits : 4 * eunits);
+    double rs = split_calls(pp__reducescatter_s, sh, fr * st->dense * gb, rs_calls) +
+                split_calls(pp__reducescatter_s, &g->edp, fr * st->expert * gb, fsdp ? eunits : rs_calls);
+    double ar = fsdp && g->replica.n > 1
+                    ? split_calls(pp__allreduce_s, &g->replica, fr * st->dense * gb / sh->n, units) : 0;
+    return gathers * ag + rs + ar;
+}
+
+/* ZeRO-3/FSDP traffic per micro-batch, overlapped with compute. */
 static double zero3_exposed(const pp_strategy *s, const groups *g, const stage_t *st)
 {
-    if (s->zero != 3) return 0;
+    if (!gathers_per_microbatch(s)) return 0;
     return pp__exposed(g->slowdown, zero3_traffic(s, g, st), s->overlap_dp ? st->compute : 0);
 }
 
@@ -212,7 +276,18 @@ static void dp_comm(const pp_strategy *s, const groups *g, stage_t *st)
     double ag = pp__allgather_s(&g->dp, dense * w) + pp__allgather_s(&g->edp, ex * w);
     double last_bucket = pp__allreduce_s(&g->dp, (s->buf.reduce_bucket < dense ? s->buf.reduce_bucket : dense) * gb);
     double hide = s->overlap_dp ? st->bwd : 0;
-    switch (s->zero) {
+    if (gathers_per_microbatch(s)) { /* ZeRO-3, FSDP: gathers and reduce-scatters every micro-batch */
+        st->dp_total = m * zero3_traffic(s, g, st);
+        st->dp_exposed = m * st->zero3;
+        if (st->dp_exposed > st->dp_total) st->dp_exposed = st->dp_total;
+        return;
+    }
+    if (is_fsdp(s)) { /* pipelined FSDP: one gather and one reduce-scatter a step, beside a micro-batch */
+        st->dp_total = zero3_traffic(s, g, st);
+        st->dp_exposed = pp__exposed(g->slowdown, st->dp_total, hide);
+        return;
+    }
+    switch (pp__zero_states(s)) {
     case 0:
     case 1: /* one all-reduce (or RS + AG) after the last micro-batch's backward */
         st->dp_total = ar;
@@ -223,19 +298,16 @@ static void dp_comm(const pp_strategy *s, const groups *g, stage_t *st)
         st->dp_total = m * rs + ag;
         st->dp_exposed = m * pp__exposed(g->slowdown, rs, hide) + ag;
         break;
-    default: /* ZeRO-3: gathers and reduce-scatters every micro-batch */
-        st->dp_total = m * zero3_traffic(s, g, st);
-        st->dp_exposed = m * st->zero3;
-        break;
+    default: break;
     }
     if (st->dp_exposed > st->dp_total) st->dp_exposed = st->dp_total;
 }
 
 static void optimizer_time(const pp_model *m, const pp_cluster *c, const pp_strategy *s, stage_t *st)
 {
-    double nd = (double)s->dp * s->cp, ne = nd / s->ep;
+    double nd = (double)s->dp * s->cp, ns = s->shard > 0 && s->shard < nd ? s->shard : nd, ne = nd / s->ep;
     double all = st->dense + st->expert, fr = all > 0 ? st->trainable / all : 1;
-    double shard = fr * (s->zero >= 1 ? st->dense / nd + st->expert / ne : all);
+    double shard = fr * (pp__zero_states(s) >= 1 ? st->dense / ns + st->expert / (ne < ns ? ne : ns) : all);
     /* bytes read + written per parameter by the update (fused kernels) */
     double k = pp__optimizer_bytes_per_param(m, s->optimizer, s->precision);
     double bytes = 2 * k + pp__grad_bytes(s) + pp__weight_bytes(s->precision);
@@ -273,7 +345,8 @@ static void stage_time(const pp_model *m, const pp_cluster *c, const pp_strategy
         st->hw_flops += hf;
         st->model_flops += hf;
     }
-    if (s->pp > 1) st->p2p = 2 * pp__sendrecv_s(&g->pp, 2 * tok * m->hidden / rep);
+    st->edge_units = (i == 0) + (i == s->pp - 1);
+    if (s->pp > 1) st->p2p = 2 * pp__sendrecv_s(&g->pp, pp__act_bytes(s) * tok * m->hidden / rep);
     pp__stage_params(m, s, i, first, last, &st->dense, &st->expert);
     pp__stage_trainable(m, s, i, first, last, &st->trainable, &st->quantized);
     st->zero3 = zero3_exposed(s, g, st);
@@ -339,7 +412,7 @@ void pp_time_estimate(const pp_model *m, const pp_cluster *c, const pp_strategy 
     double zero3 = mcount * worst.zero3; /* reported inside dp_comm_exposed_s */
     t->bubble_s = (s->pp - 1) * worst_mb / (s->schedule == PP_SCHED_INTERLEAVED ? s->virtual_stages : 1);
     t->dp_comm_s = dp_total;
-    t->dp_comm_exposed_s = s->zero == 3 ? zero3 : dp_exposed;
+    t->dp_comm_exposed_s = gathers_per_microbatch(s) ? zero3 : dp_exposed;
     t->optimizer_s = opt;
     t->offload_s = off;
     t->step_s = t->compute_s + t->recompute_s + t->tp_comm_s + t->cp_comm_s + t->ep_comm_s + t->pp_comm_s +

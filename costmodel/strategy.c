@@ -5,6 +5,8 @@
 #include <string.h>
 
 #include "costmodel/costmodel.h"
+#include "costmodel/framework.h"
+#include "costmodel/rules.h"
 
 static const char *const precision_names[] = {"fp32", "tf32", "bf16", "fp16", "fp8"};
 static const char *const offload_names[] = {"none", "optimizer", "optimizer+params", "nvme"};
@@ -14,7 +16,8 @@ static const char *const optimizer_names[] = {"adamw", "adam8bit", "adafactor", 
 static const char *const mode_names[] = {"full", "lora", "qlora"};
 static const char *const attention_names[] = {"flash", "materialised"};
 static const char *const grad_names[] = {"16bit", "fp32", "16bit+fp32"};
-static const char *const cp_comm_names[] = {"ring", "allgather"};
+static const char *const cp_comm_names[] = {"ring", "allgather", "a2a"};
+static const char *const framework_names[] = {"pytorch", "deepspeed", "megatron", "megatron-deepspeed", "fsdp"};
 static const char *const loss_names[] = {"fp32", "fused", "chunked"};
 
 _Static_assert(sizeof precision_names / sizeof *precision_names == PP_PREC_COUNT, "names");
@@ -27,6 +30,7 @@ _Static_assert(sizeof grad_names / sizeof *grad_names == PP_GRAD_COUNT, "names")
 _Static_assert(sizeof mode_names / sizeof *mode_names == PP_MODE_COUNT, "names");
 _Static_assert(sizeof cp_comm_names / sizeof *cp_comm_names == PP_CP_COUNT, "names");
 _Static_assert(sizeof loss_names / sizeof *loss_names == PP_LOSS_COUNT, "names");
+_Static_assert(sizeof framework_names / sizeof *framework_names == PP_FW_COUNT, "names");
 
 const char *const *pp_enum_names(int which, int *n)
 {
@@ -41,6 +45,7 @@ const char *const *pp_enum_names(int which, int *n)
         [PP_ENUM_MODE] = {mode_names, PP_MODE_COUNT},
         [PP_ENUM_CP_COMM] = {cp_comm_names, PP_CP_COUNT},
         [PP_ENUM_LOSS] = {loss_names, PP_LOSS_COUNT},
+        [PP_ENUM_FRAMEWORK] = {framework_names, PP_FW_COUNT},
     };
     if (which < 0 || which >= PP_ENUM_COUNT) {
         *n = 0;
@@ -57,13 +62,16 @@ int pp_enum_parse(const char *const *names, int n, const char *s)
     return -1;
 }
 
-const char *pp_offload_name(pp_offload o) { return o < PP_OFFLOAD_COUNT ? offload_names[o] : "?"; }
-const char *pp_recompute_name(pp_recompute r) { return r < PP_RECOMPUTE_COUNT ? recompute_names[r] : "?"; }
-const char *pp_schedule_name(pp_schedule s) { return s < PP_SCHED_COUNT ? schedule_names[s] : "?"; }
-const char *pp_optimizer_name(pp_optimizer o) { return o < PP_OPT_COUNT ? optimizer_names[o] : "?"; }
-const char *pp_attention_name(pp_attention a) { return a < PP_ATTN_COUNT ? attention_names[a] : "?"; }
-const char *pp_cp_comm_name(pp_cp_comm c) { return c < PP_CP_COUNT ? cp_comm_names[c] : "?"; }
-const char *pp_loss_name(pp_loss l) { return l < PP_LOSS_COUNT ? loss_names[l] : "?"; }
+const char *pp_offload_name(pp_offload o) { return (unsigned)o < PP_OFFLOAD_COUNT ? offload_names[o] : "?"; }
+const char *pp_recompute_name(pp_recompute r) { return (unsigned)r < PP_RECOMPUTE_COUNT ? recompute_names[r] : "?"; }
+const char *pp_schedule_name(pp_schedule s) { return (unsigned)s < PP_SCHED_COUNT ? schedule_names[s] : "?"; }
+const char *pp_optimizer_name(pp_optimizer o) { return (unsigned)o < PP_OPT_COUNT ? optimizer_names[o] : "?"; }
+const char *pp_attention_name(pp_attention a) { return (unsigned)a < PP_ATTN_COUNT ? attention_names[a] : "?"; }
+const char *pp_cp_comm_name(pp_cp_comm c)
+{
+    return (unsigned)c < PP_CP_COUNT ? cp_comm_names[c] : c == PP_CP_AUTO ? "auto" : "?";
+}
+const char *pp_loss_name(pp_loss l) { return (unsigned)l < PP_LOSS_COUNT ? loss_names[l] : l == PP_LOSS_AUTO ? "auto" : "?"; }
 
 int pp__recomputed_blocks(const pp_strategy *s, int stage, int n)
 {
@@ -73,13 +81,13 @@ int pp__recomputed_blocks(const pp_strategy *s, int stage, int n)
 }
 
 /* DeepSpeed defaults: deepspeed/runtime/zero/config.py (v0.14.5):
- * reduce_bucket_size 5e8, allgather_bucket_size 5e8,
  * stage3_prefetch_bucket_size 5e7, stage3_max_live_parameters 1e9,
- * stage3_param_persistence_threshold 1e5 (elements). */
+ * stage3_param_persistence_threshold 1e5 (elements). The reduce and
+ * all-gather buckets are 0 until resolved: the framework's (framework.c). */
 void pp_buffers_default(pp_buffers *b)
 {
-    b->reduce_bucket = 5e8;
-    b->allgather_bucket = 5e8;
+    b->reduce_bucket = 0;
+    b->allgather_bucket = 0;
     b->prefetch_bucket = 5e7;
     b->max_live_params = 1e9;
     b->param_persistence = 1e5;
@@ -87,11 +95,17 @@ void pp_buffers_default(pp_buffers *b)
     b->fragmentation = PP_COST_FRAGMENTATION;
     b->reserve = PP_COST_GPU_RESERVE;
     b->host_reserve = PP_COST_HOST_RESERVE;
+    b->free_pipeline_outputs = -1;
 }
 
 void pp_strategy_default(pp_strategy *s)
 {
     memset(s, 0, sizeof *s);
+    s->framework = PP_FW_AUTO;
+    s->grad_accum_dtype = PP_GRAD_AUTO;
+    s->cp_comm = PP_CP_AUTO;
+    s->loss = PP_LOSS_AUTO;
+    s->overlap_tp = -1;
     s->dp = s->tp = s->pp = s->cp = s->ep = 1;
     s->precision = PP_PREC_BF16;
     s->optimizer = PP_OPT_ADAMW;
@@ -100,7 +114,7 @@ void pp_strategy_default(pp_strategy *s)
     s->micro_batch = 1;
     s->schedule = PP_SCHED_1F1B;
     s->virtual_stages = 1;
-    s->overlap_dp = 1;
+    s->overlap_dp = -1;
     s->ft.lora_rank = 16;
     s->ft.lora_alpha = 32;
     s->ft.lora_targets = PP_LORA_Q | PP_LORA_V;
@@ -111,14 +125,11 @@ void pp_strategy_default(pp_strategy *s)
 /* Default split: equal blocks per stage; the remainder goes to the middle
  * stages first, since stage 0 holds the most activations under 1F1B and the
  * last stage holds the logits. */
-static void default_split(pp_strategy *s, int layers)
+void pp__split_default(int p, int layers, int *out)
 {
-    int p = s->pp, base = layers / p, rem = layers % p;
-    for (int i = 0; i < p; i++) s->stage_layers[i] = base;
-    for (int k = 0; k < rem; k++) {
-        int i = p > 2 ? 1 + k % (p - 2) : k % p;
-        s->stage_layers[i]++;
-    }
+    int base = layers / p, rem = layers % p;
+    for (int i = 0; i < p; i++) out[i] = base;
+    for (int k = 0; k < rem; k++) out[p > 2 ? 1 + k % (p - 2) : k % p]++;
 }
 
 /* DeepSpeed's ds_utils._lprobe: greedy parts no heavier than bottleneck b
@@ -147,8 +158,8 @@ static int ds_lprobe(const double *pref, int n, int p, double b, int *parts)
 pp_status pp_split_deepspeed(int layers, int pp, int embedding, int *stage_layers, pp_error *err)
 {
     if (layers < 1 || layers > PP_MAX_LAYERS || pp < 1 || pp > PP_MAX_STAGES)
-        return pp__fail(err, PP_ERR_INPUT, "--stage-layers deepspeed: expected 1..%d stages and 1..%d blocks",
-                        PP_MAX_STAGES, PP_MAX_LAYERS);
+        return pp__fail_field(err, PP_RULE_FW_SPLIT, "stage_layers", "deepspeed", "expected 1..%d stages and 1..%d blocks",
+                              PP_MAX_STAGES, PP_MAX_LAYERS);
     int n = layers + 3, parts[PP_MAX_STAGES + 1];
     double pref[PP_MAX_LAYERS + 3], acc = 0;
     for (int i = 0; i < n; i++) {
@@ -173,179 +184,82 @@ pp_status pp_split_deepspeed(int layers, int pp, int embedding, int *stage_layer
     }
     for (int k = 0; k < pp; k++)
         if (stage_layers[k] < 1)
-            return pp__fail(err, PP_ERR_INPUT,
-                            "--stage-layers deepspeed: stage %d gets no transformer block (%d blocks over %d stages); "
-                            "DeepSpeed refuses such a split", k, layers, pp);
+            return pp__fail_field(err, PP_RULE_FW_SPLIT, "stage_layers", "deepspeed",
+                                  "stage %d gets no transformer block (%d blocks over %d stages); DeepSpeed refuses such "
+                                  "a split", k, layers, pp);
     return PP_OK;
 }
 
-/* Whether the caller gave a split: any of the first n counts set. */
-static int split_given(const pp_strategy *s, int n)
+/* Whether the caller gave a split: any count set. */
+static int split_given(const pp_strategy *s)
 {
-    for (int i = 0; i < n && i < PP_MAX_STAGES; i++)
+    for (int i = 0; i < PP_MAX_STAGES; i++)
         if (s->stage_layers[i] != 0) return 1;
     return 0;
 }
 
-static pp_status check_split(pp_strategy *s, const pp_model *m, pp_error *err)
+/* The framework's own split when none is given. */
+static void fill_split(pp_strategy *s, const pp_model *m)
 {
-    int sum = 0;
-    if (!split_given(s, PP_MAX_STAGES)) {
-        default_split(s, m->layers);
-        return PP_OK;
+    const pp__fw *f = pp__fw_get(s->framework);
+    if (split_given(s) || s->pp < 1 || s->pp > PP_MAX_STAGES || s->pp > m->layers) return;
+    s->filled |= PP_FILLED_SPLIT;
+    if (f && f->split == PP_SPLIT_DEEPSPEED && s->pp > 1 && pp_split_deepspeed(m->layers, s->pp, 0, s->stage_layers, NULL) == PP_OK)
+        return;
+    pp__split_default(s->pp, m->layers, s->stage_layers);
+}
+
+/* Resolves s for its (set) framework: behaviours, accumulation, split, rules. */
+static pp_status resolve_for(pp_strategy *s, const pp_model *m, const pp_cluster *c, pp_error *err)
+{
+    pp__rule_ctx x = {m, c, s, 0};
+    pp__fw_fill(s);
+    pp_status st = pp__rules_eval(&x, PP_DIM_ALL & ~PP_DIM_SPLIT, 0, NULL, err);
+    if (st != PP_OK) return st;
+    if (!s->grad_accum) s->filled |= PP_FILLED_GRAD_ACCUM;
+    s->grad_accum = (int)(s->global_batch / ((long)s->micro_batch * s->dp));
+    fill_split(s, m);
+    return pp__rules_eval(&x, PP_DIM_ALL, PP_DIM_ALL & ~PP_DIM_SPLIT, NULL, err);
+}
+
+static pp_status resolve_one(pp_strategy *s, const pp_model *m, const pp_cluster *c, pp_error *err);
+
+/* AUTO: plain PyTorch on one GPU, else DeepSpeed, then the others in the
+ * order below: the first that can run the strategy. */
+static pp_status resolve_auto(pp_strategy *s, const pp_model *m, const pp_cluster *c, pp_error *err)
+{
+    static const pp_framework order[] = {PP_FW_PYTORCH, PP_FW_DEEPSPEED, PP_FW_MEGATRON_DEEPSPEED, PP_FW_MEGATRON,
+                                         PP_FW_FSDP};
+    int first = pp_cluster_gpus(c) == 1 ? 0 : 1;
+    pp_error first_err = {""};
+    for (int i = first; i < (int)(sizeof order / sizeof *order); i++) {
+        pp_strategy t = *s;
+        pp_error e = {""};
+        t.framework = order[i];
+        if (resolve_for(&t, m, c, &e) == PP_OK) {
+            *s = t;
+            s->filled |= PP_FILLED_FRAMEWORK;
+            return PP_OK;
+        }
+        if (i == first) first_err = e;
     }
-    for (int i = 0; i < PP_MAX_STAGES; i++) {
-        if (s->stage_layers[i] < 0 || (i >= s->pp && s->stage_layers[i] != 0))
-            return pp__fail(err, PP_ERR_INPUT, "--stage-layers: expected %d non-negative counts, one per stage", s->pp);
-        sum += s->stage_layers[i];
-        /* interleaved: v chunks per stage, at most one of them empty (the slot
-         * Llama 3 and Megatron's --account-for-embedding-in-pipeline-split give
-         * the embedding or the head) */
-        int v = s->virtual_stages, n = s->stage_layers[i];
-        if (s->schedule == PP_SCHED_INTERLEAVED && i < s->pp && (n < v - 1 || (n % v && (n + 1) % v)))
-            return pp__fail(err, PP_ERR_INPUT,
-                            "--stage-layers: stage %d has %d blocks: with --virtual-stages %d a stage holds a multiple "
-                            "of %d blocks, or one fewer (a chunk left to the embedding or the head)", i, n, v, v);
-    }
-    if (sum != m->layers)
-        return pp__fail(err, PP_ERR_INPUT, "--stage-layers: blocks sum to %d, but %s has %d", sum, m->name, m->layers);
-    return PP_OK;
-}
-
-static pp_status check_degrees(const pp_strategy *s, const pp_model *m, const pp_cluster *c, pp_error *err)
-{
-    int gpus = pp_cluster_gpus(c);
-    if (s->dp < 1 || s->tp < 1 || s->pp < 1 || s->cp < 1 || s->ep < 1)
-        return pp__fail(err, PP_ERR_INPUT, "degrees must be at least 1 (dp %d, tp %d, pp %d, cp %d, ep %d)",
-                        s->dp, s->tp, s->pp, s->cp, s->ep);
-    if ((long)s->dp * s->tp * s->pp * s->cp != gpus)
-        return pp__fail(err, PP_ERR_INPUT, "dp*tp*pp*cp = %d*%d*%d*%d = %ld, but the cluster has %d GPUs",
-                        s->dp, s->tp, s->pp, s->cp, (long)s->dp * s->tp * s->pp * s->cp, gpus);
-    if (m->heads % s->tp || m->kv_heads % s->tp)
-        return pp__fail(err, PP_ERR_INPUT, "--tp %d must divide heads (%d) and kv_heads (%d) of %s", s->tp,
-                        m->heads, m->kv_heads, m->name);
-    if (s->pp > m->layers || s->pp > PP_MAX_STAGES)
-        return pp__fail(err, PP_ERR_INPUT, "--pp %d exceeds the %d blocks of %s", s->pp, m->layers, m->name);
-    if (s->seq % s->cp)
-        return pp__fail(err, PP_ERR_INPUT, "--cp %d must divide --seq %d", s->cp, s->seq);
-    if (m->experts == 0 && s->ep != 1)
-        return pp__fail(err, PP_ERR_INPUT, "--ep %d needs a mixture-of-experts model; %s is dense", s->ep, m->name);
-    if (m->experts && (m->experts % s->ep || (s->dp * s->cp) % s->ep))
-        return pp__fail(err, PP_ERR_INPUT, "--ep %d must divide the %d experts and dp*cp = %d", s->ep,
-                        m->experts, s->dp * s->cp);
-    if (s->sp && s->tp == 1)
-        return pp__fail(err, PP_ERR_INPUT, "--sp (sequence parallelism) needs --tp > 1");
-    return PP_OK;
-}
-
-static pp_status check_batch(pp_strategy *s, pp_error *err)
-{
-    if (s->micro_batch < 1 || s->seq < 1 || s->global_batch < 1)
-        return pp__fail(err, PP_ERR_INPUT, "--micro-batch, --global-batch and --seq must be at least 1");
-    long per = (long)s->micro_batch * s->dp;
-    if (s->global_batch % per)
-        return pp__fail(err, PP_ERR_INPUT, "--global-batch %d is not divisible by micro-batch*dp = %d*%d = %ld",
-                        s->global_batch, s->micro_batch, s->dp, per);
-    int ga = (int)(s->global_batch / per);
-    if (s->grad_accum && s->grad_accum != ga)
-        return pp__fail(err, PP_ERR_INPUT, "gradient accumulation %d contradicts global batch %d / (%d*%d) = %d",
-                        s->grad_accum, s->global_batch, s->micro_batch, s->dp, ga);
-    s->grad_accum = ga;
-    return PP_OK;
-}
-
-static pp_status check_schedule(const pp_strategy *s, const pp_model *m, pp_error *err)
-{
-    if (s->schedule != PP_SCHED_INTERLEAVED) {
-        if (s->virtual_stages != 1)
-            return pp__fail(err, PP_ERR_INPUT, "--virtual-stages %d needs --schedule interleaved", s->virtual_stages);
-        return PP_OK;
-    }
-    if (s->pp < 2 || s->virtual_stages < 2)
-        return pp__fail(err, PP_ERR_INPUT, "interleaved schedule needs --pp >= 2 and --virtual-stages >= 2");
-    if (!split_given(s, s->pp) && m->layers % (s->pp * s->virtual_stages)) /* an explicit split may be uneven */
-        return pp__fail(err, PP_ERR_INPUT, "interleaved: %d blocks not divisible by pp*v = %d*%d (or give --stage-layers)",
-                        m->layers, s->pp, s->virtual_stages);
-    if (s->grad_accum % s->pp)
-        return pp__fail(err, PP_ERR_INPUT, "interleaved: micro-batches per step (%d) must be a multiple of pp (%d)",
-                        s->grad_accum, s->pp);
-    return PP_OK;
-}
-
-static pp_status check_states(const pp_strategy *s, const pp_cluster *c, pp_error *err)
-{
-    if (s->zero < 0 || s->zero > 3) return pp__fail(err, PP_ERR_INPUT, "--zero %d: expected 0, 1, 2 or 3", s->zero);
-    if (s->precision >= PP_PREC_COUNT || s->precision == PP_PREC_TF32)
-        return pp__fail(err, PP_ERR_INPUT, "--precision: expected fp32, fp16, bf16 or fp8");
-    if (c->gpu.peak_flops[s->precision] <= 0)
-        return pp__fail(err, PP_ERR_INPUT, "--precision %s: %s does not support it", precision_names[s->precision],
-                        c->gpu.name);
-    if (s->offload == PP_OFFLOAD_OPTIMIZER && s->zero < 1 && s->ft.mode != PP_MODE_QLORA)
-        return pp__fail(err, PP_ERR_INPUT, "--offload optimizer needs --zero 1, 2 or 3 (ZeRO-Offload)");
-    if ((s->offload == PP_OFFLOAD_OPT_PARAMS || s->offload == PP_OFFLOAD_NVME) && s->zero != 3)
-        return pp__fail(err, PP_ERR_INPUT, "--offload %s needs --zero 3 (DeepSpeed offloads parameters only at stage 3)",
-                        offload_names[s->offload]);
-    if (s->offload == PP_OFFLOAD_NVME && c->nvme_bytes <= 0)
-        return pp__fail(err, PP_ERR_INPUT, "--offload nvme: cluster %s has no NVMe", c->name);
-    if (s->recompute_layers < -1)
-        return pp__fail(err, PP_ERR_INPUT, "recompute layers: expected -1 (all) or a count >= 0");
-    if (s->cp_comm >= PP_CP_COUNT) return pp__fail(err, PP_ERR_INPUT, "--cp-comm: expected ring or allgather");
-    if (s->loss >= PP_LOSS_COUNT) return pp__fail(err, PP_ERR_INPUT, "--loss: expected fp32, fused or chunked");
-    for (int i = 0; s->per_stage_recompute && i < s->pp; i++)
-        if (s->stage_recompute[i] < 0)
-            return pp__fail(err, PP_ERR_INPUT, "stage %d: recomputed blocks must be >= 0", i);
-    return PP_OK;
-}
-
-static pp_status check_finetune(const pp_strategy *s, const pp_model *m, pp_error *err)
-{
-    const pp_finetune *f = &s->ft;
-    if (f->mode >= PP_MODE_COUNT) return pp__fail(err, PP_ERR_INPUT, "--mode: expected full, lora or qlora");
-    if (f->mode != PP_MODE_FULL) {
-        if (f->lora_rank < 1 || f->lora_rank > 4096)
-            return pp__fail(err, PP_ERR_INPUT, "--lora-rank %d: expected an integer in [1, 4096]", f->lora_rank);
-        if (!(f->lora_dropout >= 0 && f->lora_dropout < 1))
-            return pp__fail(err, PP_ERR_INPUT, "--lora-dropout %g: expected a number in [0, 1)", f->lora_dropout);
-        if (!(f->lora_targets & (PP_LORA_ALL_LINEAR | PP_LORA_LM_HEAD)))
-            return pp__fail(err, PP_ERR_INPUT, "--lora-targets: expected at least one of q,k,v,o,gate,up,down,lm_head");
-        if ((f->lora_targets & PP_LORA_GATE) && !m->gated_mlp)
-            return pp__fail(err, PP_ERR_INPUT, "--lora-targets gate: %s has no gated MLP", m->name);
-    }
-    if (f->freeze_layers < 0 || f->freeze_layers > m->layers)
-        return pp__fail(err, PP_ERR_INPUT, "--freeze layers %d: expected 0..%d", f->freeze_layers, m->layers);
-    if (f->mode == PP_MODE_QLORA && s->precision != PP_PREC_BF16 && s->precision != PP_PREC_FP16)
-        return pp__fail(err, PP_ERR_INPUT, "--mode qlora computes in bf16 or fp16, not %s", precision_names[s->precision]);
-    return PP_OK;
-}
-
-/* The rank order must name tp, cp, dp and pp once each. */
-static pp_status check_order(const pp_strategy *s, pp_error *err)
-{
-    static const char *const dims[4] = {"tp", "cp", "dp", "pp"};
-    int seen[4] = {0, 0, 0, 0}, n = 0;
-    const char *p = s->order;
-    while (*p && n < 5) {
-        int hit = -1;
-        for (int d = 0; d < 4; d++)
-            if (strncmp(p, dims[d], 2) == 0 && (p[2] == '-' || p[2] == '\0')) hit = d;
-        if (hit < 0 || seen[hit]++) break;
-        n++;
-        p += p[2] ? 3 : 2;
-    }
-    if (n != 4 || *p)
-        return pp__fail(err, PP_ERR_INPUT, "--order '%s': expected tp, cp, dp and pp once each, fastest first, e.g. tp-cp-dp-pp",
-                        s->order);
-    return PP_OK;
+    if (err) *err = first_err;
+    return PP_ERR_INPUT;
 }
 
 pp_status pp_strategy_resolve(pp_strategy *s, const pp_model *m, const pp_cluster *c, pp_error *err)
 {
-    pp_status st;
-    if ((st = check_order(s, err))) return st;
-    if ((st = check_degrees(s, m, c, err))) return st;
-    if ((st = check_batch(s, err))) return st;
-    if ((st = check_schedule(s, m, err))) return st;
-    if ((st = check_states(s, c, err))) return st;
-    if ((st = check_finetune(s, m, err))) return st;
-    return check_split(s, m, err);
+    pp_strategy in = *s;
+    pp__fw_unfill(s); /* what an earlier resolve derived is derived anew */
+    pp_status st = s->framework == PP_FW_AUTO ? resolve_auto(s, m, c, err) : resolve_one(s, m, c, err);
+    if (st != PP_OK) *s = in;
+    return st;
+}
+
+static pp_status resolve_one(pp_strategy *s, const pp_model *m, const pp_cluster *c, pp_error *err)
+{
+    if (!pp__fw_get(s->framework))
+        return pp__fail_field(err, 0, "framework", "?", "expected one of pytorch, deepspeed, megatron, "
+                              "megatron-deepspeed, fsdp");
+    return resolve_for(s, m, c, err);
 }

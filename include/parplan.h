@@ -46,8 +46,19 @@ typedef enum pp_status {
 } pp_status;
 
 #define PP_ERR_LEN 512
+/* A failure. msg is one self-contained line in the library's own terms
+ * (strategy fields by their JSON names, never a CLI flag). When a validity
+ * rule failed, rule is its id (pp_rule, below; 0 otherwise), field the
+ * strategy field it names ("tp", "zero", "stage_layers", ...), value that
+ * field's value as text, and msg + detail the reason without the
+ * "field value: " prefix, so that a front end can word the field its own
+ * way (a flag, a JSON path, a ds_config key). */
 typedef struct pp_error {
     char msg[PP_ERR_LEN]; /* one line, no trailing newline; "" when none */
+    int rule;             /* pp_rule of the failed validity rule; 0 = none */
+    char field[32];       /* the field the rule names; "" = none */
+    char value[48];       /* its value as text */
+    int detail;           /* offset in msg of the reason after "field value: " */
 } pp_error;
 
 PP_API const char *pp_status_str(pp_status st);
@@ -64,6 +75,10 @@ typedef enum pp_norm { PP_NORM_LAYERNORM, PP_NORM_RMSNORM, PP_NORM_COUNT } pp_no
 typedef enum pp_pos { PP_POS_ROPE, PP_POS_LEARNED, PP_POS_ALIBI, PP_POS_COUNT } pp_pos;
 typedef enum pp_act { PP_ACT_GELU, PP_ACT_RELU, PP_ACT_SILU, PP_ACT_COUNT } pp_act;
 typedef enum pp_block_kind { PP_BLOCK_DENSE, PP_BLOCK_MOE, PP_BLOCK_COUNT } pp_block_kind;
+/* RoPE frequency scaling (HF config.json rope_scaling.rope_type). */
+typedef enum pp_rope_scaling {
+    PP_ROPE_NONE, PP_ROPE_LLAMA3, PP_ROPE_YARN, PP_ROPE_LINEAR, PP_ROPE_DYNAMIC, PP_ROPE_COUNT
+} pp_rope_scaling;
 
 /* Multi-head latent attention (DeepSeek-V2/V3). Zero ranks mean "not MLA". */
 typedef struct pp_mla {
@@ -100,6 +115,14 @@ typedef struct pp_model {
     int embed_norm;            /* a norm right after the embedding (BLOOM) */
     int parallel_block;        /* attention and MLP in parallel (GPT-J/NeoX) */
     double dropout;            /* dropout probability used in training */
+    /* what changes training but not its cost; launch files must carry it
+     * (0 = unknown: the framework's default is written, with a note) */
+    double rope_theta;         /* rotary base (Llama 3: 500000, Qwen2.5: 1e6) */
+    pp_rope_scaling rope_scaling; /* context extension of the rotary frequencies */
+    double rope_factor;        /* its factor (Llama 3.1: 8) */
+    double rope_low_freq, rope_high_freq; /* llama3 scaling: low/high frequency factors (1, 4) */
+    int rope_original_max;     /* llama3/yarn scaling: original context (8192) */
+    double norm_eps;           /* epsilon of the norms (Llama: 1e-5, Qwen2.5: 1e-6) */
     /* mixture of experts */
     int experts;               /* routed experts per MoE block; 0 = dense */
     int topk;                  /* routed experts per token */
@@ -213,24 +236,47 @@ typedef enum pp_optimizer {
     PP_OPT_ADAMW, PP_OPT_ADAM8BIT, PP_OPT_ADAFACTOR, PP_OPT_SGD, PP_OPT_LION, PP_OPT_ADAGRAD,
     PP_OPT_RMSPROP, PP_OPT_COUNT
 } pp_optimizer;
-/* Where gradients accumulate (mixed precision). */
+/* Where gradients accumulate (mixed precision). AUTO: as the plan's
+ * framework does (pp_strategy_resolve fills it). */
 typedef enum pp_grad_accum {
     PP_GRAD_16,      /* 16-bit .grad (DeepSpeed ZeRO default): 2 bytes */
-    PP_GRAD_FP32,    /* fp32 main_grad buffer only (Megatron-LM default): 4 bytes */
+    PP_GRAD_FP32,    /* fp32 gradients only (Megatron-LM main_grad; PyTorch AMP and FSDP
+                        keep fp32 parameters, so their .grad is fp32): 4 bytes */
     PP_GRAD_16_FP32, /* 16-bit .grad + fp32 accumulation (DeepSpeed BF16_Optimizer,
                         data_types.grad_accum_dtype fp32): 6 bytes */
-    PP_GRAD_COUNT
+    PP_GRAD_COUNT,
+    PP_GRAD_AUTO = -1
 } pp_grad_accum;
 typedef enum pp_attention { PP_ATTN_FLASH, PP_ATTN_MATERIALISED, PP_ATTN_COUNT } pp_attention;
 /* How context parallelism moves K/V: a ring of send/recv overlapped with the
- * attention core (Megatron-Core p2p, ring attention), or an all-gather of
- * K/V before it (Llama 3, Megatron-Core all_gather), exposed. */
-typedef enum pp_cp_comm { PP_CP_RING, PP_CP_ALLGATHER, PP_CP_COUNT } pp_cp_comm;
+ * attention core (Megatron-Core p2p, ring attention), an all-gather of K/V
+ * before it (Llama 3, Megatron-Core all_gather, torchtitan's default), or
+ * all-to-alls that trade sequence shards for head shards around the core
+ * (DeepSpeed-Ulysses, Megatron-Core a2a). AUTO: the framework's. */
+typedef enum pp_cp_comm { PP_CP_RING, PP_CP_ALLGATHER, PP_CP_A2A, PP_CP_COUNT, PP_CP_AUTO = -1 } pp_cp_comm;
 /* The loss kernel, which decides what the last stage holds for the logits:
  * fp32 (Megatron's vocab-parallel cross-entropy: 16-bit logits + an fp32
  * softmax), fused (flash-attn/TE kernels: 16-bit logits and their gradient),
  * chunked (Liger's fused linear cross-entropy: one chunk of tokens at once). */
-typedef enum pp_loss { PP_LOSS_FP32, PP_LOSS_FUSED, PP_LOSS_CHUNKED, PP_LOSS_COUNT } pp_loss;
+typedef enum pp_loss { PP_LOSS_FP32, PP_LOSS_FUSED, PP_LOSS_CHUNKED, PP_LOSS_COUNT, PP_LOSS_AUTO = -1 } pp_loss;
+
+/* The framework that runs a plan (docs/frameworks.md). A plan is priced with
+ * its framework's behaviour (gradient dtype and lifetime, buffers, which
+ * collectives, pipeline outputs) and uses only what the framework can
+ * express; its emitted files launch exactly that. */
+typedef enum pp_framework {
+    PP_FW_PYTORCH,            /* plain PyTorch on one GPU or with DDP: the HF Trainer
+                                 without DeepSpeed or FSDP, PEFT, bitsandbytes */
+    PP_FW_DEEPSPEED,          /* DeepSpeed v0.14.5 (also the HF Trainer/Accelerate path) */
+    PP_FW_MEGATRON,           /* Megatron-LM / Megatron-Core */
+    PP_FW_MEGATRON_DEEPSPEED, /* microsoft/Megatron-DeepSpeed (BLOOM, MT-NLG) */
+    PP_FW_FSDP,               /* PyTorch FSDP2 (fully_shard): torchtitan, HF Accelerate */
+    PP_FW_COUNT,
+    PP_FW_AUTO = -1           /* estimate: pytorch on one GPU, else the first of deepspeed,
+                                 megatron-deepspeed, megatron, fsdp that can run it */
+} pp_framework;
+
+PP_API const char *pp_framework_name(pp_framework f); /* "pytorch", "deepspeed", ... */
 
 /* Training mode (fine-tuning). */
 typedef enum pp_train_mode { PP_MODE_FULL, PP_MODE_LORA, PP_MODE_QLORA, PP_MODE_COUNT } pp_train_mode;
@@ -267,13 +313,19 @@ typedef struct pp_buffers {
     double host_reserve;         /* fraction of host RAM kept for the OS and loaders */
     int free_pipeline_outputs;   /* 1: a stage's outputs are freed once sent (Megatron's
                                     deallocate_pipeline_outputs); 0: kept until their
-                                    backward (DeepSpeed PipelineEngine, the default) */
+                                    backward (DeepSpeed PipelineEngine); -1 = the
+                                    framework's (the default) */
 } pp_buffers;
 
 typedef struct pp_strategy {
+    pp_framework framework;      /* who runs it (default PP_FW_AUTO) */
     int dp, tp, pp, cp, ep;      /* degrees; dp*tp*pp*cp = GPUs */
     int sp;                      /* Megatron sequence parallelism (0/1) */
-    int zero;                    /* ZeRO stage 0-3 */
+    int zero;                    /* ZeRO stage 0-3; FSDP: 3 = reshard after forward
+                                    (FULL_SHARD), 2 = keep gathered until backward */
+    int shard;                   /* ranks a ZeRO/FSDP shard spans; 0 = all dp*cp. Less
+                                    is hybrid sharding (FSDP HSDP): shard inside groups of
+                                    `shard` ranks, replicate across them */
     pp_offload offload;
     pp_recompute recompute;
     int recompute_layers;        /* with FULL: blocks per stage recomputed; -1 = all */
@@ -281,10 +333,10 @@ typedef struct pp_strategy {
     int stage_recompute[PP_MAX_STAGES]; /* with FULL: blocks recomputed on each stage */
     pp_precision precision;      /* fp32, or bf16/fp16/fp8 mixed with fp32 master */
     pp_optimizer optimizer;
-    pp_grad_accum grad_accum_dtype;
+    pp_grad_accum grad_accum_dtype; /* AUTO (default): the framework's */
     pp_attention attention;
-    pp_cp_comm cp_comm;          /* with cp > 1: ring (default) or all-gather of K/V */
-    pp_loss loss;                /* loss kernel: fp32 (default), fused, chunked */
+    pp_cp_comm cp_comm;          /* with cp > 1; AUTO (default): the framework's */
+    pp_loss loss;                /* loss kernel; AUTO (default): the framework's (fp32) */
     int micro_batch;             /* sequences per GPU per micro-step */
     int grad_accum;              /* micro-batches per step (= pipeline m) */
     int global_batch;            /* sequences per optimizer step */
@@ -294,21 +346,75 @@ typedef struct pp_strategy {
     int stage_layers[PP_MAX_STAGES]; /* blocks per stage; all 0 = default split */
     pp_buffers buf;
     char order[16];              /* rank order, fastest first: "tp-cp-dp-pp" (Megatron) */
-    int overlap_dp;              /* DP/ZeRO communication overlaps backward (default 1) */
-    int overlap_tp;              /* TP communication overlapped with compute (default 0) */
+    int overlap_dp;              /* DP/ZeRO communication overlaps backward; -1 (default):
+                                    where the framework does */
+    int overlap_tp;              /* TP communication overlapped with GEMMs (TE userbuffers);
+                                    -1 (default): where the framework does */
     pp_finetune ft;              /* full training by default */
+    unsigned filled;             /* what pp_strategy_resolve derived rather than was given
+                                    (bit per PP_FILLED_*): resolving again derives it anew,
+                                    so a resolved strategy with a changed degree re-resolves
+                                    to the framework's behaviour for it */
 } pp_strategy;
+
+enum {
+    PP_FILLED_FRAMEWORK = 1u << 0, PP_FILLED_GRAD_DTYPE = 1u << 1, PP_FILLED_CP_COMM = 1u << 2,
+    PP_FILLED_LOSS = 1u << 3, PP_FILLED_OVERLAP_DP = 1u << 4, PP_FILLED_OVERLAP_TP = 1u << 5,
+    PP_FILLED_OUTPUTS = 1u << 6, PP_FILLED_REDUCE_BUCKET = 1u << 7, PP_FILLED_ALLGATHER_BUCKET = 1u << 8,
+    PP_FILLED_GRAD_ACCUM = 1u << 9, PP_FILLED_SPLIT = 1u << 10
+};
 
 PP_API void pp_buffers_default(pp_buffers *b);
 /* A strategy with every field at its default (1-way, ZeRO 0, bf16, AdamW,
- * 1F1B, flash attention, no recompute) and buffers at their defaults. */
+ * 1F1B, flash attention, no recompute, framework and its behaviours AUTO)
+ * and buffers at their defaults. */
 PP_API void pp_strategy_default(pp_strategy *s);
-/* Checks a strategy against model and cluster: degrees multiply to the GPU
- * count and divide what they shard, batch arithmetic, stage split, hardware
- * support. Fills grad_accum from global_batch and the default stage split.
- * PP_ERR_INPUT with the reason on failure. */
+/* Resolves a strategy once: picks the framework when AUTO, fills every AUTO
+ * behaviour with the framework's, grad_accum from global_batch and the
+ * framework's default stage split, then evaluates every validity rule
+ * (pp_rule). PP_ERR_INPUT with the failed rule in err on failure. A
+ * resolved strategy resolves to itself. */
 PP_API pp_status pp_strategy_resolve(pp_strategy *s, const pp_model *m, const pp_cluster *c,
                                      pp_error *err);
+
+/* ---------------------------------------------------------------- rules
+ * Every validity rule, generic and per framework, is one entry of one table
+ * (costmodel/rules.c); the search, estimate, the emitters and the readers
+ * all evaluate it. */
+typedef enum pp_rule {
+    PP_RULE_NONE,
+    /* generic */
+    PP_RULE_ORDER, PP_RULE_DEGREES, PP_RULE_GPUS, PP_RULE_TP_HEADS, PP_RULE_TP_DOMAIN, PP_RULE_PP_LAYERS,
+    PP_RULE_CP_SEQ, PP_RULE_EP_DENSE, PP_RULE_EP_GROUP, PP_RULE_BATCH, PP_RULE_SP_TP, PP_RULE_PRECISION,
+    PP_RULE_ZERO_RANGE, PP_RULE_SHARD, PP_RULE_OFFLOAD_ZERO, PP_RULE_NVME, PP_RULE_SCHEDULE,
+    PP_RULE_INTERLEAVE_LAYERS, PP_RULE_INTERLEAVE_MICROBATCHES, PP_RULE_SPLIT, PP_RULE_RECOMPUTE_LAYERS,
+    PP_RULE_BEHAVIOUR, PP_RULE_FINETUNE, PP_RULE_QLORA_PRECISION,
+    /* per framework */
+    PP_RULE_FW_TP, PP_RULE_FW_SP, PP_RULE_FW_PP, PP_RULE_FW_CP, PP_RULE_FW_CP_COMM, PP_RULE_ULYSSES_HEADS,
+    PP_RULE_FW_EP, PP_RULE_FW_ZERO, PP_RULE_FW_ZERO_PP, PP_RULE_FW_SHARD, PP_RULE_FW_OFFLOAD,
+    PP_RULE_FW_SCHEDULE, PP_RULE_FW_PRECISION, PP_RULE_FW_RECOMPUTE, PP_RULE_FW_PARTIAL_RECOMPUTE,
+    PP_RULE_FW_SPLIT, PP_RULE_FW_OPTIMIZER, PP_RULE_FW_OFFLOAD_OPTIMIZER, PP_RULE_FW_FINETUNE,
+    PP_RULE_FW_ARCH, PP_RULE_FW_ORDER, PP_RULE_FW_TP_OVERLAP, PP_RULE_FW_DP_OVERLAP, PP_RULE_FW_GRAD_ACCUM,
+    PP_RULE_FW_OUTPUTS, PP_RULE_FW_LOSS,
+    PP_RULE_COUNT
+} pp_rule;
+
+typedef struct pp_rule_info {
+    const char *id;     /* stable identifier, e.g. "fw-zero" (docs/frameworks.md) */
+    const char *field;  /* the strategy field it is usually about, e.g. "zero" */
+    const char *text;   /* the rule in one sentence */
+} pp_rule_info;
+
+/* The rule's description (NULL for an id out of range). Static storage. */
+PP_API const pp_rule_info *pp_rule_get(pp_rule r);
+/* Evaluates every rule on a strategy whose framework and behaviours are
+ * filled (pp_strategy_resolve does this): PP_OK, or PP_ERR_INPUT with the
+ * first failed rule. No side effects. */
+PP_API pp_status pp_rules_check(const pp_model *m, const pp_cluster *c, const pp_strategy *s, pp_error *err);
+/* 1 when framework f can run a strategy with these settings at all: the
+ * value of one dimension ("tp", 2) is within what f supports. For tables
+ * and quick filters; pp_rules_check is the authority. */
+PP_API int pp_framework_supports(pp_framework f, const char *dim, int value);
 /* The split DeepSpeed's PipelineModule makes (Megatron-DeepSpeed):
  * partition_method "type:transformer" (embedding = 0) or
  * "type:transformer|embedding" (embedding = 1: the input embedding and the
@@ -328,7 +434,8 @@ PP_API const char *pp_loss_name(pp_loss l);
 PP_API int pp_enum_parse(const char *const *names, int n, const char *s);
 PP_API const char *const *pp_enum_names(int which, int *n); /* which: see PP_ENUM_* */
 enum { PP_ENUM_PRECISION, PP_ENUM_OFFLOAD, PP_ENUM_RECOMPUTE, PP_ENUM_SCHEDULE, PP_ENUM_OPTIMIZER,
-       PP_ENUM_ATTENTION, PP_ENUM_GRAD_ACCUM, PP_ENUM_MODE, PP_ENUM_CP_COMM, PP_ENUM_LOSS, PP_ENUM_COUNT };
+       PP_ENUM_ATTENTION, PP_ENUM_GRAD_ACCUM, PP_ENUM_MODE, PP_ENUM_CP_COMM, PP_ENUM_LOSS, PP_ENUM_FRAMEWORK,
+       PP_ENUM_COUNT };
 
 /* ---------------------------------------------------------------- memory */
 
@@ -340,7 +447,9 @@ typedef struct pp_stage_mem {
     int first_layer, last_layer;   /* block indices, inclusive; -1,-1 when none */
     int has_embedding, has_lm_head;
     double params_bytes;           /* weights resident on the GPU */
-    double grads_bytes;
+    double grads_bytes;            /* gradients alive at the peak moment (a framework
+                                      that frees them, zero_grad(set_to_none=True), has
+                                      none in the first forward of a step) */
     double optimizer_bytes;        /* master copy + moments on the GPU */
     double activations_bytes;      /* stored for backward, all in-flight micro-batches */
     double buffers_bytes;          /* buckets, gathers, p2p, logits, recompute, context */
@@ -359,6 +468,12 @@ typedef struct pp_stage_mem {
     double context_bytes;          /* CUDA context etc. */
     double fragmentation_bytes;
     double host_bytes;             /* states offloaded to host, per GPU */
+    double grads_total_bytes;      /* every gradient, as at the optimizer step */
+    double grads_persistent_bytes; /* of which a buffer alive all step (Megatron's
+                                      main_grad, DeepSpeed's fp32 accumulation) */
+    double cast_bytes;             /* 16-bit copies of fp32 weights autocast keeps from
+                                      the forward to the backward (PyTorch AMP) */
+    double opt_temp_bytes;         /* the optimizer step's temporaries */
 } pp_stage_mem;
 
 typedef struct pp_memory {
@@ -376,6 +491,72 @@ typedef struct pp_memory {
 /* Per-GPU memory of every stage for a resolved strategy. Pure arithmetic. */
 PP_API void pp_memory_estimate(const pp_model *m, const pp_cluster *c, const pp_strategy *s,
                                pp_memory *out);
+
+/* ---------------------------------------------------------------- memory timeline
+ * One stage's memory through one optimizer step (docs/report.md), drawn as a
+ * stacked area by the HTML report: the states stay, activations grow block by
+ * block through the forward of the in-flight micro-batches and are released
+ * through the backward, gradients appear during the backward (or stay, where
+ * the framework keeps a persistent buffer), the optimizer step spikes. Derived from the stage's pp_stage_mem and the strategy only,
+ * so that its maximum is the stage's total_bytes and lies in its peak_phase
+ * (tests/costmodel/test_timeline.c holds it to that). Pure arithmetic. */
+
+typedef enum pp_mem_cat {
+    PP_MEM_PARAMS,      /* weights on the GPU (after ZeRO-3 sharding / offload) */
+    PP_MEM_GRADS,       /* gradients (after ZeRO-2 sharding) */
+    PP_MEM_OPTIMIZER,   /* master copy and moments (after ZeRO-1 sharding) */
+    PP_MEM_OPT_TEMP,    /* the optimizer step's temporaries (fp32 gradient copies, ...) */
+    PP_MEM_ACTIVATIONS, /* stored for backward */
+    PP_MEM_CAST,        /* 16-bit copies of fp32 weights autocast keeps from the forward
+                           to the backward (PyTorch AMP) */
+    PP_MEM_RECOMPUTE,   /* backward working set: activation gradients, recomputed
+                           activations, context parallelism's K/V in flight */
+    PP_MEM_LOSS,        /* last stage: logits and the loss kernel's buffers */
+    PP_MEM_COMM,        /* DP/ZeRO buckets, ZeRO-3 gathered weights, pipeline send/recv,
+                           the all-gather after the step, QLoRA's dequantised matrix */
+    PP_MEM_ALLOCATOR,   /* the caching allocator's reserve beyond what is allocated */
+    PP_MEM_CONTEXT,     /* CUDA context, kernels, NCCL communicators */
+    PP_MEM_CAT_COUNT
+} pp_mem_cat;
+
+/* What happens at a point of the timeline. */
+typedef enum pp_tl_event {
+    PP_TL_START,    /* the step begins: states only */
+    PP_TL_FORWARD,  /* a forward pass (of a block, or of a whole micro-batch) has run */
+    PP_TL_BACKWARD, /* a backward pass has run (or, for the first, is starting) */
+    PP_TL_STEP,     /* the optimizer step */
+    PP_TL_END,      /* after the step: its temporaries are freed */
+    PP_TL_EVENT_COUNT
+} pp_tl_event;
+
+typedef struct pp_mem_point {
+    pp_tl_event event;
+    pp_phase phase;       /* the cost model's phase this moment belongs to */
+    int unit;             /* micro-batch (interleaved: chunk pass) index; -1 = none */
+    int block;            /* last block of the model this point covers; -1 = none */
+    int elided;           /* passes between the previous point and this one that are
+                             not points of their own (a steady state); 0 = none */
+    double bytes[PP_MEM_CAT_COUNT];
+    double total;         /* sum of bytes[] */
+} pp_mem_point;
+
+#define PP_TIMELINE_MAX 256
+
+typedef struct pp_mem_timeline {
+    int stage;
+    int n;                /* points used */
+    int peak;             /* index of the first point with the largest total */
+    int units_held;       /* micro-batches (interleaved: chunks) in flight at the peak */
+    int units_per_step;   /* micro-batches (chunks) the stage runs per step */
+    double unit_bytes;    /* activations of one of them */
+    pp_mem_point pts[PP_TIMELINE_MAX];
+} pp_mem_timeline;
+
+/* The timeline of stage st (from pp_memory_estimate of the resolved s). */
+PP_API void pp_memory_timeline(const pp_model *m, const pp_strategy *s, const pp_stage_mem *st,
+                               pp_mem_timeline *out);
+/* "params", "grads", ... for a category; "?" when out of range. */
+PP_API const char *pp_mem_cat_name(pp_mem_cat c);
 
 
 
@@ -712,6 +893,7 @@ typedef struct pp_search_opts {
     unsigned offloads;         /* bit per pp_offload; 0 = all */
     unsigned recomputes;       /* bit per pp_recompute; 0 = all */
     unsigned schedules;        /* bit per pp_schedule; 0 = all */
+    unsigned frameworks;       /* bit per pp_framework; 0 = all */
     int stage_partition;       /* 1 (default): ILP stage split; 0: default even split */
     int stage_recompute;       /* 1 (default): with full recompute the ILP picks how
                                   many blocks each stage recomputes */
@@ -846,37 +1028,112 @@ PP_API pp_status pp_scenario_load(const pp_scenario *sc, pp_model *m, pp_cluster
  * NULL unless out of memory; *status gets the outcome (PP_ERR_INFEASIBLE when
  * nothing fits). Caller frees with pp_free. Thread-safe. */
 PP_API char *pp_plan_request(const char *json, pp_status *status);
+/* The estimate of one strategy as a request (docs/sweep.md): model,
+ * cluster, nodes/gpus and strategy keys named as `parplan estimate`'s flags
+ * (tp, pp, dp, zero, micro_batch, global_batch, recompute, ...), with the
+ * same defaults. Result {"schema_version", "scenario", "plan": {...}} where
+ * "plan" is exactly `parplan estimate --format json`, or {"error": {...}}.
+ * A plan that does not fit is a result (PP_OK, "fits": false), as in the
+ * CLI. Caller frees with pp_free. Thread-safe. */
+PP_API char *pp_estimate_request(const char *json, pp_status *status);
 
 /* ---------------------------------------------------------------- sweeps
- * A sweep spec ({"grid": {...}, "scenarios": [...]}, docs/sweep.md) expands
- * to scenarios: the grid first, in the order its keys are written with the
- * last varying fastest, then the listed scenarios. Each result is one JSON
- * line or CSV row carrying its index in that order. */
+ * A sweep spec ({"grid": {...}, "scenarios": [...]}, docs/sweep.md) is an
+ * indexed sequence of scenarios: the grid first, in the order its keys are
+ * written with the last varying fastest, then the listed scenarios. Nothing
+ * is expanded up front: scenario i is built from i in O(grid keys), so a
+ * sweep of any size runs in constant memory, and shards and resumed indices
+ * are skipped without being built. Each result is one JSON line or CSV row
+ * carrying its index; results leave in index order, with at most a bounded
+ * window of finished results held back for ordering.
+ * Ownership: a pp_sweep owns its parsed spec (pp_sweep_close); lines and
+ * scenario texts returned are the caller's (pp_free). */
 
 typedef enum pp_sweep_format { PP_SWEEP_JSONL, PP_SWEEP_CSV, PP_SWEEP_FORMAT_COUNT } pp_sweep_format;
 
+#define PP_SWEEP_MAX 2147483647 /* scenarios one spec may hold (INT_MAX) */
+
 typedef struct pp_sweep_opts {
-    int jobs;                   /* scenarios in parallel; 0 = OpenMP default */
+    int jobs;                   /* scenarios in parallel (worker threads); 0 = OpenMP default */
     int shard_k, shard_n;       /* run indices i with i % n == k - 1; 0/0 = all */
     pp_sweep_format format;
+    int top;                    /* > 0: "top" for scenarios that do not give one (the
+                                   scenario echoed in the line carries it); 0 = theirs */
+    int window;                 /* results held back for ordering, at most; 0 = default
+                                   (64 + 32 x jobs) */
     const int *skip;            /* sorted indices to skip (resume); may be NULL */
     int nskip;
-    /* Called once per result, in index order, from one thread at a time:
-     * the line (no newline) and the scenario's status. */
-    void (*emit)(int index, const char *line, pp_status st, void *user);
-    /* Called after each finished scenario (any order): done of total. */
+    /* pp_sweep_run: called once per result, in index order, from one thread
+     * at a time: the line (no newline) and the scenario's status. Return 0
+     * to go on, non-zero to stop the sweep (pp_sweep_run then returns
+     * PP_ERR_IO). */
+    int (*emit)(int index, const char *line, pp_status st, void *user);
+    /* pp_sweep_run: called after each emitted result: done of total (the
+     * scenarios this shard runs, less those skipped). */
     void (*progress)(int done, int total, void *user);
     void *user;
 } pp_sweep_opts;
 
-/* Number of scenarios a spec expands to (before sharding), or a status. */
+typedef struct pp_sweep pp_sweep;             /* a parsed spec, indexable */
+typedef struct pp_sweep_queue pp_sweep_queue; /* the ordered window of a running sweep */
+
+/* Parses and checks a spec; builds no scenario. PP_ERR_INPUT names `where`
+ * and the JSON path. *out is freed with pp_sweep_close. */
+PP_API pp_status pp_sweep_open(const char *spec, size_t len, const char *where, pp_sweep **out, pp_error *err);
+PP_API void pp_sweep_close(pp_sweep *s);
+/* Scenarios in the spec (before sharding). */
+PP_API int pp_sweep_size(const pp_sweep *s);
+/* Scenario `index` as JSON text, with "top" added as o->top says (o may be
+ * NULL). NULL when out of memory or index is out of range. Thread-safe. */
+PP_API char *pp_sweep_scenario(const pp_sweep *s, const pp_sweep_opts *o, int index);
+/* Runs scenario `index` on the calling thread and renders its result line
+ * in o->format (no newline); *st gets the scenario's status. NULL (and
+ * *st = PP_ERR_NOMEM) when out of memory. Thread-safe: MPI ranks and worker
+ * threads call it side by side. */
+PP_API char *pp_sweep_result(const pp_sweep *s, const pp_sweep_opts *o, int index, pp_status *st);
+/* 1 when index is run under o's shard and skip list, else 0. */
+PP_API int pp_sweep_selected(const pp_sweep_opts *o, int index);
+
+/* Runs a sweep on o->jobs worker threads while drive(q, user) runs on the
+ * calling thread and takes the results in order with pp_sweep_queue_next.
+ * Other processes (MPI ranks) can take part: the driver claims indices for
+ * them and puts their lines back. Returns what drive returns; once drive
+ * returns, workers finish the scenario in hand and stop. PP_ERR_INPUT for
+ * a bad shard. Deterministic order whatever the thread count. */
+PP_API pp_status pp_sweep_stream(const pp_sweep *s, const pp_sweep_opts *o,
+                                 pp_status (*drive)(pp_sweep_queue *q, void *user), void *user, pp_error *err);
+/* The next result in index order. wait = 1 blocks until it is ready (with
+ * no worker thread the caller runs it); 0 returns at once. Returns 1 with
+ * *line (caller frees with pp_free), 0 not ready yet, -1 when every selected
+ * scenario has been returned, -2 when a worker ran out of memory. */
+PP_API int pp_sweep_queue_next(pp_sweep_queue *q, int wait, int *index, char **line, pp_status *st);
+/* For a worker outside this process: the next index to run. 1 with *index,
+ * 0 when the window is full (claim again after taking results), -1 when
+ * nothing is left to claim. */
+PP_API int pp_sweep_queue_claim(pp_sweep_queue *q, int *index);
+/* Hands in the line of a claimed index (copied). PP_ERR_INPUT when index is
+ * not claimed and pending. */
+PP_API pp_status pp_sweep_queue_put(pp_sweep_queue *q, int index, const char *line, pp_status st);
+/* Scenarios the sweep runs (selected by shard and skip list) and of those
+ * returned by pp_sweep_queue_next so far. */
+PP_API int pp_sweep_queue_total(const pp_sweep_queue *q);
+PP_API int pp_sweep_queue_done(const pp_sweep_queue *q);
+
+/* Number of scenarios a spec holds (before sharding), or a status. */
 PP_API pp_status pp_sweep_count(const char *spec, size_t len, const char *where, int *count, pp_error *err);
-/* Runs a sweep. PP_OK when the spec was valid (scenario failures are in
+/* Runs a sweep, calling o->emit per result in index order. PP_OK when the
+ * spec was valid and every result was emitted (scenario failures are in
  * their lines); *failed counts scenarios that did not give a plan. */
 PP_API pp_status pp_sweep_run(const char *spec, size_t len, const char *where, const pp_sweep_opts *o,
                               int *failed, pp_error *err);
 /* The fixed CSV header of PP_SWEEP_CSV (docs/sweep.md). Static storage. */
 PP_API const char *pp_sweep_csv_header(void);
+
+/* The field an error message names, from the library's message forms
+ * ("FILE: $.grid.gpus: ...", "--tp 3: ...", "FILE:3:7: malformed ...")
+ * into buf: "$.grid.gpus", "tp", "$" (the whole document). "" when the
+ * message names none. Returns buf. */
+PP_API char *pp_error_field(const pp_error *err, char *buf, size_t cap);
 
 /* ---------------------------------------------------------------- compare
  * What-if analysis (docs/compare.md): one model on several cluster types and
@@ -1049,6 +1306,27 @@ PP_API char *pp_compare_to_csv(const pp_compare_result *r);
 PP_API char *pp_compare_to_svg(const pp_compare_result *r);
 /* The SVG written atomically to path (pp_write_file; force to replace). */
 PP_API pp_status pp_compare_write_svg(const pp_compare_result *r, const char *path, int force, pp_error *err);
+
+/* ---------------------------------------------------------------- HTML report
+ * One self-contained HTML page (docs/report.md): the inputs in full, and per
+ * plan the memory timeline of a stage over one step (pp_memory_timeline), a
+ * bar per stage at its peak, the pipeline schedule and the step-time
+ * waterfall, as inline SVG; CSS for screen and A4 print; a little JavaScript
+ * for hover values, sorting and the stage picker; no request of any kind (a
+ * Content-Security-Policy forbids them). The run's JSON (docs/schema.md) is
+ * embedded in <script type="application/json" id="parplan-data">. The same
+ * inputs and meta give the same bytes. Caller frees with pp_free; NULL when
+ * out of memory. Write it with pp_write_file. */
+typedef struct pp_report_meta {
+    const char *command; /* the command line as run, printed in the header; may be NULL */
+    long long date;      /* seconds since 1970-01-01 UTC, printed in the header */
+} pp_report_meta;
+
+PP_API char *pp_report_estimate(const pp_model *m, const pp_cluster *c, const pp_plan *p, const pp_report_meta *meta);
+/* explain: pp_plan_explain's text, or NULL. */
+PP_API char *pp_report_plan(const pp_model *m, const pp_cluster *c, const pp_search_opts *o, const pp_plan_list *l,
+                            const char *explain, const pp_report_meta *meta);
+PP_API char *pp_report_compare(const pp_model *m, const pp_compare_result *r, const pp_report_meta *meta);
 
 #ifdef __cplusplus
 }

@@ -28,6 +28,7 @@ typedef struct slot {
     key k;
     int used;
     double v[4];  /* core: T, A; states: S, context, optimizer s, DP traffic s; flight: unused */
+    double grads_transient; /* states: gradients alive only from the second micro-batch on */
     long off;     /* flight: offset of the p values in the pool */
 } slot;
 
@@ -115,7 +116,7 @@ static slot *core_probe(pp__bounds *b, const pp__space *sp, const pp__cand *k)
 {
     key kk = {(uint64_t)k->tp | (uint64_t)k->cp << 16 | (uint64_t)k->ep << 40 | (uint64_t)k->sp << 56 |
                   (uint64_t)k->precision << 57,
-              (uint64_t)k->mb | (uint64_t)k->recompute << 32};
+              (uint64_t)k->mb | (uint64_t)k->recompute << 32 | (uint64_t)k->fw << 40};
     slot *s = lookup(b, &b->core, kk);
     if (!s || s->used) return s;
     pp__cand c = *k;
@@ -128,7 +129,10 @@ static slot *core_probe(pp__bounds *b, const pp__space *sp, const pp__cand *k)
     s->v[1] = b->mem.stages[0].act_per_microbatch;
     if (st.recompute == PP_RECOMPUTE_FULL) st.recompute_layers = 0; /* the ILP may recompute nothing */
     pp_time_estimate(sp->m, sp->c, &st, &b->time, &b->thr);
-    s->v[0] = b->time.stage_microbatch_s[0];
+    /* without the per-micro-batch gathers of sharded parameters (FSDP at any
+     * ZeRO stage): the DP term of the bound counts those */
+    int gathers = st.framework == PP_FW_FSDP; /* the probe runs ZeRO 0: only FSDP gathers */
+    s->v[0] = b->time.stage_microbatch_s[0] - (gathers ? b->time.dp_comm_exposed_s : 0);
     s->used = 1;
     b->core.n++;
     b->probes += 2;
@@ -138,7 +142,7 @@ static slot *core_probe(pp__bounds *b, const pp__space *sp, const pp__cand *k)
 static slot *states_probe(pp__bounds *b, const pp__space *sp, const pp__cand *k)
 {
     key kk = {(uint64_t)k->tp | (uint64_t)k->ep << 16 | (uint64_t)k->zero << 32 | (uint64_t)k->offload << 34 |
-                  (uint64_t)k->precision << 37,
+                  (uint64_t)k->precision << 37 | (uint64_t)k->fw << 40 | (uint64_t)(k->shard & 0xfffff) << 44,
               (uint64_t)k->dp | (uint64_t)k->cp << 32};
     slot *s = lookup(b, &b->states, kk);
     if (!s || s->used) return s;
@@ -150,8 +154,12 @@ static slot *states_probe(pp__bounds *b, const pp__space *sp, const pp__cand *k)
     st.global_batch = st.dp;
     pp_memory_estimate(sp->m, sp->c, &st, &b->mem);
     const pp_stage_mem *m0 = &b->mem.stages[0];
-    s->v[0] = m0->params_bytes + m0->grads_bytes + m0->optimizer_bytes;
+    /* gradients a framework frees each step (set_to_none) are in the
+     * forward only with more than one micro-batch: kept apart (v[1] high bits) */
+    s->v[0] = m0->params_bytes + m0->grads_persistent_bytes + m0->optimizer_bytes;
     s->v[1] = m0->context_bytes;
+    s->off = 0;
+    s->grads_transient = m0->grads_total_bytes - m0->grads_persistent_bytes;
     pp_time_estimate(sp->m, sp->c, &st, &b->time, &b->thr);
     s->v[2] = b->time.optimizer_s; /* the update of every parameter this GPU keeps */
     s->v[3] = b->time.dp_comm_s;   /* DP/ZeRO traffic of one micro-batch's step */
@@ -219,13 +227,14 @@ void pp__bounds_cand(pp__bounds *b, const pp__space *sp, pp__cand *k)
     slot *core = core_probe(b, sp, k), *st = states_probe(b, sp, k);
     const double *infl = flight_probe(b, sp, k, m);
     if (!core || !st || !infl) return;
-    double T = core->v[0], A = core->v[1], S = st->v[0]; /* full: T without recompute */
+    double T = core->v[0], A = core->v[1], S = st->v[0] + (m > 1 ? st->grads_transient : 0); /* full: T without recompute */
     k->lb_mem = st->v[1] + mem_bound(sp->m, k->pp, infl, S, A);
     double veff = k->schedule == PP_SCHED_INTERLEAVED ? k->v : 1;
     k->lb_opt = st->v[2] / k->pp; /* the slowest stage's update is at least the average */
     /* exposed DP/ZeRO time >= slowdown x traffic, hidden or not (comm.c); the
      * slowest stage carries at least 1/p of it; ZeRO-3 repeats it per micro-batch */
-    double dp = pp__overlap_slowdown(sp->c) * st->v[3] * (k->zero == 3 ? (double)m : 1) / k->pp;
+    int per_mb = k->fw == PP_FW_FSDP ? k->pp == 1 : k->zero == 3; /* gathers every micro-batch */
+    double dp = pp__overlap_slowdown(sp->c) * st->v[3] * (per_mb ? (double)m : 1) / k->pp;
     double step = (m + (k->pp - 1) / veff) * T / k->pp + k->lb_opt + dp;
     switch (sp->o.objective) {
     case PP_OBJ_COST: k->lb = step * sp->gpus * sp->price / 3600 / ((double)sp->o.global_batch * sp->seq); break;

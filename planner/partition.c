@@ -432,6 +432,7 @@ pp_status pp__part_greedy(const pp__part_problem *pr, double t_lb, pp__part_resu
 void pp__part_apply_raw(const pp__part_result *r, int allow_rc, pp_strategy *s)
 {
     for (int i = 0; i < s->pp; i++) s->stage_layers[i] = r->layers[i];
+    s->filled &= ~PP_FILLED_SPLIT; /* given now, kept when resolved again */
     if (s->recompute == PP_RECOMPUTE_FULL && allow_rc) {
         s->per_stage_recompute = 1;
         for (int i = 0; i < s->pp; i++) s->stage_recompute[i] = r->recompute[i];

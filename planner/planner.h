@@ -16,32 +16,15 @@
 
 /* ------------------------------------------------------------ the space */
 
-/* The validity rules, each a named predicate with a test (tests/planner/test_rules.c). */
-typedef enum pp__rule {
-    PP_RULE_GPUS,        /* dp*tp*pp*cp = GPUs */
-    PP_RULE_TP_HEADS,    /* tp divides heads and kv_heads */
-    PP_RULE_TP_NODE,     /* tp <= max_tp_per_node and TP groups do not straddle NVLink domains */
-    PP_RULE_PP_LAYERS,   /* 1 <= pp <= layers (and <= PP_MAX_STAGES) */
-    PP_RULE_CP_SEQ,      /* cp divides seq */
-    PP_RULE_EP,          /* dense: ep = 1; MoE: ep divides experts and dp*cp */
-    PP_RULE_BATCH,       /* global = micro-batch * accumulation * dp */
-    PP_RULE_SP,          /* sequence parallelism needs tp > 1 */
-    PP_RULE_PRECISION,   /* the GPU has the precision (fp8 only where it does); no tf32 */
-    PP_RULE_ZERO_PP,     /* ZeRO-2/3 not with pp > 1 (DeepSpeed PipelineEngine) */
-    PP_RULE_OFFLOAD,     /* optimizer offload needs ZeRO >= 1; params/NVMe need ZeRO-3; NVMe needs a drive */
-    PP_RULE_SCHEDULE,    /* pp = 1: 1F1B only; interleaved needs pp >= 2, v >= 2, layers % (pp v) = 0, m % pp = 0 */
-    PP_RULE_COUNT
-} pp__rule;
-
 /* One point of the space before the stage split. Degrees are ints; the
  * small enums are bytes. */
 typedef struct pp__cand {
     double lb;          /* objective lower bound (s per step, or bytes for memory) */
     double lb_mem;      /* peak-memory lower bound, bytes */
     double lb_opt;      /* optimizer-step lower bound, s (part of lb) */
-    int dp, tp, pp, cp, ep, mb;
+    int dp, tp, pp, cp, ep, mb, shard;
     uint32_t id;        /* enumeration index: the last tie-break */
-    uint8_t sp, zero, offload, recompute, precision, schedule, v;
+    uint8_t fw, sp, zero, offload, recompute, precision, schedule, v;
 } pp__cand;
 
 #define PP_SPACE_MAX 256 /* values of one derived dimension (divisors of <= 2^20 GPUs: <= 240) */
@@ -56,6 +39,7 @@ typedef struct pp__space {
     int sp[2], nsp, zero[4], nzero;
     int prec[PP_PREC_COUNT], nprec, off[PP_OFFLOAD_COUNT], noff, rc[PP_RECOMPUTE_COUNT], nrc;
     int sched[PP_SCHED_COUNT], nsched;
+    int fw[PP_FW_COUNT], nfw;   /* frameworks searched */
     double usable;              /* GPU bytes a plan may use */
     double price;               /* $ per GPU-hour for the cost objective */
 } pp__space;
@@ -64,12 +48,15 @@ typedef struct pp__space {
  * (a pinned value that breaks a rule on its own, an unknown value). */
 pp_status pp__space_init(pp__space *sp, const pp_model *m, const pp_cluster *c, const pp_search_opts *o,
                          pp_error *err);
-/* 1 if the candidate passes rule r. */
-int pp__rule_ok(const pp__space *sp, const pp__cand *k, pp__rule r);
-const char *pp__rule_name(pp__rule r);
-/* Writes the strategy of candidate k into s (unresolved: grad_accum 0,
- * default split). */
+/* 1 if the candidate passes rule r (the search's evaluation of the one
+ * rule table, costmodel/rules.c). */
+int pp__rule_ok(const pp__space *sp, const pp__cand *k, pp_rule r);
+/* Writes the strategy of candidate k into s: its framework's behaviours
+ * filled, grad_accum 0 and no split (pp_strategy_resolve completes it). */
 void pp__cand_strategy(const pp__space *sp, const pp__cand *k, pp_strategy *s);
+
+/* Divisors of n in increasing order, O(sqrt n); at most cap. */
+int pp__divisors(long long n, int *out, int cap);
 
 /* Lower-bound tables: probes of the cost model shared by many candidates. */
 typedef struct pp__bounds pp__bounds;

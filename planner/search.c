@@ -24,6 +24,7 @@
 #include <omp.h>
 #endif
 
+#include "costmodel/framework.h"
 #include "planner/planner.h"
 
 #define CHUNK 128        /* candidates costed between threshold updates */
@@ -117,21 +118,36 @@ static int fits_with(const pp__space *sp, pp_strategy *s, int k, pp_memory *mem)
 }
 
 /* Least blocks per stage to recompute so every stage fits: 0, else the
- * smallest k >= 1 (memory falls with k from 1 on); -1 (all) if none fits. */
+ * smallest k >= 1 (memory falls with k from 1 on); -1 (all) if none fits.
+ * Only counts the framework can write: all or none, or (Megatron) a
+ * multiple of the virtual stages. */
 static int least_uniform_recompute(const pp__space *sp, pp_strategy *s, pp_memory *mem)
 {
+    const pp__fw *f = pp__fw_get(s->framework);
     int hi = 0;
     for (int i = 0; i < s->pp; i++)
         if (s->stage_layers[i] > hi) hi = s->stage_layers[i];
     if (fits_with(sp, s, 0, mem)) return 0;
-    if (!fits_with(sp, s, hi, mem)) return -1;
+    if (!f->partial_recompute || !fits_with(sp, s, hi, mem)) return -1;
     int lo = 1;
     while (lo < hi) {
         int mid = lo + (hi - lo) / 2;
         if (fits_with(sp, s, mid, mem)) hi = mid;
         else lo = mid + 1;
     }
-    return hi;
+    int v = s->virtual_stages;
+    if (v > 1 && hi % v) hi += v - hi % v;
+    for (int i = 0; i < s->pp; i++)
+        if (hi < s->stage_layers[i]) return hi;
+    return -1;
+}
+
+/* The framework's launcher can write any split (the ILP's), and any
+ * per-stage recompute counts. */
+static int free_split(const pp_strategy *s) { return pp__fw_get(s->framework)->split == PP_SPLIT_ANY; }
+static int per_stage_rc(const pp__space *sp, const pp_strategy *s)
+{
+    return sp->o.stage_recompute && pp__fw_get(s->framework)->partial_recompute == 2;
 }
 
 static int imbalanced(const pp_plan *p)
@@ -160,8 +176,8 @@ static void eval_even(const search *S, slot *x, pp_memory *mem)
     }
     if (pp_estimate(sp->m, sp->c, &s, &x->plan, &e) != PP_OK) return;
     x->costed = 1;
-    int full_free = s.recompute == PP_RECOMPUTE_FULL && sp->o.stage_recompute;
-    x->need_ilp = sp->o.stage_partition && s.pp > 1 && !obj_mem &&
+    int full_free = s.recompute == PP_RECOMPUTE_FULL && per_stage_rc(sp, &s);
+    x->need_ilp = sp->o.stage_partition && s.pp > 1 && !obj_mem && free_split(&s) &&
                   (!x->plan.memory.fits || full_free || imbalanced(&x->plan));
 }
 
@@ -209,7 +225,7 @@ static void build_one(const search *S, slot *x, double thr)
     const pp_strategy *s = &x->plan.strategy;
     x->pr = malloc(sizeof *x->pr);
     if (!x->pr) return;
-    x->build_ok = pp__part_build(S->sp->m, S->sp->c, s, S->sp->o.stage_recompute, x->pr, &x->probes) == 0;
+    x->build_ok = pp__part_build(S->sp->m, S->sp->c, s, per_stage_rc(S->sp, s), x->pr, &x->probes) == 0;
     if (!x->build_ok) return;
     double v = s->schedule == PP_SCHED_INTERLEAVED ? s->virtual_stages : 1;
     double lb = step_to_objective(S->sp, (s->grad_accum + (s->pp - 1) / v) * pp__part_time_lb(x->pr) + x->k->lb_opt);
@@ -221,7 +237,6 @@ static void build_one(const search *S, slot *x, double thr)
     x->hash = pp__hash(x->pr, problem_bytes(x->pr), 0);
 }
 
-static int allow_rc(const search *S) { return S->sp->o.stage_recompute; }
 
 /* Applies the ILP (or DP) split and keeps it when it beats the default. */
 static void apply_one(const search *S, slot *x)
@@ -235,8 +250,8 @@ static void apply_one(const search *S, slot *x)
     if (!ok) {
         x->how = 1;
         s = x->plan.strategy;
-        if (pp__dp_partition(sp->m, sp->c, &s, allow_rc(S), &r) != PP_OK) return;
-        pp__part_apply_raw(&r, allow_rc(S), &s);
+        if (pp__dp_partition(sp->m, sp->c, &s, per_stage_rc(sp, &s), &r) != PP_OK) return;
+        pp__part_apply_raw(&r, per_stage_rc(sp, &s), &s);
     }
     if (s.recompute == PP_RECOMPUTE_FULL && s.per_stage_recompute) {
         int any = 0;
@@ -430,10 +445,12 @@ static pp_status no_valid(const pp__space *sp, const long long *hits, pp_error *
     int r = 0;
     for (int i = 1; i < PP_RULE_COUNT; i++)
         if (hits[i] > hits[r]) r = i;
-    return pp__fail(err, PP_ERR_INPUT,
-                    "no valid strategy for %s on %d GPUs with --global-batch %d and --seq %d under the given "
-                    "restrictions; most combinations break the rule: %s",
-                    sp->m->name, sp->gpus, sp->o.global_batch, sp->seq, pp__rule_name((pp__rule)r));
+    pp__fail(err, PP_ERR_INPUT,
+             "no valid strategy for %s on %d GPUs with global_batch %d and seq %d under the given restrictions; "
+             "most combinations break the rule %s: %s",
+             sp->m->name, sp->gpus, sp->o.global_batch, sp->seq, pp_rule_get((pp_rule)r)->id, pp_rule_get((pp_rule)r)->text);
+    if (err) err->rule = r;
+    return PP_ERR_INPUT;
 }
 
 static pp_status search_run(const pp_model *m, const pp_cluster *c, const pp_search_opts *o, ctl cl, pp_plan_list *list,

@@ -5,10 +5,13 @@
  * valid candidate (bounds.c probes the cost model for them).
  */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "costmodel/costmodel.h"
+#include "costmodel/framework.h"
+#include "costmodel/rules.h"
 #include "planner/planner.h"
 #include "topologies/topologies.h"
 
@@ -23,70 +26,12 @@ void pp_search_opts_default(pp_search_opts *o)
     pp_strategy_default(&o->base);
 }
 
-static const char *const rule_names[PP_RULE_COUNT] = {
-    [PP_RULE_GPUS] = "dp*tp*pp*cp must equal the GPU count",
-    [PP_RULE_TP_HEADS] = "tp must divide heads and kv_heads",
-    [PP_RULE_TP_NODE] = "TP groups must stay inside one NVLink domain (--max-tp-per-node)",
-    [PP_RULE_PP_LAYERS] = "pp must not exceed the blocks",
-    [PP_RULE_CP_SEQ] = "cp must divide the sequence length",
-    [PP_RULE_EP] = "ep must divide the experts and dp*cp (1 for dense models)",
-    [PP_RULE_BATCH] = "micro-batch*dp must divide the global batch",
-    [PP_RULE_SP] = "sequence parallelism needs tp > 1",
-    [PP_RULE_PRECISION] = "the GPU must support the precision",
-    [PP_RULE_ZERO_PP] = "ZeRO-2/3 cannot be combined with pp > 1 (DeepSpeed PipelineEngine)",
-    [PP_RULE_OFFLOAD] = "offload needs ZeRO (optimizer: >= 1; params, NVMe: 3) and NVMe needs a drive",
-    [PP_RULE_SCHEDULE] = "interleaving needs pp >= 2, v >= 2, layers % (pp*v) = 0 and micro-batches % pp = 0",
-};
-_Static_assert(sizeof rule_names / sizeof *rule_names == PP_RULE_COUNT, "rule names");
-
-const char *pp__rule_name(pp__rule r) { return r < PP_RULE_COUNT ? rule_names[r] : "?"; }
-
 /* ------------------------------------------------------------ rules */
-
-static int gcd(int a, int b) { return b ? gcd(b, a % b) : a; }
-
-int pp__rule_ok(const pp__space *sp, const pp__cand *k, pp__rule r)
-{
-    const pp_model *m = sp->m;
-    switch (r) {
-    case PP_RULE_GPUS: return (long long)k->dp * k->tp * k->pp * k->cp == sp->gpus;
-    case PP_RULE_TP_HEADS: return k->tp >= 1 && m->heads % k->tp == 0 && m->kv_heads % k->tp == 0;
-    case PP_RULE_TP_NODE: {
-        int dom = pp_topo_domain_size(sp->c);
-        if (dom > sp->gpus) dom = sp->gpus;
-        return k->tp <= sp->max_tp && (k->tp > dom ? k->tp % dom == 0 : dom % k->tp == 0);
-    }
-    case PP_RULE_PP_LAYERS: return k->pp >= 1 && k->pp <= m->layers && k->pp <= PP_MAX_STAGES;
-    case PP_RULE_CP_SEQ: return k->cp >= 1 && sp->seq % k->cp == 0;
-    case PP_RULE_EP:
-        if (m->experts == 0) return k->ep == 1;
-        return k->ep >= 1 && m->experts % k->ep == 0 && ((long long)k->dp * k->cp) % k->ep == 0;
-    case PP_RULE_BATCH: return k->mb >= 1 && sp->o.global_batch % ((long long)k->mb * k->dp) == 0;
-    case PP_RULE_SP: return k->sp == 0 || k->tp > 1;
-    case PP_RULE_PRECISION:
-        return k->precision < PP_PREC_COUNT && k->precision != PP_PREC_TF32 && sp->c->gpu.peak_flops[k->precision] > 0;
-    case PP_RULE_ZERO_PP: return k->pp == 1 || k->zero <= 1;
-    case PP_RULE_OFFLOAD:
-        switch (k->offload) {
-        case PP_OFFLOAD_NONE: return 1;
-        case PP_OFFLOAD_OPTIMIZER: return k->zero >= 1;
-        case PP_OFFLOAD_OPT_PARAMS: return k->zero == 3;
-        case PP_OFFLOAD_NVME: return k->zero == 3 && sp->c->nvme_bytes > 0;
-        default: return 0;
-        }
-    case PP_RULE_SCHEDULE: {
-        if (k->schedule != PP_SCHED_INTERLEAVED) return k->v == 1 && (k->pp > 1 || k->schedule == PP_SCHED_1F1B);
-        if (k->pp < 2 || k->v < 2 || m->layers % (k->pp * k->v)) return 0;
-        long long ga = sp->o.global_batch / ((long long)k->mb * k->dp);
-        return ga % k->pp == 0;
-    }
-    default: return 0;
-    }
-}
 
 void pp__cand_strategy(const pp__space *sp, const pp__cand *k, pp_strategy *s)
 {
     *s = sp->o.base;
+    s->framework = (pp_framework)k->fw;
     s->dp = k->dp;
     s->tp = k->tp;
     s->pp = k->pp;
@@ -94,6 +39,7 @@ void pp__cand_strategy(const pp__space *sp, const pp__cand *k, pp_strategy *s)
     s->ep = k->ep;
     s->sp = k->sp;
     s->zero = k->zero;
+    s->shard = k->shard;
     s->offload = (pp_offload)k->offload;
     s->recompute = (pp_recompute)k->recompute;
     s->recompute_layers = -1;
@@ -107,16 +53,30 @@ void pp__cand_strategy(const pp__space *sp, const pp__cand *k, pp_strategy *s)
     s->virtual_stages = k->v;
     memset(s->stage_layers, 0, sizeof s->stage_layers);
     memset(s->stage_recompute, 0, sizeof s->stage_recompute);
+    pp__fw_fill(s);
+}
+
+int pp__rule_ok(const pp__space *sp, const pp__cand *k, pp_rule r)
+{
+    pp_strategy s;
+    pp__cand_strategy(sp, k, &s);
+    pp__rule_ctx x = {sp->m, sp->c, &s, sp->max_tp};
+    return pp__rule_eval(&x, r, NULL);
 }
 
 /* ------------------------------------------------------------ options */
 
-static int divisors(int n, int *out, int cap)
+/* Divisors of n in increasing order, O(sqrt n); at most cap of them. */
+int pp__divisors(long long n, int *out, int cap)
 {
-    int k = 0;
-    for (int d = 1; d <= n && k < cap; d++)
-        if (n % d == 0) out[k++] = d;
-    return k;
+    int lo = 0, hi = 0, big[2048];
+    for (long long d = 1; d * d <= n && lo < cap; d++) {
+        if (n % d) continue;
+        out[lo++] = (int)d;
+        if (d != n / d && hi < 2048) big[hi++] = (int)(n / d);
+    }
+    for (int i = hi - 1; i >= 0 && lo < cap; i--) out[lo++] = big[i];
+    return lo;
 }
 
 static int in_set(const pp_int_set *s, int v)
@@ -130,64 +90,88 @@ static int in_set(const pp_int_set *s, int v)
 /* Pinned values of an int dimension must be in [lo, hi]. */
 static pp_status check_set(const pp_int_set *s, const char *opt, int lo, int hi, pp_error *err)
 {
-    if (s->n < 0 || s->n > PP_SET_MAX) return pp__fail(err, PP_ERR_INPUT, "--%s: expected 1 to %d values", opt, PP_SET_MAX);
+    if (s->n < 0 || s->n > PP_SET_MAX) return pp__fail_field(err, 0, opt, "", "expected 1 to %d values", PP_SET_MAX);
     for (int i = 0; i < s->n; i++)
-        if (s->v[i] < lo || s->v[i] > hi)
-            return pp__fail(err, PP_ERR_INPUT, "--%s %d: expected a value in %d..%d", opt, s->v[i], lo, hi);
+        if (s->v[i] < lo || s->v[i] > hi) {
+            char v[16];
+            snprintf(v, sizeof v, "%d", s->v[i]);
+            return pp__fail_field(err, 0, opt, v, "expected a value in %d..%d", lo, hi);
+        }
     return PP_OK;
 }
 
-static pp_status init_tp(pp__space *sp, pp_error *err)
+/* A pinned value that breaks a rule on its own (whatever the other
+ * dimensions) is an input error naming the option: the rules that read
+ * only `dims` are evaluated on a probe with that value and neutral others. */
+static pp_status pinned_probe(const pp__space *sp, pp_strategy *probe, unsigned dims, const char *opt,
+                              const char *val, pp_error *err)
+{
+    pp__rule_ctx x = {sp->m, sp->c, probe, sp->max_tp};
+    pp_status st = PP_OK;
+    /* the rules that read only these dimensions; the GPU count last */
+    for (int r = 1; r < PP_RULE_COUNT && st == PP_OK; r++) {
+        unsigned d = pp__rule_deps((pp_rule)r);
+        if (r != PP_RULE_GPUS && !(d & ~(dims | PP_DIM_BASE)) && !pp__rule_eval(&x, (pp_rule)r, err)) st = PP_ERR_INPUT;
+    }
+    if (st == PP_OK && !pp__rule_eval(&x, PP_RULE_GPUS, err)) {
+        if (err) snprintf(err->msg, sizeof err->msg, "x: must divide the %d GPUs [rule %s]", sp->gpus,
+                          pp_rule_get(PP_RULE_GPUS)->id), err->detail = 3;
+        st = PP_ERR_INPUT;
+    }
+    if (st != PP_OK && err) {
+        char detail[PP_ERR_LEN];
+        snprintf(detail, sizeof detail, "%s", err->msg + err->detail);
+        int rule = err->rule;
+        pp__fail_field(err, rule, opt, val, "%s", detail);
+    }
+    return st;
+}
+
+static void probe_base(const pp__space *sp, pp_strategy *s)
+{
+    *s = sp->o.base;
+    s->framework = PP_FW_AUTO;
+    s->seq = sp->seq;
+    s->global_batch = sp->o.global_batch;
+    s->dp = sp->gpus, s->tp = s->pp = s->cp = s->ep = 1;
+}
+
+static pp_status check_pins(const pp__space *sp, pp_error *err)
+{
+    struct { const pp_int_set *set; const char *opt; int *field_of; } deg[] = {
+        {&sp->o.tp, "tp", NULL}, {&sp->o.pp, "pp", NULL}, {&sp->o.cp, "cp", NULL}, {&sp->o.ep, "ep", NULL}};
+    for (int d = 0; d < 4; d++)
+        for (int i = 0; i < deg[d].set->n; i++) {
+            pp_strategy s;
+            probe_base(sp, &s);
+            int v = deg[d].set->v[i];
+            int *f[4] = {&s.tp, &s.pp, &s.cp, &s.ep};
+            *f[d] = v;
+            if (d < 3) s.dp = sp->gpus % v ? 1 : sp->gpus / v;
+            char val[16];
+            snprintf(val, sizeof val, "%d", v);
+            pp_status st = pinned_probe(sp, &s, PP_DIM_DEG | PP_DIM_EP, deg[d].opt, val, err);
+            if (st != PP_OK) return st;
+        }
+    return PP_OK;
+}
+
+static pp_status init_degrees(pp__space *sp, pp_error *err)
 {
     const pp_model *m = sp->m;
-    int dom = pp_topo_domain_size(sp->c);
+    int dom = pp_topo_domain_size(sp->c), d[1024], nd = pp__divisors(sp->gpus, d, 1024);
     sp->max_tp = sp->o.max_tp_per_node > 0 ? sp->o.max_tp_per_node : (dom < sp->gpus ? dom : sp->gpus);
-    for (int i = 0; i < sp->o.tp.n; i++) {
-        int t = sp->o.tp.v[i];
-        if (m->heads % t || m->kv_heads % t)
-            return pp__fail(err, PP_ERR_INPUT, "--tp %d: must divide the %d heads and %d kv_heads of %s", t, m->heads,
-                            m->kv_heads, m->name);
-        if (t > sp->max_tp)
-            return pp__fail(err, PP_ERR_INPUT, "--tp %d: exceeds the largest TP degree %d (TP stays inside an NVLink domain "
-                            "of %d GPUs; raise --max-tp-per-node to allow it)", t, sp->max_tp, dom);
-        if (sp->gpus % t) return pp__fail(err, PP_ERR_INPUT, "--tp %d: must divide the %d GPUs", t, sp->gpus);
-    }
-    int g = gcd(m->heads, m->kv_heads);
-    sp->ntp = 0;
-    for (int t = 1; t <= g && sp->ntp < PP_SET_MAX; t++)
-        if (g % t == 0 && sp->gpus % t == 0 && t <= sp->max_tp && in_set(&sp->o.tp, t)) sp->tp[sp->ntp++] = t;
-    return PP_OK;
-}
-
-static pp_status init_pp_cp_ep(pp__space *sp, pp_error *err)
-{
-    const pp_model *m = sp->m;
-    int maxpp = m->layers < PP_MAX_STAGES ? m->layers : PP_MAX_STAGES;
-    for (int i = 0; i < sp->o.pp.n; i++)
-        if (sp->o.pp.v[i] > maxpp || sp->gpus % sp->o.pp.v[i])
-            return pp__fail(err, PP_ERR_INPUT, "--pp %d: must divide the %d GPUs and be at most %d (the blocks of %s)",
-                            sp->o.pp.v[i], sp->gpus, maxpp, m->name);
-    for (int i = 0; i < sp->o.cp.n; i++)
-        if (sp->seq % sp->o.cp.v[i] || sp->gpus % sp->o.cp.v[i])
-            return pp__fail(err, PP_ERR_INPUT, "--cp %d: must divide --seq %d and the %d GPUs", sp->o.cp.v[i], sp->seq,
-                            sp->gpus);
-    for (int i = 0; i < sp->o.ep.n; i++) {
-        int e = sp->o.ep.v[i];
-        if (m->experts == 0 && e != 1)
-            return pp__fail(err, PP_ERR_INPUT, "--ep %d: needs a mixture-of-experts model; %s is dense", e, m->name);
-        if (m->experts && m->experts % e)
-            return pp__fail(err, PP_ERR_INPUT, "--ep %d: must divide the %d experts of %s", e, m->experts, m->name);
-    }
-    int d[1024], nd = divisors(sp->gpus, d, 1024);
-    sp->npp = sp->ncp = 0;
+    pp_status st = check_pins(sp, err);
+    if (st != PP_OK) return st;
+    sp->ntp = sp->npp = sp->ncp = sp->nep = 0;
     for (int i = 0; i < nd; i++) {
-        if (d[i] <= maxpp && in_set(&sp->o.pp, d[i]) && sp->npp < PP_SPACE_MAX) sp->pp[sp->npp++] = d[i];
-        if (sp->seq % d[i] == 0 && in_set(&sp->o.cp, d[i]) && sp->ncp < PP_SPACE_MAX) sp->cp[sp->ncp++] = d[i];
+        if (d[i] <= sp->max_tp && in_set(&sp->o.tp, d[i]) && sp->ntp < PP_SET_MAX) sp->tp[sp->ntp++] = d[i];
+        if (in_set(&sp->o.pp, d[i]) && sp->npp < PP_SPACE_MAX) sp->pp[sp->npp++] = d[i];
+        if (in_set(&sp->o.cp, d[i]) && sp->ncp < PP_SPACE_MAX) sp->cp[sp->ncp++] = d[i];
     }
-    sp->nep = 0;
-    int ne = m->experts ? m->experts : 1;
-    for (int e = 1; e <= ne && sp->nep < PP_SET_MAX; e++)
-        if (ne % e == 0 && in_set(&sp->o.ep, e)) sp->ep[sp->nep++] = e;
+    int e[1024], ne = pp__divisors(m->experts ? m->experts : 1, e, 1024);
+    for (int i = 0; i < ne && sp->nep < PP_SET_MAX; i++)
+        if (in_set(&sp->o.ep, e[i])) sp->ep[sp->nep++] = e[i];
     return PP_OK;
 }
 
@@ -195,14 +179,15 @@ static pp_status init_masks(pp__space *sp, pp_error *err)
 {
     const pp_gpu *g = &sp->c->gpu;
     unsigned pm = sp->o.precisions;
-    int n;
-    const char *const *names = pp_enum_names(PP_ENUM_PRECISION, &n);
     for (int p = 0; p < PP_PREC_COUNT; p++)
-        if ((pm >> p & 1) && (p == PP_PREC_TF32 || g->peak_flops[p] <= 0))
-            return pp__fail(err, PP_ERR_INPUT, "--precision %s: %s", names[p],
-                            p == PP_PREC_TF32 ? "expected fp32, fp16, bf16 or fp8 (tf32 is a matmul mode, not a training precision)"
-                                              : "this GPU does not support it");
-    if (pm >> PP_PREC_COUNT) return pp__fail(err, PP_ERR_INPUT, "--precision: unknown precision");
+        if (pm >> p & 1) {
+            pp_strategy s;
+            probe_base(sp, &s);
+            s.precision = (pp_precision)p;
+            pp_status st = pinned_probe(sp, &s, PP_DIM_PREC, "precision", pp_precision_name((pp_precision)p), err);
+            if (st != PP_OK) return st;
+        }
+    if (pm >> PP_PREC_COUNT) return pp__fail_field(err, 0, "precision", "?", "unknown precision");
     if (!pm) {
         pm = g->peak_flops[PP_PREC_BF16] > 0 ? 1u << PP_PREC_BF16 : g->peak_flops[PP_PREC_FP16] > 0 ? 1u << PP_PREC_FP16 : 1u << PP_PREC_FP32;
         if (g->peak_flops[PP_PREC_FP8] > 0) pm |= 1u << PP_PREC_FP8;
@@ -210,38 +195,43 @@ static pp_status init_masks(pp__space *sp, pp_error *err)
     sp->nprec = 0;
     for (int p = 0; p < PP_PREC_COUNT; p++)
         if (pm >> p & 1) sp->prec[sp->nprec++] = p;
-    if ((sp->o.offloads >> PP_OFFLOAD_COUNT) || (sp->o.recomputes >> PP_RECOMPUTE_COUNT) || (sp->o.schedules >> PP_SCHED_COUNT))
-        return pp__fail(err, PP_ERR_INPUT, "--offload/--recompute/--schedule: unknown value");
+    if ((sp->o.offloads >> PP_OFFLOAD_COUNT) || (sp->o.recomputes >> PP_RECOMPUTE_COUNT) ||
+        (sp->o.schedules >> PP_SCHED_COUNT) || (sp->o.frameworks >> PP_FW_COUNT))
+        return pp__fail_field(err, 0, "offload", "?", "unknown offload, recompute, schedule or framework value");
     if (sp->o.offloads == 1u << PP_OFFLOAD_NVME && sp->c->nvme_bytes <= 0)
-        return pp__fail(err, PP_ERR_INPUT, "--offload nvme: cluster %s has no NVMe", sp->c->name);
-    sp->noff = sp->nrc = sp->nsched = 0;
+        return pp__fail_field(err, PP_RULE_NVME, "offload", "nvme", "cluster %s has no NVMe", sp->c->name);
+    sp->noff = sp->nrc = sp->nsched = sp->nfw = 0;
     for (int i = 0; i < PP_OFFLOAD_COUNT; i++)
         if (!sp->o.offloads || (sp->o.offloads >> i & 1)) sp->off[sp->noff++] = i;
     for (int i = 0; i < PP_RECOMPUTE_COUNT; i++)
         if (!sp->o.recomputes || (sp->o.recomputes >> i & 1)) sp->rc[sp->nrc++] = i;
     for (int i = 0; i < PP_SCHED_COUNT; i++)
         if (!sp->o.schedules || (sp->o.schedules >> i & 1)) sp->sched[sp->nsched++] = i;
+    for (int i = 0; i < PP_FW_COUNT; i++)
+        if (!sp->o.frameworks || (sp->o.frameworks >> i & 1)) sp->fw[sp->nfw++] = i;
     return PP_OK;
 }
 
 static pp_status check_scalars(const pp_search_opts *o, pp_error *err)
 {
-    if (o->global_batch < 1) return pp__fail(err, PP_ERR_INPUT, "--global-batch: expected an integer >= 1, got %d", o->global_batch);
-    if (o->seq < 0) return pp__fail(err, PP_ERR_INPUT, "--seq: expected an integer >= 1, got %d", o->seq);
-    if (o->top_k < 1 || o->top_k > PP_TOP_MAX)
-        return pp__fail(err, PP_ERR_INPUT, "--top %d: expected an integer in 1..%d", o->top_k, PP_TOP_MAX);
-    if ((unsigned)o->objective >= PP_OBJ_COUNT) return pp__fail(err, PP_ERR_INPUT, "--objective: expected throughput, cost or memory");
-    if (o->threads < 0 || o->threads > 4096) return pp__fail(err, PP_ERR_INPUT, "--threads %d: expected 0..4096", o->threads);
-    if (o->max_tp_per_node < 0) return pp__fail(err, PP_ERR_INPUT, "--max-tp-per-node: expected an integer >= 1");
+    char v[32];
+#define BAD(f, val, ...) (snprintf(v, sizeof v, "%g", (double)(val)), pp__fail_field(err, 0, f, v, __VA_ARGS__))
+    if (o->global_batch < 1) return BAD("global_batch", o->global_batch, "expected an integer >= 1");
+    if (o->seq < 0) return BAD("seq", o->seq, "expected an integer >= 1");
+    if (o->top_k < 1 || o->top_k > PP_TOP_MAX) return BAD("top_k", o->top_k, "expected an integer in 1..%d", PP_TOP_MAX);
+    if ((unsigned)o->objective >= PP_OBJ_COUNT) return BAD("objective", o->objective, "expected throughput, cost or memory");
+    if (o->threads < 0 || o->threads > 4096) return BAD("threads", o->threads, "expected 0..4096");
+    if (o->max_tp_per_node < 0) return BAD("max_tp_per_node", o->max_tp_per_node, "expected an integer >= 1");
     if (!(o->ilp_time_limit_s > 0) || o->ilp_time_limit_s > 3600)
-        return pp__fail(err, PP_ERR_INPUT, "--ilp-time-limit: expected seconds in (0, 3600]");
-    if (o->price_usd_per_gpu_hour < 0) return pp__fail(err, PP_ERR_INPUT, "--price-per-gpu-hour: expected >= 0");
+        return BAD("ilp_time_limit_s", o->ilp_time_limit_s, "expected seconds in (0, 3600]");
+    if (o->price_usd_per_gpu_hour < 0) return BAD("price_usd_per_gpu_hour", o->price_usd_per_gpu_hour, "expected >= 0");
+#undef BAD
     pp_status st;
     if ((st = check_set(&o->dp, "dp", 1, 1 << 24, err)) || (st = check_set(&o->tp, "tp", 1, 1 << 16, err)) ||
         (st = check_set(&o->pp, "pp", 1, PP_MAX_STAGES, err)) || (st = check_set(&o->cp, "cp", 1, 1 << 20, err)) ||
         (st = check_set(&o->ep, "ep", 1, 1 << 16, err)) || (st = check_set(&o->sp, "sp", 0, 1, err)) ||
-        (st = check_set(&o->zero, "zero", 0, 3, err)) || (st = check_set(&o->micro_batch, "micro-batch", 1, 1 << 20, err)) ||
-        (st = check_set(&o->virtual_stages, "virtual-stages", 2, PP_MAX_LAYERS, err)))
+        (st = check_set(&o->zero, "zero", 0, 3, err)) || (st = check_set(&o->micro_batch, "micro_batch", 1, 1 << 20, err)) ||
+        (st = check_set(&o->virtual_stages, "virtual_stages", 2, PP_MAX_LAYERS, err)))
         return st;
     return PP_OK;
 }
@@ -258,7 +248,7 @@ pp_status pp__space_init(pp__space *sp, const pp_model *m, const pp_cluster *c, 
     sp->seq = o->seq ? o->seq : m->seq;
     sp->o.seq = sp->seq;
     if (sp->gpus < 1 || m->layers < 1) return pp__fail(err, PP_ERR_INPUT, "expected a cluster with GPUs and a model with blocks");
-    if ((st = init_tp(sp, err)) || (st = init_pp_cp_ep(sp, err)) || (st = init_masks(sp, err))) return st;
+    if ((st = init_degrees(sp, err)) || (st = init_masks(sp, err))) return st;
     sp->nsp = sp->nzero = 0;
     for (int v = 0; v <= 1; v++)
         if (in_set(&o->sp, v)) sp->sp[sp->nsp++] = v;
@@ -267,12 +257,20 @@ pp_status pp__space_init(pp__space *sp, const pp_model *m, const pp_cluster *c, 
     sp->usable = c->gpu.mem_bytes - o->base.buf.reserve;
     sp->price = o->price_usd_per_gpu_hour > 0 ? o->price_usd_per_gpu_hour : c->gpu.price_usd_per_hour;
     if (o->objective == PP_OBJ_COST && !(sp->price > 0))
-        return pp__fail(err, PP_ERR_INPUT, "--objective cost: the catalog has no price for %s; give --price-per-gpu-hour",
-                        c->gpu.name);
+        return pp__fail_field(err, 0, "objective", "cost", "the catalog has no price for %s; give price_usd_per_gpu_hour",
+                              c->gpu.name);
     return PP_OK;
 }
 
-/* ------------------------------------------------------------ enumeration */
+/* ------------------------------------------------------------ enumeration
+ * Dimensions are chosen in the order of the levels below; at each level the
+ * rules whose dimensions have just all been chosen are evaluated (the one
+ * table, costmodel/rules.c), on one working strategy. */
+
+enum { L_FW, L_DEG, L_EP, L_ZERO, L_OFFLOAD, L_PREC, L_MB, L_SP, L_RC, L_SCHED, L_BEHAV, L_COUNT };
+static const unsigned level_dims[L_COUNT] = {
+    PP_DIM_FW | PP_DIM_BASE, PP_DIM_DEG, PP_DIM_EP, PP_DIM_ZERO, PP_DIM_OFFLOAD, PP_DIM_PREC, PP_DIM_MB, PP_DIM_SP,
+    PP_DIM_RC, PP_DIM_SCHED, PP_DIM_BEHAV};
 
 typedef struct enum_ctx {
     const pp__space *sp;
@@ -282,21 +280,51 @@ typedef struct enum_ctx {
     long long n, cap, enumerated, pruned;
     long long *hits;
     int failed;
+    pp_strategy s;                       /* the working strategy */
+    pp__rule_ctx x;
+    unsigned char rules[L_COUNT][PP_RULE_COUNT];
+    int nrules[L_COUNT];
 } enum_ctx;
 
-static int check(enum_ctx *e, const pp__cand *k, pp__rule r)
+static void level_rules(enum_ctx *e)
 {
-    if (pp__rule_ok(e->sp, k, r)) return 1;
-    e->hits[r]++;
-    return 0;
+    unsigned had = 0;
+    for (int l = 0; l < L_COUNT; l++) {
+        unsigned have = had | level_dims[l];
+        e->nrules[l] = 0;
+        for (int r = 1; r < PP_RULE_COUNT; r++) {
+            unsigned d = pp__rule_deps((pp_rule)r);
+            if (!(d & ~have) && (d & ~had) && !(d & PP_DIM_SPLIT)) e->rules[l][e->nrules[l]++] = (unsigned char)r;
+        }
+        had = have;
+    }
 }
 
-static void emit(enum_ctx *e, pp__cand *k)
+/* 1 when every rule of level l holds for the working strategy. */
+static int level_ok(enum_ctx *e, int l)
 {
+    for (int i = 0; i < e->nrules[l]; i++)
+        if (!pp__rule_eval(&e->x, (pp_rule)e->rules[l][i], NULL)) {
+            e->hits[e->rules[l][i]]++;
+            return 0;
+        }
+    return 1;
+}
+
+static void emit(enum_ctx *e)
+{
+    const pp_strategy *s = &e->s;
+    pp__cand k;
+    memset(&k, 0, sizeof k);
+    k.fw = (uint8_t)s->framework;
+    k.dp = s->dp, k.tp = s->tp, k.pp = s->pp, k.cp = s->cp, k.ep = s->ep, k.mb = s->micro_batch, k.shard = s->shard;
+    k.sp = (uint8_t)s->sp, k.zero = (uint8_t)s->zero, k.offload = (uint8_t)s->offload;
+    k.recompute = (uint8_t)s->recompute, k.precision = (uint8_t)s->precision;
+    k.schedule = (uint8_t)s->schedule, k.v = (uint8_t)s->virtual_stages;
     e->enumerated++;
-    k->id = (uint32_t)e->enumerated;
-    pp__bounds_cand(e->b, e->sp, k);
-    if (k->lb_mem > e->mem_limit) {
+    k.id = (uint32_t)e->enumerated;
+    pp__bounds_cand(e->b, e->sp, &k);
+    if (k.lb_mem > e->mem_limit) {
         e->pruned++;
         return;
     }
@@ -310,63 +338,105 @@ static void emit(enum_ctx *e, pp__cand *k)
         e->out = p;
         e->cap = cap;
     }
-    e->out[e->n++] = *k;
+    e->out[e->n++] = k;
 }
 
-/* Schedules and virtual stages for one candidate. */
-static void enum_schedules(enum_ctx *e, pp__cand *k)
+/* The behaviours the framework decides, filled on the working strategy for
+ * the last rules and put back as the base had them. */
+static void enum_behaviours(enum_ctx *e)
+{
+    pp_strategy *s = &e->s;
+    pp_grad_accum g = s->grad_accum_dtype;
+    pp_cp_comm cc = s->cp_comm;
+    pp_loss lo = s->loss;
+    int odp = s->overlap_dp, otp = s->overlap_tp, fo = s->buf.free_pipeline_outputs;
+    double rb = s->buf.reduce_bucket, ab = s->buf.allgather_bucket;
+    pp__fw_fill(s);
+    if (level_ok(e, L_BEHAV)) emit(e);
+    s->grad_accum_dtype = g, s->cp_comm = cc, s->loss = lo, s->overlap_dp = odp, s->overlap_tp = otp;
+    s->buf.free_pipeline_outputs = fo, s->buf.reduce_bucket = rb, s->buf.allgather_bucket = ab;
+}
+
+/* Schedules and virtual stages; one pipeline has 1F1B only. */
+static void enum_schedules(enum_ctx *e)
 {
     const pp__space *sp = e->sp;
-    for (int si = 0; si < sp->nsched; si++) {
-        k->schedule = (uint8_t)sp->sched[si];
-        if (k->schedule != PP_SCHED_INTERLEAVED) {
-            k->v = 1;
-            if (check(e, k, PP_RULE_SCHEDULE)) emit(e, k);
+    pp_strategy *s = &e->s;
+    for (int si = 0; si < sp->nsched && !e->failed; si++) {
+        s->schedule = (pp_schedule)sp->sched[si];
+        if (s->pp == 1 && s->schedule != PP_SCHED_1F1B) continue;
+        if (s->schedule != PP_SCHED_INTERLEAVED) {
+            s->virtual_stages = 1;
+            if (level_ok(e, L_SCHED)) enum_behaviours(e);
             continue;
         }
         const pp_int_set *vs = &sp->o.virtual_stages;
-        int nv = vs->n ? vs->n : sp->m->layers / (k->pp > 0 ? k->pp : 1);
+        int nv = vs->n ? vs->n : sp->m->layers / (s->pp > 0 ? s->pp : 1);
         for (int i = 0; i < nv; i++) {
             int v = vs->n ? vs->v[i] : i + 2;
             if (v > 255) break;
-            k->v = (uint8_t)v;
-            if (check(e, k, PP_RULE_SCHEDULE)) emit(e, k);
+            s->virtual_stages = v;
+            if (level_ok(e, L_SCHED)) enum_behaviours(e);
         }
     }
 }
 
-static void enum_inner(enum_ctx *e, pp__cand *k)
+static void enum_inner(enum_ctx *e)
 {
     const pp__space *sp = e->sp;
-    int per = sp->o.global_batch % k->dp ? 0 : sp->o.global_batch / k->dp;
-    for (int mb = 1; mb <= per && !e->failed; mb++) {
-        if (per % mb || !in_set(&sp->o.micro_batch, mb)) continue;
-        k->mb = mb;
-        if (!check(e, k, PP_RULE_BATCH)) continue;
+    pp_strategy *s = &e->s;
+    long long per = sp->o.global_batch % s->dp ? 0 : sp->o.global_batch / s->dp;
+    int mbs[2048], nmb = per ? pp__divisors(per, mbs, 2048) : 0;
+    if (!nmb) {
+        s->micro_batch = 1;
+        level_ok(e, L_MB); /* counts the batch rule's rejection */
+    }
+    for (int i = 0; i < nmb && !e->failed; i++) {
+        if (!in_set(&sp->o.micro_batch, mbs[i])) continue;
+        s->micro_batch = mbs[i];
+        if (!level_ok(e, L_MB)) continue;
         for (int a = 0; a < sp->nsp; a++) {
-            k->sp = (uint8_t)sp->sp[a];
-            if (!check(e, k, PP_RULE_SP)) continue;
+            s->sp = sp->sp[a];
+            if (!level_ok(e, L_SP)) continue;
             for (int r = 0; r < sp->nrc; r++) {
-                k->recompute = (uint8_t)sp->rc[r];
-                enum_schedules(e, k);
+                s->recompute = (pp_recompute)sp->rc[r];
+                if (level_ok(e, L_RC)) enum_schedules(e);
             }
         }
     }
-    if (per == 0) e->hits[PP_RULE_BATCH]++;
 }
 
-static void enum_states(enum_ctx *e, pp__cand *k)
+/* Hybrid shard groups: all dp*cp ranks, and (where the framework has it)
+ * the ranks of one node's data- and context-parallel groups. */
+static int shard_options(const enum_ctx *e, int *out)
+{
+    const pp_strategy *s = &e->s;
+    int n = 0, nd = s->dp * s->cp;
+    out[n++] = 0;
+    if (!pp_framework_supports(s->framework, "zero", s->zero) || s->zero < 2) return n;
+    const pp__fw *f = pp__fw_get(s->framework);
+    int local = e->sp->c->gpus_per_node / s->tp;
+    if (f && f->shard && local > 1 && local < nd && nd % local == 0 && local % s->cp == 0) out[n++] = local;
+    return n;
+}
+
+static void enum_states(enum_ctx *e)
 {
     const pp__space *sp = e->sp;
-    for (int z = 0; z < sp->nzero; z++) {
-        k->zero = (uint8_t)sp->zero[z];
-        if (!check(e, k, PP_RULE_ZERO_PP)) continue;
-        for (int o = 0; o < sp->noff; o++) {
-            k->offload = (uint8_t)sp->off[o];
-            if (!check(e, k, PP_RULE_OFFLOAD)) continue;
-            for (int p = 0; p < sp->nprec; p++) {
-                k->precision = (uint8_t)sp->prec[p];
-                if (check(e, k, PP_RULE_PRECISION)) enum_inner(e, k);
+    pp_strategy *s = &e->s;
+    for (int z = 0; z < sp->nzero && !e->failed; z++) {
+        s->zero = sp->zero[z];
+        int sh[2], nsh = shard_options(e, sh);
+        for (int h = 0; h < nsh; h++) {
+            s->shard = sh[h];
+            if (!level_ok(e, L_ZERO)) continue;
+            for (int o = 0; o < sp->noff; o++) {
+                s->offload = (pp_offload)sp->off[o];
+                if (!level_ok(e, L_OFFLOAD)) continue;
+                for (int p = 0; p < sp->nprec; p++) {
+                    s->precision = (pp_precision)sp->prec[p];
+                    if (level_ok(e, L_PREC)) enum_inner(e);
+                }
             }
         }
     }
@@ -375,23 +445,17 @@ static void enum_states(enum_ctx *e, pp__cand *k)
 static void enum_degrees(enum_ctx *e)
 {
     const pp__space *sp = e->sp;
-    pp__cand k;
-    memset(&k, 0, sizeof k);
+    pp_strategy *s = &e->s;
     for (int a = 0; a < sp->npp; a++)
         for (int b = 0; b < sp->ntp; b++)
             for (int c = 0; c < sp->ncp; c++) {
-                k.pp = sp->pp[a];
-                k.tp = sp->tp[b];
-                k.cp = sp->cp[c];
-                long long rest = (long long)k.pp * k.tp * k.cp;
-                k.dp = sp->gpus % rest ? 0 : (int)(sp->gpus / rest);
-                if (!check(e, &k, PP_RULE_GPUS) || !in_set(&sp->o.dp, k.dp)) continue;
-                if (!check(e, &k, PP_RULE_TP_HEADS) || !check(e, &k, PP_RULE_TP_NODE) ||
-                    !check(e, &k, PP_RULE_PP_LAYERS) || !check(e, &k, PP_RULE_CP_SEQ))
-                    continue;
+                s->pp = sp->pp[a], s->tp = sp->tp[b], s->cp = sp->cp[c], s->ep = 1;
+                long long rest = (long long)s->pp * s->tp * s->cp;
+                s->dp = sp->gpus % rest ? 0 : (int)(sp->gpus / rest);
+                if (!in_set(&sp->o.dp, s->dp) || !level_ok(e, L_DEG)) continue;
                 for (int d = 0; d < sp->nep; d++) {
-                    k.ep = sp->ep[d];
-                    if (check(e, &k, PP_RULE_EP)) enum_states(e, &k);
+                    s->ep = sp->ep[d];
+                    if (level_ok(e, L_EP)) enum_states(e);
                 }
             }
 }
@@ -400,22 +464,37 @@ pp_status pp__space_enumerate(const pp__space *sp, pp__bounds *b, double mem_lim
                               long long *enumerated, long long *pruned, long long rule_hits[PP_RULE_COUNT],
                               pp_error *err)
 {
-    enum_ctx e;
-    memset(&e, 0, sizeof e);
-    e.sp = sp;
-    e.mem_limit = mem_limit;
-    e.b = b;
-    e.hits = rule_hits;
+    enum_ctx *e = calloc(1, sizeof *e);
+    if (!e) return pp__fail(err, PP_ERR_NOMEM, "out of memory enumerating strategies");
+    e->sp = sp;
+    e->mem_limit = mem_limit;
+    e->b = b;
+    e->hits = rule_hits;
     memset(rule_hits, 0, PP_RULE_COUNT * sizeof *rule_hits);
-    enum_degrees(&e);
-    if (e.failed || pp__bounds_failed(b)) {
-        free(e.out);
-        *out = NULL;
-        return pp__fail(err, PP_ERR_NOMEM, "out of memory enumerating strategies");
+    level_rules(e);
+    e->s = sp->o.base;
+    e->s.seq = sp->seq;
+    e->s.global_batch = sp->o.global_batch;
+    e->s.grad_accum = 0;
+    e->s.recompute_layers = -1;
+    e->s.per_stage_recompute = 0;
+    memset(e->s.stage_layers, 0, sizeof e->s.stage_layers);
+    e->x = (pp__rule_ctx){sp->m, sp->c, &e->s, sp->max_tp};
+    for (int f = 0; f < sp->nfw && !e->failed; f++) {
+        e->s.framework = (pp_framework)sp->fw[f];
+        if (level_ok(e, L_FW)) enum_degrees(e);
     }
-    *out = e.out;
-    *n = e.n;
-    *enumerated = e.enumerated;
-    *pruned = e.pruned;
-    return PP_OK;
+    pp_status st = PP_OK;
+    if (e->failed || pp__bounds_failed(b)) {
+        free(e->out);
+        *out = NULL;
+        st = pp__fail(err, PP_ERR_NOMEM, "out of memory enumerating strategies");
+    } else {
+        *out = e->out;
+        *n = e->n;
+        *enumerated = e->enumerated;
+        *pruned = e->pruned;
+    }
+    free(e);
+    return st;
 }

@@ -184,17 +184,20 @@ static void mtnlg_setup(scenario *sc)
 {
     sc->s.recompute = PP_RECOMPUTE_FULL;
     sc->s.attention = PP_ATTN_MATERIALISED;
-    sc->s.overlap_dp = 0;
 }
 
-/* Llama 3 405B (Dubey et al. 2024, Sec. 3.3.2): the interleaved schedule with
- * the first and last stages one block short (126 = 16 x 8 - 2), one block per
- * virtual stage (the rule used for every interleaved row whose v is not
- * printed), all-gather context parallelism, FP32 gradients, and Megatron-style
- * sequence parallelism with TP (our assumption; the paper does not say). */
+/* Llama 3 405B (Dubey et al. 2024, Sec. 3.3.2): FSDP "sharding optimizer
+ * states and gradients, but not resharding after forward" (fsdp, zero 2)
+ * with TP, PP and CP, the interleaved schedule with the first and last
+ * stages one block short (126 = 16 x 8 - 2), one block per virtual stage
+ * (the rule used for every interleaved row whose v is not printed),
+ * all-gather context parallelism, FP32 gradients, and sequence parallelism
+ * with TP (our assumption; the paper does not say). */
 static int llama3_setup(scenario *sc)
 {
     pp_strategy *s = &sc->s;
+    s->framework = PP_FW_FSDP;
+    s->zero = 2;
     int p = s->pp, per = (sc->model.layers + 2) / p;
     if (p < 2 || per * p != sc->model.layers + 2) {
         snprintf(sc->note, sizeof sc->note, "blocks + 2 not divisible by pp");
@@ -204,7 +207,6 @@ static int llama3_setup(scenario *sc)
     s->schedule = PP_SCHED_INTERLEAVED;
     s->virtual_stages = per;
     s->cp_comm = PP_CP_ALLGATHER;
-    s->grad_accum_dtype = PP_GRAD_FP32;
     s->sp = s->tp > 1;
     return 1;
 }
@@ -252,38 +254,38 @@ static void read_columns(const row *r, scenario *sc)
     if (is(r->f[C_NAME], "bloom") && !strstr(prec, "bf16")) s->precision = PP_PREC_FP16;
 }
 
-/* What the Megatron family and the 2021-22 frameworks do unless told. */
+/* The framework each source ran, and what it did that the framework's
+ * defaults do not say. The framework prices its own behaviours (gradient
+ * dtype, buffers, pipeline outputs, overlap): docs/frameworks.md. */
 static void framework_rules(const row *r, scenario *sc)
 {
     pp_strategy *s = &sc->s;
     const char *nm = r->f[C_NAME];
     int mcore = is(nm, "mcore") || is(nm, "nemo") || is(nm, "mbridge");
+    if (mcore || is(nm, "narayanan") || is(nm, "korthikanti")) s->framework = PP_FW_MEGATRON;
+    if (is(nm, "bloom") || is(nm, "mtnlg")) s->framework = PP_FW_MEGATRON_DEEPSPEED;
     if (mcore && !r->f[C_ZERO][0]) s->zero = 1; /* their recipes set use_distributed_optimizer */
-    if (mcore && s->tp > 1) {
-        s->sp = 1;         /* Megatron-Core recipes enable sequence parallelism with TP */
-        s->overlap_tp = 1; /* and TP communication overlap (the README says so for mcore) */
-    }
+    if (mcore && s->tp > 1) s->sp = 1;          /* and sequence parallelism with TP (TP overlap follows) */
     /* BigScience tr11 scripts always pass --checkpoint-activations */
     if (is(nm, "bloom") && !r->f[C_RECOMP][0]) s->recompute = PP_RECOMPUTE_FULL;
-    /* Megatron-LM (2021-22) and DeepSpeed's PipelineEngine reduce gradients
-     * after the pipeline flush, not during the backward pass; FlashAttention
-     * arrived after these runs */
+    /* Megatron-LM (2021-22) reduced gradients after the pipeline flush, not
+     * during the backward pass; FlashAttention arrived after these runs */
     if (is(nm, "narayanan") || is(nm, "korthikanti") || is(nm, "bloom")) {
         s->overlap_dp = 0;
+        s->overlap_tp = 0; /* before Transformer Engine's TP overlap */
         s->attention = PP_ATTN_MATERIALISED;
     }
     /* the Megatron-Bridge 25.09 table has no precision column; its rows repeat
      * the FP8 recipes of the 25.11 and 26.02 tables (same layout, same TFLOP/s) */
     if (is(nm, "mbridge2509")) s->precision = PP_PREC_FP8;
-    /* Megatron-LM accumulates and reduces bf16 gradients in an fp32 main_grad,
-     * and its training always sets deallocate_pipeline_outputs */
-    if (mcore || is(nm, "narayanan") || is(nm, "korthikanti")) {
-        s->grad_accum_dtype = PP_GRAD_FP32;
-        s->buf.free_pipeline_outputs = 1;
+    /* llm-foundry: FSDP with mixed_precision PURE (16-bit gradient
+     * reduce-scatter) and flash-attn's fused cross-entropy (loss_fn default
+     * 'fused_crossentropy') */
+    if (is(nm, "mpt")) {
+        s->framework = PP_FW_FSDP;
+        s->grad_accum_dtype = PP_GRAD_16;
+        s->loss = PP_LOSS_FUSED;
     }
-    /* llm-foundry's MPT uses flash-attn's fused cross-entropy unless told
-     * otherwise (loss_fn default 'fused_crossentropy') */
-    if (is(nm, "mpt")) s->loss = PP_LOSS_FUSED;
 }
 
 /* The pipeline schedule the notes name. Megatron-LM turns

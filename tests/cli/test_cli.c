@@ -524,14 +524,14 @@ Test(cli_file, directory)
 
 Test(cli_estimate, degrees_not_multiplying_to_gpus)
 {
-    expect_bad(cli(EST, "--dp", "3", NULL), "dp*tp*pp*cp = 3*1*1*1 = 3", "8 GPUs");
-    expect_bad(cli(EST, "--tp", "2", "--pp", "2", "--dp", "4", NULL), "dp*tp*pp*cp = 4*2*2*1 = 16", "8 GPUs");
-    expect_bad(cli(EST, "--cp", "3", NULL), "dp*tp*pp*cp", "8 GPUs");
+    expect_bad(cli(EST, "--dp", "3", NULL), "--dp 3", "dp x tp x pp x cp = 3 x 1 x 1 x 1 = 3", "8 GPUs", "[rule gpus]");
+    expect_bad(cli(EST, "--tp", "2", "--pp", "2", "--dp", "4", NULL), "dp x tp x pp x cp = 4 x 2 x 2 x 1 = 16", "8 GPUs");
+    expect_bad(cli(EST, "--cp", "3", NULL), "dp x tp x pp x cp", "8 GPUs");
 }
 
 Test(cli_estimate, tp_not_dividing_heads)
 {
-    expect_bad(cli(EST, "--gpus", "3", "--tp", "3", NULL), "--tp 3", "divide heads (32)");
+    expect_bad(cli(EST, "--gpus", "3", "--tp", "3", NULL), "--tp 3", "32 heads", "[rule tp-heads]");
 }
 
 Test(cli_estimate, pp_beyond_layers)
@@ -544,7 +544,7 @@ Test(cli_estimate, pp_beyond_layers)
 Test(cli_estimate, global_batch_not_divisible)
 {
     expect_bad(cli(EST, "--micro-batch", "2", "--global-batch", "7", NULL), "--global-batch 7",
-               "micro-batch*dp = 2*8 = 16");
+               "micro_batch x dp = 2 x 8 = 16");
     expect_bad(cli(EST, "--micro-batch", "2", "--global-batch", "8", NULL), "--global-batch 8", "not divisible");
 }
 
@@ -581,8 +581,24 @@ Test(cli_estimate, bad_enums)
     expect_bad(cli(EST, "--recompute", "some", NULL), "--recompute", "selective", "'some'");
     expect_bad(cli(EST, "--schedule", "zb", NULL), "--schedule", "1f1b", "'zb'");
     expect_bad(cli(EST, "--format", "yaml", NULL), "--format", "table|json", "'yaml'");
-    expect_bad(cli(EST, "--cp-comm", "a2a", NULL), "--cp-comm", "ring|allgather", "'a2a'");
+    expect_bad(cli(EST, "--cp-comm", "torus", NULL), "--cp-comm", "ring|allgather|a2a", "'torus'");
+    expect_bad(cli(EST, "--framework", "jax", NULL), "--framework", "pytorch|deepspeed|megatron", "'jax'");
     expect_bad(cli(EST, "--grad-accum", "fp64", NULL), "--grad-accum", "16bit", "'fp64'");
+}
+
+/* What a framework cannot run: the flag, the value and the framework's rule. */
+Test(cli_estimate, framework_rules)
+{
+    expect_bad(cli(EST, "--framework", "megatron", "--zero", "3", NULL), "--zero 3", "distributed optimizer",
+               "[rule fw-zero]");
+    expect_bad(cli(EST, "--framework", "deepspeed", "--tp", "2", NULL), "--tp 2", "deepspeed has no tensor "
+               "parallelism", "[rule fw-tp]");
+    expect_bad(cli(EST, "--framework", "pytorch", "--pp", "2", NULL), "--pp 2", "[rule fw-pp]");
+    expect_bad(cli(EST, "--framework", "fsdp", "--zero", "1", NULL), "--zero 1", "[rule fw-zero]");
+    expect_bad(cli(EST, "--framework", "deepspeed", "--schedule", "interleaved", "--pp", "2", "--global-batch", "8", NULL),
+               "--schedule interleaved", "[rule fw-schedule]");
+    expect_bad(cli(EST, "--framework", "megatron", "--grad-accum", "16bit+fp32", NULL), "--grad-accum 16bit+fp32",
+               "main_grad", "[rule fw-grad-accum]");
 }
 
 Test(cli_estimate, bad_stage_layers)
@@ -809,7 +825,7 @@ Test(cli_presets, json_outputs_are_documented)
 {
     char *doc = read_file(SCHEMA_DOC);
     const char *const est[] = {"estimate", "--model", "mixtral-8x7b", "--cluster", "dgx-h100", "--nodes", "2",
-                               "--tp", "2", "--pp", "2", "--ep", "2", "--zero", "1", "--offload", "optimizer",
+                               "--tp", "2", "--pp", "2", "--ep", "2", "--zero", "1", "--offload", "optimizer", "--seq", "4096",
                                "--train-tokens", "1e12", "--format", "json", NULL};
     const char *const model[] = {"model", "show", "deepseek-v3", "--format", "json", NULL};
     const char *const cluster[] = {"cluster", "show", "dgx-h100", "--format", "json", NULL};

@@ -326,7 +326,7 @@ Test(io_text, control_characters_in_names_are_escaped)
     expect_clean(run(NULL, 0, "plan", "--model", "evil.json", "--cluster", "evilc.json", "--global-batch", "64",
                      "--top", "1", NULL), "plan", "ev?[31mil?X,y on 8 x h100-sxm (c?[2J8)");
     expect_clean(run(NULL, 0, "plan", "--model", "evil.json", "--cluster", "evilc.json", "--global-batch", "64",
-                     "--top", "1", "--format", "csv", NULL), "plan csv", "1,\"ev?[31mil?X,y\",c?[2J8,");
+                     "--top", "1", "--format", "csv", NULL), "plan csv", ",\"ev?[31mil?X,y\",c?[2J8,");
     expect_clean(run(NULL, 0, "compare", "--model", "evil.json", "--clusters", "evilc.json", "--train-tokens", "1T",
                      NULL), "compare", "c?[2J8");
 }
@@ -416,7 +416,7 @@ Test(io_text, estimate_out_of_memory_says_what_would_fit)
 {
     res r = run(NULL, 0, "estimate", "--model", "llama3-8b", "--cluster", "dgx-h100", NULL);
     cr_expect_eq(r.code, 0, "%s", r.err);
-    cr_expect(strstr(r.out, "Does not fit: needs ") && strstr(r.out, "the largest term is optimizer states") &&
+    cr_expect(strstr(r.out, "Does not fit: needs ") && strstr(r.out, "the largest term is ") &&
               strstr(r.out, "What would fit (each re-estimated") && strstr(r.out, "- ZeRO-"), "%s", r.out);
     /* JSON keeps stdout a JSON object; the advice goes to stderr */
     r = run(NULL, 0, "estimate", "--model", "llama3-8b", "--cluster", "dgx-h100", "--format", "json", NULL);

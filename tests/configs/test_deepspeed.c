@@ -259,7 +259,7 @@ Test(deepspeed_values, batch_rule_uses_the_data_parallel_size)
 {
     pp_model m = fx_model("llama3-8b");
     pp_cluster c = fx_cluster("dgx-h100", 4, 0); /* 32 GPUs */
-    pp_strategy s = base(&m, &c, 2, 2, 2); /* DP = 32 / 8 = 4, not 32 */
+    pp_strategy s = base(&m, &c, 1, 1, 8); /* DP = 32 / 8 = 4, not 32 (Ulysses runs with tp 1, pp 1) */
     s.zero = 1;
     s.micro_batch = 2;
     s.global_batch = 64; /* GAS = 64 / (2 * 4) = 8 */
@@ -354,8 +354,8 @@ Test(deepspeed_values, bf16_without_zero_is_bf16_optimizer)
     pp_deepspeed_opts o;
     pp_deepspeed_opts_default(&o);
     char *t = emit(&m, &c, &s, &o, &n);
-    cr_assert_eq(s.zero, 1, "estimated as ZeRO-1-like sharding");
-    cr_assert_eq(s.grad_accum_dtype, PP_GRAD_16_FP32);
+    cr_assert_eq(s.zero, 0, "ZeRO-0, as written");
+    cr_assert_eq(s.grad_accum_dtype, PP_GRAD_16_FP32, "BF16_Optimizer accumulates in fp32");
     cr_assert_eq(s.overlap_dp, 0);
     cr_assert(has_note(&n, "BF16_Optimizer"));
     cr_assert(strstr(t, "\"stage\": 0") && strstr(t, "\"grad_accum_dtype\": \"fp32\""), "%s", t);
@@ -363,7 +363,9 @@ Test(deepspeed_values, bf16_without_zero_is_bf16_optimizer)
     pp_free(t);
 }
 
-Test(deepspeed_values, fp8_emits_bf16_and_says_so)
+/* DeepSpeed has no fp8 switch: its plans train in bf16; fp8 is megatron's or
+ * fsdp's (Transformer Engine, torchao). */
+Test(deepspeed_values, fp8_is_not_a_deepspeed_precision)
 {
     pp_model m = fx_model("llama3-8b");
     pp_cluster c = fx_cluster("dgx-h100", 1, 0);
@@ -371,13 +373,10 @@ Test(deepspeed_values, fp8_emits_bf16_and_says_so)
     s.precision = PP_PREC_FP8;
     s.zero = 1;
     pp_notes n = {0};
-    pp_deepspeed_opts o;
-    pp_deepspeed_opts_default(&o);
-    char *t = emit(&m, &c, &s, &o, &n);
-    cr_assert(strstr(t, "\"bf16\""), "%s", t);
-    cr_assert(!strstr(t, "fp8") && !strstr(t, "_comment"), "notes stay out of the file");
-    cr_assert(has_note(&n, "Transformer Engine"));
-    pp_free(t);
+    pp_error err = {""};
+    cr_assert_eq(pp_deepspeed_adapt(&m, &c, &s, &n, &err), PP_ERR_INPUT);
+    cr_assert_eq(err.rule, PP_RULE_FW_PRECISION, "%s", err.msg);
+    cr_assert(strstr(err.msg, "megatron") && strstr(err.msg, "fsdp"), "names who can: %s", err.msg);
 }
 
 Test(deepspeed_values, offload_and_optimizer_rules)
@@ -433,14 +432,14 @@ static const golden goldens[] = {
      PP_OFFLOAD_OPTIMIZER, PP_RECOMPUTE_FULL, 0},
     {"zero1_tp8_pp4_pipeline", "llama3-70b", "dgx-h100", 8, 8, 4, 1, 1, 1, 256, PP_PREC_BF16, PP_OFFLOAD_NONE,
      PP_RECOMPUTE_FULL, 0},
-    {"fp16_zero2_custom_buckets", "gpt3-1.3b", "dgx-a100-80g", 2, 1, 1, 1, 2, 4, 512, PP_PREC_FP16, PP_OFFLOAD_NONE,
+    {"fp16_zero2_custom_buckets", "gpt3-1.3b", "dgx-a100-80g", 2, 2, 1, 1, 2, 4, 512, PP_PREC_FP16, PP_OFFLOAD_NONE,
      PP_RECOMPUTE_SELECTIVE, 2e8},
     {"bf16_no_zero_bf16_optimizer", "llama3-8b", "dgx-h100", 2, 2, 2, 1, 0, 1, 64, PP_PREC_BF16, PP_OFFLOAD_NONE,
      PP_RECOMPUTE_NONE, 0},
-    {"zero3_nvme_fp8", "llama3-70b", "dgx-h100", 2, 1, 1, 1, 3, 1, 64, PP_PREC_FP8, PP_OFFLOAD_NVME,
+    {"zero3_nvme_bf16", "llama3-70b", "dgx-h100", 2, 1, 1, 1, 3, 1, 64, PP_PREC_BF16, PP_OFFLOAD_NVME,
      PP_RECOMPUTE_FULL, 0},
-    {"mixtral_ep_zero1_cp2", "mixtral-8x7b", "dgx-h100", 4, 2, 1, 2, 1, 1, 64, PP_PREC_BF16, PP_OFFLOAD_NONE,
-     PP_RECOMPUTE_SELECTIVE, 0},
+    {"mixtral_ep_zero1_cp2", "mixtral-8x7b", "dgx-h100", 4, 1, 1, 2, 1, 1, 64, PP_PREC_BF16, PP_OFFLOAD_NONE,
+     PP_RECOMPUTE_FULL, 0},
 };
 
 static char *slurp(const char *path)
@@ -540,16 +539,16 @@ Test(deepspeed_refuse, deepspeed_cannot_run_these)
     s.schedule = PP_SCHED_INTERLEAVED;
     s.virtual_stages = 2;
     s.global_batch = s.dp * 8;
-    refused(&m, &c, s, &o, "TrainSchedule");
+    refused(&m, &c, s, &o, "[rule fw-schedule]");
     s = base(&m, &c, 1, 2, 1);
     s.zero = 1;
     s.recompute = PP_RECOMPUTE_FULL;
     s.recompute_layers = 4;
-    refused(&m, &c, s, &o, "checkpoints every layer");
+    refused(&m, &c, s, &o, "[rule fw-partial-recompute]");
     s = base(&m, &c, 1, 1, 1);
     s.zero = 3;
     s.offload = PP_OFFLOAD_NVME;
-    refused(&m, &c, s, &o, "--nvme-path");
+    refused(&m, &c, s, &o, "nvme_path");
     s = base(&m, &c, 1, 1, 1);
     s.zero = 2;
     s.offload = PP_OFFLOAD_OPTIMIZER;
@@ -558,7 +557,7 @@ Test(deepspeed_refuse, deepspeed_cannot_run_these)
     s = base(&m, &c, 2, 1, 2);
     s.sp = 1;
     refused(&m, &c, s, &o, "Ulysses");
-    s = base(&m, &c, 8, 1, 2); /* 8 KV heads over tp*cp = 16 */
+    s = base(&m, &c, 1, 1, 16); /* 8 KV heads over tp*cp = 16 */
     refused(&m, &c, s, &o, "kv_heads");
     o.hp.warmup_steps = o.hp.total_steps + 1;
     s = base(&m, &c, 1, 1, 1);
@@ -566,16 +565,22 @@ Test(deepspeed_refuse, deepspeed_cannot_run_these)
     refused(&m, &c, s, &o, "warmup steps");
 }
 
+/* check refuses a plan DeepSpeed would run differently (16-bit accumulation
+ * without ZeRO: DeepSpeed runs bf16 there through BF16_Optimizer, fp32
+ * accumulation); adapt hands the choice back to DeepSpeed, once. */
 Test(deepspeed_refuse, check_refuses_what_adapt_would_change)
 {
     pp_model m = fx_model("llama3-8b");
     pp_cluster c = fx_cluster("dgx-h100", 1, 0);
-    pp_strategy s = base(&m, &c, 1, 1, 1); /* bf16, ZeRO-0: DeepSpeed would run BF16_Optimizer */
+    pp_strategy s = base(&m, &c, 1, 1, 1);
+    s.framework = PP_FW_DEEPSPEED;
+    s.grad_accum_dtype = PP_GRAD_16;
     pp_error err = {""};
     cr_assert_eq(pp_deepspeed_check(&m, &c, &s, NULL, &err), PP_ERR_INPUT);
-    cr_assert(strstr(err.msg, "BF16_Optimizer") && strstr(err.msg, "pp_deepspeed_adapt"), "%s", err.msg);
+    cr_assert(strstr(err.msg, "BF16_Optimizer") && err.rule == PP_RULE_FW_GRAD_ACCUM, "%s", err.msg);
     pp_notes n = {0};
     cr_assert_eq(pp_deepspeed_adapt(&m, &c, &s, &n, &err), PP_OK);
+    cr_assert(has_note(&n, "16bit -> 16bit+fp32"), "%s", n.n ? n.line[0] : "no note");
     cr_assert_eq(pp_deepspeed_check(&m, &c, &s, NULL, &err), PP_OK, "%s", err.msg);
     pp_notes again = {0};
     pp_strategy t = s;
@@ -665,10 +670,16 @@ Test(deepspeed_read, batch_fill_in_table)
 Test(deepspeed_read, data_parallel_size_excludes_tp_pp_cp)
 {
     readcase *r = read_text("{\"train_batch_size\": 64, \"train_micro_batch_size_per_gpu\": 1}", "llama3-8b",
-                            "dgx-h100", 4, 2, 2, 2);
+                            "dgx-h100", 4, 2, 2, 1);
     cr_assert_eq(r->st, PP_OK, "%s", r->err.msg);
-    cr_assert_eq(r->s.dp, 4);
-    cr_assert_eq(r->s.grad_accum, 16);
+    cr_assert_eq(r->s.dp, 8);
+    cr_assert_eq(r->s.grad_accum, 8);
+    free(r);
+    r = read_text("{\"train_batch_size\": 64, \"train_micro_batch_size_per_gpu\": 1}", "llama3-8b", "dgx-h100", 4, 1,
+                  1, 2); /* Ulysses: the sequence ranks are not data-parallel */
+    cr_assert_eq(r->st, PP_OK, "%s", r->err.msg);
+    cr_assert_eq(r->s.dp, 16);
+    cr_assert_eq(r->s.grad_accum, 4);
     free(r);
     read_fails(read_text("{\"train_batch_size\": 64}", "llama3-8b", "dgx-h100", 1, 3, 1, 1), "does not divide", NULL);
 }
@@ -680,8 +691,9 @@ Test(deepspeed_read, bloom_176b_config)
     cr_assert_eq(r->st, PP_OK, "%s", r->err.msg);
     cr_assert_eq(r->s.dp, 8);
     cr_assert_eq(r->s.grad_accum, 128);
-    cr_assert_eq(r->s.zero, 1, "BF16_Optimizer is modeled as ZeRO-1");
+    cr_assert_eq(r->s.zero, 0, "stage 0, as the file says: BF16_Optimizer shards like ZeRO-1");
     cr_assert_eq(r->s.grad_accum_dtype, PP_GRAD_16_FP32);
+    cr_assert_eq(r->s.framework, PP_FW_MEGATRON_DEEPSPEED, "tp 4 is Megatron's model code under DeepSpeed");
     cr_assert_eq(r->s.overlap_dp, 0);
     cr_assert(warned(r, "BF16_Optimizer"));
     cr_assert(r->o.client_optimizer, "no optimizer block: Megatron-DeepSpeed passes its own");
@@ -854,11 +866,8 @@ static void same_plan(const pp_plan *x, const pp_plan *y, const char *ctx)
 
 typedef struct tally {
     int tried, invalid, refused, emitted, by_stage[4], by_offload[PP_OFFLOAD_COUNT], by_prec[PP_PREC_COUNT];
-    int reasons[16];
+    int rules[PP_RULE_COUNT];
 } tally;
-
-static const char *const reasons[] = {"incompatible with pipeline parallelism", "TrainSchedule",
-                                      "checkpoints every layer", "Ulysses", "bitsandbytes", "tf32", NULL};
 
 /* One candidate: refused with a known reason, or emitted, checked, read
  * back to the same strategy and the same plan. */
@@ -883,10 +892,8 @@ static void one(const pp_model *m, const pp_cluster *c, pp_strategy s, tally *t)
     pp_status st = pp_deepspeed_adapt(m, c, &a, &n, &err);
     if (st != PP_OK) {
         cr_assert_eq(st, PP_ERR_INPUT, "%s", ctx);
-        int k = 0;
-        while (reasons[k] && !strstr(err.msg, reasons[k])) k++;
-        cr_assert(reasons[k], "%s: unexpected refusal '%s'", ctx, err.msg);
-        t->reasons[k]++;
+        cr_assert(err.rule > 0 && strstr(err.msg, "[rule "), "%s: refusal outside the rule table '%s'", ctx, err.msg);
+        t->rules[err.rule]++;
         t->refused++;
         goto out;
     }
@@ -985,15 +992,16 @@ Test(deepspeed_property, every_plan_emits_or_refuses_and_round_trips)
     sweep("gpt3-1.3b", "dgx-a100-80g", 1, &t);
     cr_log_info("deepspeed sweep: %d tried, %d not valid strategies, %d refused, %d emitted", t.tried, t.invalid,
                 t.refused, t.emitted);
-    cr_assert_gt(t.emitted, 1000, "too few configs emitted (%d)", t.emitted);
+    cr_assert_gt(t.emitted, 200, "too few configs emitted (%d)", t.emitted);
     cr_assert_gt(t.refused, 100);
     for (int z = 0; z < 4; z++) cr_assert_gt(t.by_stage[z], 0, "no config at ZeRO-%d", z);
     for (int o = 0; o < PP_OFFLOAD_COUNT; o++) cr_assert_gt(t.by_offload[o], 0, "no config with offload %d", o);
-    cr_assert(t.by_prec[PP_PREC_FP32] > 0 && t.by_prec[PP_PREC_FP16] > 0 && t.by_prec[PP_PREC_BF16] > 0 &&
-                  t.by_prec[PP_PREC_FP8] > 0, "every precision emitted");
-    for (int k = 0; reasons[k]; k++)
-        if (strcmp(reasons[k], "tf32") && strcmp(reasons[k], "bitsandbytes"))
-            cr_assert_gt(t.reasons[k], 0, "refusal '%s' never exercised", reasons[k]);
+    cr_assert(t.by_prec[PP_PREC_FP32] > 0 && t.by_prec[PP_PREC_FP16] > 0 && t.by_prec[PP_PREC_BF16] > 0,
+              "every DeepSpeed precision emitted");
+    static const pp_rule must[] = {PP_RULE_FW_ZERO_PP, PP_RULE_FW_SCHEDULE, PP_RULE_FW_PARTIAL_RECOMPUTE, PP_RULE_FW_CP,
+                                   PP_RULE_FW_PRECISION};
+    for (size_t k = 0; k < sizeof must / sizeof *must; k++)
+        cr_assert_gt(t.rules[must[k]], 0, "refusal by rule %s never exercised", pp_rule_get(must[k])->id);
 }
 
 /* ------------------------------------------------- (f) files and the CLI */

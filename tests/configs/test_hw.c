@@ -331,9 +331,9 @@ Test(cluster, resize)
     cr_assert_eq(pp_cluster_resize(&c, 2, 16, &err), PP_OK, "consistent pair");
 
     cr_assert_eq(pp_cluster_resize(&c, 0, 12, &err), PP_ERR_INPUT);
-    cr_expect(strstr(err.msg, "--gpus 12") && strstr(err.msg, "node size 8"), "%s", err.msg);
+    cr_expect(!strcmp(err.field, "gpus") && !strcmp(err.value, "12") && strstr(err.msg, "node size 8"), "%s", err.msg);
     cr_assert_eq(pp_cluster_resize(&c, 0, 2000000, &err), PP_ERR_INPUT);
-    cr_expect(strstr(err.msg, "--gpus") && strstr(err.msg, "1048576"), "%s", err.msg);
+    cr_expect(!strcmp(err.field, "gpus") && strstr(err.msg, "1048576"), "%s", err.msg);
     cr_assert_eq(pp_cluster_resize(&c, 1000000, 0, &err), PP_ERR_INPUT, "8M GPUs");
     cr_assert_eq(pp_cluster_resize(&c, -1, 0, &err), PP_ERR_INPUT);
     cr_assert_eq(pp_cluster_resize(&c, 3, 16, &err), PP_ERR_INPUT, "disagreeing pair");

@@ -23,7 +23,7 @@ typedef struct collect {
     int order[64], n;
 } collect;
 
-static void emit(int index, const char *line, pp_status st, void *user)
+static int emit(int index, const char *line, pp_status st, void *user)
 {
     collect *c = user;
     (void)st;
@@ -34,6 +34,7 @@ static void emit(int index, const char *line, pp_status st, void *user)
     c->text[c->len++] = '\n';
     c->text[c->len] = '\0';
     if (c->n < 64) c->order[c->n++] = index;
+    return 0;
 }
 
 static collect run(int jobs, int k, int n, const int *skip, int nskip, pp_sweep_format f, int *failed)
@@ -167,7 +168,8 @@ Test(sweep, scenario_strategy_choices)
     cr_expect_eq(sc.opts.base.buf.free_pipeline_outputs, 1);
     static const struct { const char *json, *path, *want; } bad[] = {
         {"\"loss\": \"fp16\"", "$.loss", "fp32|fused|chunked"},
-        {"\"cp_comm\": \"a2a\"", "$.cp_comm", "ring|allgather"},
+        {"\"cp_comm\": \"torus\"", "$.cp_comm", "ring|allgather|a2a"},
+        {"\"framework\": \"jax\"", "$.framework", "pytorch|deepspeed|megatron|megatron-deepspeed|fsdp"},
         {"\"free_pipeline_outputs\": 1", "$.free_pipeline_outputs", "true or false"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {

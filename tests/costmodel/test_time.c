@@ -220,28 +220,34 @@ Test(time, overlapped_collectives_slow_compute)
     free(p);
 }
 
-/* Context parallelism's two kinds, per block on one GPU (no recompute):
+/* Context parallelism's three kinds, per block on one GPU (no recompute):
  * all-gather: K,V gathered in forward and again in backward, dK,dV
  * reduce-scattered: 2 AG + 1 RS of the whole sequence's K,V, exposed;
  * ring: (cp-1) send/recv of this rank's K,V chunk x 3 (fwd K,V; bwd K,V +
- * dK,dV), hidden under 3.5x the attention core but for the NCCL slowdown. */
-Test(time, context_parallel_ring_and_allgather)
+ * dK,dV), hidden under 3.5x the attention core but for the NCCL slowdown;
+ * a2a (Ulysses): all-to-alls of Q, K, V and the output in forward, the
+ * same four in backward, exposed: 2 x (2 A2A(q) + A2A(k,v)). Megatron runs
+ * all three (--cp-comm-type p2p, all_gather, a2a). */
+Test(time, context_parallel_ring_allgather_a2a)
 {
     pp_model m = fx_model("llama3-8b");
     pp_cluster c = fx_cluster("dgx-h100", 0, 8);
     pp_strategy s;
     pp_plan *p = malloc(sizeof *p);
-    double tok = 1.0 * 32768 / 4, kv = 2 * tok * 2.0 * m.kv_heads * (m.hidden / m.heads); /* bytes, tp 1 */
+    double hd = m.hidden / m.heads, tok = 1.0 * 32768 / 4;
+    double kv = 2 * tok * 2.0 * m.kv_heads * hd, q = 2 * tok * m.heads * hd; /* bytes, tp 1 */
     pp__comm_group g;
     pp__group(&c, 4, 1, &g);
     for (int kind = 0; kind < PP_CP_COUNT; kind++) {
         pp_strategy_default(&s);
+        s.framework = PP_FW_MEGATRON;
         s.cp = 4, s.dp = 2, s.seq = 32768, s.global_batch = 2, s.cp_comm = kind;
         estimate(&m, &c, &s, p);
         double ag = pp__allgather_s(&g, kv * 4), rs = pp__reducescatter_s(&g, kv * 4);
         double ring = 3 * (4 - 1) * pp__sendrecv_s(&g, kv);
         double core = pp__attn_core_fwd_s(&m, &c, &s) * 3.5;
-        double per_block = kind == PP_CP_ALLGATHER ? 2 * ag + rs : pp__exposed(0.20, ring, core);
+        double a2a = 2 * (2 * pp__alltoall_s(&g, q) + pp__alltoall_s(&g, kv));
+        double per_block = kind == PP_CP_ALLGATHER ? 2 * ag + rs : kind == PP_CP_A2A ? a2a : pp__exposed(0.20, ring, core);
         cr_expect_float_eq(p->time.cp_comm_s, m.layers * per_block, 1e-9 * p->time.cp_comm_s, "%s: %g s, by hand %g s",
                            pp_cp_comm_name(kind), p->time.cp_comm_s, m.layers * per_block);
     }
@@ -274,8 +280,16 @@ Test(time, unaligned_mlp_width_by_hand)
 
 /* Issue 4: "ZeRO-3 adds parameter all-gathers in forward and backward, for
  * 1.5x the traffic" of ZeRO-2 (reduce-scatter of gradients + all-gather of
- * parameters). With one micro-batch and 16-bit gradients the bytes are
- * 2 units against 3: the all-gather and reduce-scatter cost the same here. */
+ * parameters): with one micro-batch and 16-bit gradients the bytes are 2
+ * units against 3. Issue 13: DeepSpeed issues them per module (4 linear
+ * modules per block, in prefetch buckets of 5e7 elements) and reduces in
+ * buckets of 5e8, each call paying NCCL's launch and ring latency, so by
+ * hand, for Llama-2-7B's D dense elements on one GPU (32 blocks + the
+ * embedding and the head: 34 units):
+ *   ZeRO-2 = RS(2D) + AG(2D)                       (one call each)
+ *   ZeRO-3 = 2 x n_ag AG(2D / n_ag) + n_rs RS(2D / n_rs),
+ *   n_ag = max(4 x 34, D / 5e7), n_rs = max(1, D / 5e8);
+ * and with every latency at 0 the ratio is the bytes' 1.5. */
 Test(time, zero3_moves_one_and_a_half_times_zero2)
 {
     pp_model m = fx_model("llama2-7b");
@@ -285,12 +299,29 @@ Test(time, zero3_moves_one_and_a_half_times_zero2)
     for (int z = 2; z <= 3; z++) {
         pp_strategy s;
         pp_strategy_default(&s);
+        s.framework = PP_FW_DEEPSPEED;
         s.dp = 16, s.zero = z, s.micro_batch = 1, s.global_batch = 16, s.seq = 4096;
         s.grad_accum_dtype = PP_GRAD_16;
         estimate(&m, &c, &s, p);
         t[z] = p->time.dp_comm_s;
     }
-    cr_expect_float_eq(t[3] / t[2], 1.5, 1e-3, "ZeRO-3 %g s, ZeRO-2 %g s", t[3], t[2]);
+    double dense, ex;
+    pp_strategy s1;
+    pp_strategy_default(&s1);
+    s1.tp = 1;
+    pp__stage_params(&m, &s1, 0, 0, m.layers - 1, &dense, &ex);
+    pp__comm_group g;
+    pp__group(&c, 16, 1, &g);
+    double n_ag = fmax(4 * 34, dense / 5e7), n_rs = fmax(1, dense / 5e8);
+    double z2 = pp__reducescatter_s(&g, 2 * dense) + pp__allgather_s(&g, 2 * dense);
+    double z3 = 2 * n_ag * pp__allgather_s(&g, 2 * dense / n_ag) + n_rs * pp__reducescatter_s(&g, 2 * dense / n_rs);
+    cr_expect_float_eq(t[2], z2, 1e-9 * z2, "ZeRO-2 %g s, by hand %g s", t[2], z2);
+    cr_expect_float_eq(t[3], z3, 1e-9 * z3, "ZeRO-3 %g s, by hand %g s", t[3], z3);
+    /* the bandwidth terms, (n-1)/n bytes / bw each, are 3 units against 2;
+     * the latency of 2 n_ag + n_rs calls against 2 is the rest */
+    double bw = 15.0 / 16 * 2 * dense / g.bw, lat = pp__allgather_s(&g, 1e-30) /* no bytes: one call's latency */;
+    cr_expect_float_eq(z3, 3 * bw + (2 * n_ag + n_rs) * lat, 1e-6 * z3);
+    cr_expect_float_eq(z2, 2 * bw + 2 * lat, 1e-6 * z2);
     free(p);
 }
 

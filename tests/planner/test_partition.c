@@ -75,6 +75,10 @@ static int make_small(inst *x, unsigned seed)
     s->attention = rnd(3) ? PP_ATTN_FLASH : PP_ATTN_MATERIALISED;
     s->global_batch = s->micro_batch * dp * (1 + (int)rnd(8));
     s->schedule = rnd(4) ? PP_SCHED_1F1B : PP_SCHED_GPIPE;
+    /* frameworks whose launchers write any split: Megatron (1F1B), FSDP with
+     * torch.distributed.pipelining (GPipe) */
+    s->framework = s->schedule == PP_SCHED_GPIPE ? PP_FW_FSDP : PP_FW_MEGATRON;
+    if (s->framework == PP_FW_FSDP) s->zero = 2, s->sp = tp > 1;
     x->allow_rc = seed % 4 != 3;
     s->recompute = x->allow_rc ? PP_RECOMPUTE_FULL : PP_RECOMPUTE_NONE;
     if (pp_strategy_resolve(s, &x->m, &x->c, &e) != PP_OK) return 0;
@@ -227,7 +231,8 @@ static void big_case(const char *model, const char *cluster, int gpus, int tp, i
     cr_assert_eq(pp_cluster_resize(&x->c, 0, gpus, &e), PP_OK, "%s", e.msg);
     pp_strategy *s = &x->s;
     pp_strategy_default(s);
-    s->tp = tp, s->pp = pp, s->dp = gpus / (tp * pp), s->sp = tp > 1, s->zero = 1;
+    s->framework = sched == PP_SCHED_GPIPE ? PP_FW_FSDP : PP_FW_MEGATRON;
+    s->tp = tp, s->pp = pp, s->dp = gpus / (tp * pp), s->sp = tp > 1, s->zero = sched == PP_SCHED_GPIPE ? 2 : 1;
     s->micro_batch = mb, s->global_batch = gb, s->seq = seq, s->recompute = rc;
     s->schedule = sched, s->virtual_stages = v;
     cr_assert_eq(pp_strategy_resolve(s, &x->m, &x->c, &e), PP_OK, "%s", e.msg);

@@ -1,0 +1,212 @@
+/*
+ * framework.c — the frameworks as data (docs/frameworks.md has the same
+ * table as prose, with sources). Each entry says which values a framework
+ * can express and how it runs them; pp__fw_fill turns AUTO behaviours of a
+ * strategy into the framework's.
+ */
+#include <string.h>
+
+#include "costmodel/costmodel.h"
+#include "costmodel/framework.h"
+
+#define B PP__BIT
+#define ALL_ZERO (B(0) | B(1) | B(2) | B(3))
+#define ALL_OFFLOAD (B(PP_OFFLOAD_NONE) | B(PP_OFFLOAD_OPTIMIZER) | B(PP_OFFLOAD_OPT_PARAMS) | B(PP_OFFLOAD_NVME))
+#define ALL_OPT ((1u << PP_OPT_COUNT) - 1)
+#define ALL_MODES ((1u << PP_MODE_COUNT) - 1)
+#define RC_ALL (B(PP_RECOMPUTE_NONE) | B(PP_RECOMPUTE_SELECTIVE) | B(PP_RECOMPUTE_FULL))
+#define RC_BLOCKS (B(PP_RECOMPUTE_NONE) | B(PP_RECOMPUTE_FULL))
+#define P16 (B(PP_PREC_FP32) | B(PP_PREC_BF16) | B(PP_PREC_FP16))
+
+static const pp__fw table[PP_FW_COUNT] = {
+    /* PyTorch 2.x with DDP, as the HF Trainer runs it without DeepSpeed or
+     * FSDP: AMP keeps fp32 parameters (torch.autocast), .grad is fp32 and
+     * freed by zero_grad(set_to_none=True) (the default since PyTorch 2.0),
+     * DDP adds flat buckets (gradient_as_bucket_view=False by default),
+     * torch.optim.AdamW's default foreach path holds one parameter-sized
+     * temporary. Gradient checkpointing is per block (HF). */
+    [PP_FW_PYTORCH] = {
+        .name = "pytorch", .title = "PyTorch (DDP, HF Trainer, PEFT, bitsandbytes)",
+        .zero = B(0), .zero_pp = B(0), .cp_comm = ~0u, .offload = B(PP_OFFLOAD_NONE),
+        .schedules = B(PP_SCHED_1F1B), .precisions = P16, .recompute = RC_BLOCKS, .optimizers = ALL_OPT,
+        .modes = ALL_MODES, .freeze = 1, .losses = B(PP_LOSS_FP32) | B(PP_LOSS_CHUNKED), .split = PP_SPLIT_EVEN,
+        .fixed_order = 1, .weights = PP_W_AMP, .buckets = PP_BUCKETS_DDP, .opt_temp = PP_OPT_TEMP_FOREACH,
+        .cp_default = PP_CP_RING,
+    },
+    /* DeepSpeed v0.14.5 (tests/reference/deepspeed_config.md): ZeRO 0-3 and
+     * offload; PipelineEngine runs 1F1B only, with ZeRO <= 1, splits layers by
+     * partition_method, checkpoints every layer, keeps stage outputs until
+     * their backward and reduces gradients after the flush; sequence
+     * parallelism is Ulysses; tensor parallelism needs Megatron's model code
+     * (megatron-deepspeed). */
+    [PP_FW_DEEPSPEED] = {
+        .name = "deepspeed", .title = "DeepSpeed v0.14.5",
+        .zero = ALL_ZERO, .zero_pp = B(0) | B(1), .pp = 1, .cp = 1, .ep = 1, .cp_comm = B(PP_CP_A2A),
+        .offload = ALL_OFFLOAD, .schedules = B(PP_SCHED_1F1B), .precisions = P16, .recompute = RC_BLOCKS,
+        .optimizers = ALL_OPT, .modes = ALL_MODES, .freeze = 1, .losses = B(PP_LOSS_FP32) | B(PP_LOSS_CHUNKED),
+        .split = PP_SPLIT_DEEPSPEED, .fixed_order = 1, .weights = PP_W_MASTER16, .buckets = PP_BUCKETS_DEEPSPEED,
+        .opt_temp = PP_OPT_TEMP_DEEPSPEED, .cp_default = PP_CP_A2A,
+    },
+    /* Megatron-LM / Megatron-Core: TP with sequence parallelism and TE's TP
+     * overlap, the distributed optimizer (ZeRO-1) with an fp32 main_grad
+     * buffer whose buckets are views, 1F1B and interleaved schedules,
+     * outputs freed once sent, CP p2p/all_gather/a2a, EP, selective and
+     * full recompute with --recompute-num-layers, any split through
+     * --pipeline-model-parallel-layout. */
+    [PP_FW_MEGATRON] = {
+        .name = "megatron", .title = "Megatron-LM (Megatron-Core)",
+        .zero = B(0) | B(1), .zero_pp = B(0) | B(1), .tp = 1, .pp = 1, .cp = 1, .ep = 1, .sp = 1,
+        .cp_comm = B(PP_CP_RING) | B(PP_CP_ALLGATHER) | B(PP_CP_A2A), .offload = B(PP_OFFLOAD_NONE),
+        .schedules = B(PP_SCHED_1F1B) | B(PP_SCHED_INTERLEAVED), .precisions = P16 | B(PP_PREC_FP8),
+        .recompute = RC_ALL, .partial_recompute = 1, .optimizers = B(PP_OPT_ADAMW) | B(PP_OPT_SGD),
+        .modes = B(PP_MODE_FULL), .losses = B(PP_LOSS_FP32) | B(PP_LOSS_FUSED), .split = PP_SPLIT_ANY,
+        .megatron_arch = 1, .fixed_order = 1, .tp_overlap = 1, .dp_overlap_pp = 1, .weights = PP_W_MASTER16,
+        .buckets = PP_BUCKETS_VIEWS, .opt_temp = PP_OPT_TEMP_NONE, .grads_persist = 1, .free_outputs = 1,
+        .cp_default = PP_CP_RING,
+    },
+    /* microsoft/Megatron-DeepSpeed: Megatron's model and TP/SP under
+     * DeepSpeed's engine (ZeRO, offload, PipelineEngine with
+     * type:transformer splits, Ulysses, DeepSpeed-MoE). */
+    [PP_FW_MEGATRON_DEEPSPEED] = {
+        .name = "megatron-deepspeed", .title = "Megatron-DeepSpeed",
+        .zero = ALL_ZERO, .zero_pp = B(0) | B(1), .tp = 1, .pp = 1, .cp = 1, .ep = 1, .sp = 1,
+        .cp_comm = B(PP_CP_A2A), .offload = ALL_OFFLOAD, .schedules = B(PP_SCHED_1F1B), .precisions = P16,
+        .recompute = RC_ALL, .optimizers = B(PP_OPT_ADAMW) | B(PP_OPT_SGD), .modes = B(PP_MODE_FULL),
+        .losses = B(PP_LOSS_FP32), .split = PP_SPLIT_DEEPSPEED, .megatron_arch = 1, .fixed_order = 1,
+        .weights = PP_W_MASTER16, .buckets = PP_BUCKETS_DEEPSPEED, .opt_temp = PP_OPT_TEMP_DEEPSPEED,
+        .cp_default = PP_CP_A2A,
+    },
+    /* PyTorch FSDP2 (fully_shard) as torchtitan and HF Accelerate run it:
+     * per-block units all-gathered in 16 bits (one prefetched), fp32
+     * sharded parameters and gradients, reshard after forward (ZeRO-3) or
+     * not (2), hybrid sharding, TP always with sequence parallelism; with
+     * pipeline stages, torch.distributed.pipelining keeps a stage gathered
+     * from its first forward to its last backward (reshard_after_forward
+     * False, no reshard or reduce-scatter before the last micro-batch):
+     * zero 2 only,
+     * torch.distributed.pipelining schedules, CP all-gather/ring rotation,
+     * CPU offload of parameters and optimizer, fused AdamW. */
+    [PP_FW_FSDP] = {
+        .name = "fsdp", .title = "PyTorch FSDP2 (torchtitan, HF Accelerate)",
+        .zero = B(2) | B(3), .zero_pp = B(2), .tp = 1, .pp = 1, .cp = 1, .sp = 2, .shard = 1,
+        .cp_comm = B(PP_CP_ALLGATHER) | B(PP_CP_RING), .offload = B(PP_OFFLOAD_NONE) | B(PP_OFFLOAD_OPT_PARAMS),
+        .schedules = B(PP_SCHED_1F1B) | B(PP_SCHED_INTERLEAVED) | B(PP_SCHED_GPIPE),
+        .precisions = B(PP_PREC_FP32) | B(PP_PREC_BF16) | B(PP_PREC_FP8), .recompute = RC_BLOCKS,
+        .optimizers = ALL_OPT & ~B(PP_OPT_ADAM8BIT), .modes = B(PP_MODE_FULL) | B(PP_MODE_LORA), .freeze = 1,
+        .losses = B(PP_LOSS_FP32) | B(PP_LOSS_FUSED), .split = PP_SPLIT_ANY, .fixed_order = 1, .dp_overlap_pp = 1,
+        .weights = PP_W_FSDP, .buckets = PP_BUCKETS_FSDP, .opt_temp = PP_OPT_TEMP_NONE,
+        .cp_default = PP_CP_ALLGATHER,
+    },
+};
+
+const pp__fw *pp__fw_get(pp_framework f) { return (unsigned)f < PP_FW_COUNT ? &table[f] : NULL; }
+
+const char *pp_framework_name(pp_framework f)
+{
+    return (unsigned)f < PP_FW_COUNT ? table[f].name : f == PP_FW_AUTO ? "auto" : "?";
+}
+
+int pp__ds_is_bf16(const pp_strategy *s) { return s->precision == PP_PREC_BF16 || s->precision == PP_PREC_FP8; }
+
+pp__ds_wrapper pp__ds_wrapper_of(const pp_strategy *s)
+{
+    if (pp__ds_is_bf16(s) && s->grad_accum_dtype == PP_GRAD_16_FP32 && s->zero <= 1 && s->offload == PP_OFFLOAD_NONE)
+        return PP_DS_BF16;
+    if (s->zero >= 1) return PP_DS_ZERO;
+    return s->precision == PP_PREC_FP16 ? PP_DS_FP16 : PP_DS_PLAIN;
+}
+
+int pp__zero_states(const pp_strategy *s)
+{
+    const pp__fw *f = pp__fw_get(s->framework);
+    if (f && f->weights == PP_W_FSDP) return 3; /* sharded in both reshard modes */
+    if (f && f->buckets == PP_BUCKETS_DEEPSPEED && pp__ds_wrapper_of(s) == PP_DS_BF16) return 1;
+    return s->zero;
+}
+
+/* The gradient dtype a framework accumulates in. */
+static pp_grad_accum grad_default(const pp__fw *f, const pp_strategy *s)
+{
+    if (s->precision == PP_PREC_FP32) return PP_GRAD_16; /* unused: fp32 gradients */
+    switch (f->weights) {
+    case PP_W_AMP:
+    case PP_W_FSDP: return PP_GRAD_FP32; /* .grad of fp32 parameters */
+    default: break;
+    }
+    if (f->buckets == PP_BUCKETS_VIEWS) /* Megatron: --bf16 forces fp32 main_grad */
+        return s->precision == PP_PREC_FP16 ? PP_GRAD_16 : PP_GRAD_FP32;
+    /* DeepSpeed: bf16 without ZeRO runs BF16_Optimizer (fp32 accumulation) */
+    return s->precision == PP_PREC_BF16 && s->zero == 0 ? PP_GRAD_16_FP32 : PP_GRAD_16;
+}
+
+/* Whether DP/ZeRO traffic overlaps the backward pass. DeepSpeed: the
+ * PipelineEngine reduces after the flush and the non-ZeRO wrappers after
+ * backward; with ZeRO, ds_config's overlap_comm (parplan writes true). */
+static int overlap_default(const pp__fw *f, const pp_strategy *s)
+{
+    if (s->pp > 1 && !f->dp_overlap_pp) return 0;
+    if (f->buckets == PP_BUCKETS_DEEPSPEED) return pp__ds_wrapper_of(s) == PP_DS_ZERO;
+    return 1;
+}
+
+/* DeepSpeed buckets (elements): reduce_bucket_size and allgather_bucket_size
+ * 5e8 (deepspeed/runtime/zero/config.py); DDP: bucket_cap_mb 25 MiB of fp32
+ * gradients (torch.nn.parallel.DistributedDataParallel). */
+static void buckets_default(const pp__fw *f, pp_strategy *s, pp_buffers *b)
+{
+    double ddp = 25.0 * 1048576 / 4;
+    if (b->reduce_bucket <= 0) b->reduce_bucket = f->buckets == PP_BUCKETS_DDP ? ddp : 5e8, s->filled |= PP_FILLED_REDUCE_BUCKET;
+    if (b->allgather_bucket <= 0) b->allgather_bucket = 5e8, s->filled |= PP_FILLED_ALLGATHER_BUCKET;
+    /* without its ZeRO optimizer DeepSpeed all-reduces in fixed 5e8-element
+     * buckets (engine.py MEMORY_OPT_ALLREDUCE_SIZE), whatever the config says */
+    if (f->buckets == PP_BUCKETS_DEEPSPEED && pp__ds_wrapper_of(s) != PP_DS_ZERO) b->reduce_bucket = 5e8;
+}
+
+void pp__fw_fill(pp_strategy *s)
+{
+    const pp__fw *f = pp__fw_get(s->framework);
+    if (!f) return;
+    if (s->grad_accum_dtype == PP_GRAD_AUTO) s->grad_accum_dtype = grad_default(f, s), s->filled |= PP_FILLED_GRAD_DTYPE;
+    if (s->cp_comm == PP_CP_AUTO) s->cp_comm = f->cp_default, s->filled |= PP_FILLED_CP_COMM;
+    if (s->loss == PP_LOSS_AUTO) s->loss = PP_LOSS_FP32, s->filled |= PP_FILLED_LOSS;
+    if (s->overlap_dp < 0) s->overlap_dp = overlap_default(f, s), s->filled |= PP_FILLED_OVERLAP_DP;
+    if (s->overlap_tp < 0) s->overlap_tp = f->tp_overlap && s->sp && s->tp > 1, s->filled |= PP_FILLED_OVERLAP_TP;
+    if (s->buf.free_pipeline_outputs < 0) s->buf.free_pipeline_outputs = f->free_outputs, s->filled |= PP_FILLED_OUTPUTS;
+    buckets_default(f, s, &s->buf);
+}
+
+void pp__fw_unfill(pp_strategy *s)
+{
+    unsigned k = s->filled;
+    if (k & PP_FILLED_FRAMEWORK) s->framework = PP_FW_AUTO;
+    if (k & PP_FILLED_GRAD_DTYPE) s->grad_accum_dtype = PP_GRAD_AUTO;
+    if (k & PP_FILLED_CP_COMM) s->cp_comm = PP_CP_AUTO;
+    if (k & PP_FILLED_LOSS) s->loss = PP_LOSS_AUTO;
+    if (k & PP_FILLED_OVERLAP_DP) s->overlap_dp = -1;
+    if (k & PP_FILLED_OVERLAP_TP) s->overlap_tp = -1;
+    if (k & PP_FILLED_OUTPUTS) s->buf.free_pipeline_outputs = -1;
+    if (k & PP_FILLED_REDUCE_BUCKET) s->buf.reduce_bucket = 0;
+    if (k & PP_FILLED_ALLGATHER_BUCKET) s->buf.allgather_bucket = 0;
+    if (k & PP_FILLED_GRAD_ACCUM) s->grad_accum = 0;
+    if (k & PP_FILLED_SPLIT) memset(s->stage_layers, 0, sizeof s->stage_layers);
+    s->filled = 0;
+}
+
+int pp_framework_supports(pp_framework fw, const char *dim, int v)
+{
+    const pp__fw *f = pp__fw_get(fw);
+    if (!f || !dim) return 0;
+    static const char *const degrees[] = {"tp", "pp", "cp", "ep"};
+    const int caps[] = {f->tp, f->pp, f->cp, f->ep};
+    for (int i = 0; i < 4; i++)
+        if (!strcmp(dim, degrees[i])) return v == 1 || (v > 1 && caps[i]);
+    struct { const char *dim; unsigned mask; int n; } sets[] = {
+        {"zero", f->zero | f->zero_pp, 4}, {"offload", f->offload, PP_OFFLOAD_COUNT},
+        {"schedule", f->schedules, PP_SCHED_COUNT}, {"precision", f->precisions, PP_PREC_COUNT},
+        {"recompute", f->recompute, PP_RECOMPUTE_COUNT}, {"optimizer", f->optimizers, PP_OPT_COUNT},
+        {"mode", f->modes, PP_MODE_COUNT}, {"cp_comm", f->cp_comm, PP_CP_COUNT}, {"loss", f->losses, PP_LOSS_COUNT}};
+    for (size_t i = 0; i < sizeof sets / sizeof *sets; i++)
+        if (!strcmp(dim, sets[i].dim)) return v >= 0 && v < sets[i].n && (sets[i].mask >> v & 1);
+    if (!strcmp(dim, "sp")) return v == 0 ? f->sp != 2 : v == 1 && f->sp > 0;
+    return 0;
+}

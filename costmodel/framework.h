@@ -1,0 +1,105 @@
+/*
+ * framework.h — each framework as data (framework.c, docs/frameworks.md):
+ * which values of each strategy dimension it can express, and which
+ * memory/time behaviours the cost model applies for it. The validity rules
+ * (rules.c) read the first half; memory.c and steptime.c the second.
+ * Adding a framework adds one entry, not branches in the search.
+ */
+#ifndef PARPLAN_FRAMEWORK_H
+#define PARPLAN_FRAMEWORK_H
+
+#include "parplan.h"
+
+#define PP__BIT(x) (1u << (x))
+
+/* How a framework can write an uneven stage split. */
+typedef enum pp__split_kind {
+    PP_SPLIT_ANY,       /* any counts (Megatron's --pipeline-model-parallel-layout,
+                           torchtitan's split points) */
+    PP_SPLIT_DEEPSPEED, /* DeepSpeed PipelineModule partition_method type:transformer */
+    PP_SPLIT_EVEN,      /* only the framework's own default split */
+} pp__split_kind;
+
+/* What the weights are while training. */
+typedef enum pp__weights_kind {
+    PP_W_MASTER16, /* 16-bit weights; the optimizer keeps an fp32 master copy */
+    PP_W_AMP,      /* fp32 parameters, autocast casts to 16 bits in the forward
+                      and caches the casts until backward (torch.autocast) */
+    PP_W_FSDP,     /* fp32 sharded parameters; 16-bit all-gathered units
+                      (MixedPrecisionPolicy param_dtype bf16) */
+} pp__weights_kind;
+
+/* Gradient communication buffers. */
+typedef enum pp__bucket_kind {
+    PP_BUCKETS_DEEPSPEED, /* reduce_bucket_size / allgather_bucket_size (ZeRO) */
+    PP_BUCKETS_DDP,       /* DDP's flat buckets beside .grad (gradient_as_bucket_view
+                             False): one more copy of every gradient */
+    PP_BUCKETS_VIEWS,     /* buckets are views of the gradient buffer (Megatron) */
+    PP_BUCKETS_FSDP,      /* unsharded gradients of one unit before its reduce-scatter */
+} pp__bucket_kind;
+
+/* Temporary memory of the optimizer step. */
+typedef enum pp__opt_temp_kind {
+    PP_OPT_TEMP_NONE,      /* fused kernels (Megatron/TE, torchtitan's fused AdamW) */
+    PP_OPT_TEMP_FOREACH,   /* torch.optim foreach: one parameter-sized list */
+    PP_OPT_TEMP_DEEPSPEED, /* fp32 gradient partition (+ averaged 16-bit with ZeRO-1) */
+} pp__opt_temp_kind;
+
+typedef struct pp__fw {
+    const char *name, *title;
+    /* what it can express */
+    unsigned zero, zero_pp;   /* bit per ZeRO stage with pp = 1 / pp > 1 */
+    int tp, pp, cp, ep;       /* degree > 1 allowed */
+    int sp;                   /* 0: never; 1: optional with tp; 2: always with tp */
+    int shard;                /* hybrid sharding (shard < dp*cp) */
+    unsigned cp_comm;         /* bit per pp_cp_comm */
+    unsigned offload;         /* bit per pp_offload */
+    unsigned schedules;       /* bit per pp_schedule, with pp > 1 */
+    unsigned precisions;      /* bit per pp_precision */
+    unsigned recompute;       /* bit per pp_recompute */
+    int partial_recompute;    /* 0: all blocks or none; 1: k of each stage's blocks, one k
+                                 (with v chunks: a multiple of v); 2: per stage */
+    unsigned optimizers;      /* bit per pp_optimizer */
+    unsigned modes;           /* bit per pp_train_mode */
+    int freeze;               /* frozen embeddings or blocks */
+    unsigned losses;          /* bit per pp_loss */
+    pp__split_kind split;
+    int megatron_arch;        /* the model must be buildable with Megatron's arguments */
+    int fixed_order;          /* ranks ordered tp-cp-dp-pp */
+    int tp_overlap;           /* can overlap TP traffic with GEMMs (needs sp) */
+    int dp_overlap_pp;        /* overlaps DP traffic with backward when pp > 1 */
+    /* how it runs */
+    pp__weights_kind weights;
+    pp__bucket_kind buckets;
+    pp__opt_temp_kind opt_temp;
+    int grads_persist;        /* the gradient buffer lives through every forward */
+    int free_outputs;         /* pipeline outputs freed once sent */
+    pp_cp_comm cp_default;
+} pp__fw;
+
+/* The entry of f (NULL when out of range). */
+const pp__fw *pp__fw_get(pp_framework f);
+/* Fills every AUTO behaviour of s (framework set) with the framework's:
+ * gradient dtype, CP kind, loss, overlaps, pipeline outputs, buckets. */
+void pp__fw_fill(pp_strategy *s);
+/* Undoes what resolve derived (pp_strategy.filled): back to AUTO. */
+void pp__fw_unfill(pp_strategy *s);
+/* The ZeRO stage the model states follow: FSDP shards everything (3);
+ * DeepSpeed's BF16_Optimizer (bf16 with fp32 accumulation, ZeRO <= 1)
+ * shards fp32 master weights and optimizer states like ZeRO-1. */
+int pp__zero_states(const pp_strategy *s);
+
+/* Which DeepSpeed optimizer wrapper a strategy runs under (engine.py
+ * _do_optimizer_sanity_check, v0.14.5). */
+typedef enum pp__ds_wrapper {
+    PP_DS_PLAIN,      /* fp32, no ZeRO: the bare optimizer */
+    PP_DS_FP16,       /* fp16, no ZeRO: FP16_Optimizer */
+    PP_DS_BF16,       /* bf16 with fp32 gradient accumulation: BF16_Optimizer */
+    PP_DS_ZERO        /* DeepSpeedZeroOptimizer (stages 1-2) or stage 3 */
+} pp__ds_wrapper;
+
+pp__ds_wrapper pp__ds_wrapper_of(const pp_strategy *s);
+/* 1 when the precision runs as bf16 in DeepSpeed. */
+int pp__ds_is_bf16(const pp_strategy *s);
+
+#endif

@@ -1,0 +1,275 @@
+/*
+ * test_rules.c — the one table of validity rules (costmodel/rules.c): one
+ * test per rule. Each case starts from a strategy that passes every rule,
+ * breaks exactly the rule under test, and checks that the rule fails with
+ * its id, the field it names and no CLI wording; for a framework rule, that
+ * another framework can do what this one refuses. Every rule has a case,
+ * and no rule's sentence is written in two source files.
+ */
+#include <criterion/criterion.h>
+#include <criterion/parameterized.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "costmodel/costmodel.h"
+#include "costmodel/rules.h"
+#include "tests/fixtures.h"
+
+typedef struct rule_case {
+    pp_rule rule;
+    const char *model;
+    const char *cluster;
+    int gpus;
+    pp_framework fw;
+    void (*valid)(pp_strategy *s);  /* adjustments of the base that still pass every rule */
+    void (*broken)(pp_strategy *s); /* breaks the rule under test */
+    int ok_fw;                      /* a framework for which `broken` passes the rule; -1 none */
+    int max_tp;                     /* the search's TP limit for the context; 0 none */
+} rule_case;
+
+/* The base: 16 GPUs, dp 2 x tp 8, ZeRO-1, bf16, global batch 64, seq 4096. */
+static void base(const rule_case *k, pp_strategy *s)
+{
+    pp_strategy_default(s);
+    s->framework = k->fw;
+    s->dp = k->gpus / 8, s->tp = 8;
+    s->zero = s->framework == PP_FW_FSDP ? 3 : 1;
+    s->sp = s->framework == PP_FW_FSDP;
+    s->global_batch = 64;
+    s->seq = 4096;
+    if (k->valid) k->valid(s);
+}
+
+static void tp1(pp_strategy *s) { s->dp *= s->tp, s->tp = 1, s->sp = 0; }
+static void one_gpu(pp_strategy *s) { s->dp = 1, s->tp = 1, s->sp = 0, s->zero = 0, s->global_batch = 4; }
+static void pp2(pp_strategy *s) { s->dp /= 2, s->pp = 2; }
+
+static void b_order(pp_strategy *s) { strcpy(s->order, "tp-tp-dp-pp"); }
+static void b_degrees(pp_strategy *s) { s->ep = 0; }
+static void b_gpus(pp_strategy *s) { s->dp = 1; }
+static void b_tp_heads(pp_strategy *s) { s->tp = 16, s->dp = 1; }
+static void b_tp16(pp_strategy *s) { s->tp = 16, s->dp = 1; }
+static void b_pp_layers(pp_strategy *s) { s->pp = 64; }
+static void b_cp_seq(pp_strategy *s) { s->cp = 3; }
+static void b_ep2(pp_strategy *s) { s->ep = 2; }
+static void b_ep_group(pp_strategy *s) { s->ep = 8, s->dp = 2; }
+static void b_batch(pp_strategy *s) { s->global_batch = 63; }
+static void b_sp(pp_strategy *s) { s->sp = 1, s->tp = 1; }
+static void b_fp8(pp_strategy *s) { s->precision = PP_PREC_FP8; }
+static void b_zero4(pp_strategy *s) { s->zero = 4; }
+static void b_shard(pp_strategy *s) { s->shard = 3; }
+static void b_offload0(pp_strategy *s) { s->offload = PP_OFFLOAD_OPTIMIZER, s->zero = 0; }
+static void b_nvme(pp_strategy *s) { s->offload = PP_OFFLOAD_NVME, s->zero = 3; }
+static void b_sched(pp_strategy *s) { s->schedule = PP_SCHED_INTERLEAVED, s->virtual_stages = 2; }
+static void b_v3(pp_strategy *s)
+{
+    pp2(s), s->schedule = PP_SCHED_INTERLEAVED, s->virtual_stages = 3;
+    memset(s->stage_layers, 0, sizeof s->stage_layers);
+}
+static void b_ga_odd(pp_strategy *s) { pp2(s), s->schedule = PP_SCHED_INTERLEAVED, s->virtual_stages = 2, s->global_batch = 3; }
+static void b_split(pp_strategy *s) { pp2(s), s->stage_layers[0] = 10, s->stage_layers[1] = 10; }
+static void b_rc_layers(pp_strategy *s) { s->recompute = PP_RECOMPUTE_FULL, s->recompute_layers = -2; }
+static void b_behaviour(pp_strategy *s) { s->cp_comm = (pp_cp_comm)7; }
+static void b_lora0(pp_strategy *s) { s->ft.mode = PP_MODE_LORA, s->ft.lora_rank = 0; }
+static void b_qlora32(pp_strategy *s) { s->ft.mode = PP_MODE_QLORA, s->precision = PP_PREC_FP32; }
+static void b_tp2(pp_strategy *s) { s->tp = 2, s->dp = 8; }
+static void b_tp2_nosp(pp_strategy *s) { s->tp = 2, s->dp = 8, s->sp = 0; }
+static void b_pp2(pp_strategy *s) { s->pp = 2; }
+static void b_cp2(pp_strategy *s) { s->cp = 2; }
+static void b_cp2_a2a(pp_strategy *s) { s->cp = 2, s->dp /= 2, s->cp_comm = PP_CP_A2A; }
+static void b_cp16_a2a(pp_strategy *s) { s->cp = 16, s->dp = 1, s->cp_comm = PP_CP_A2A; }
+static void b_zero3(pp_strategy *s) { s->zero = 3; }
+static void b_zero2_pp2(pp_strategy *s) { pp2(s), s->zero = 2; }
+static void b_hybrid(pp_strategy *s) { s->shard = 1; }
+static void b_offload_opt(pp_strategy *s) { s->offload = PP_OFFLOAD_OPTIMIZER; }
+static void b_interleaved(pp_strategy *s) { pp2(s), s->schedule = PP_SCHED_INTERLEAVED, s->virtual_stages = 2; }
+static void b_selective(pp_strategy *s) { s->recompute = PP_RECOMPUTE_SELECTIVE; }
+static void b_partial(pp_strategy *s)
+{
+    pp2(s), s->recompute = PP_RECOMPUTE_FULL, s->recompute_layers = 4;
+    s->stage_layers[0] = s->stage_layers[1] = 16;
+}
+static void b_uneven(pp_strategy *s) { pp2(s), s->stage_layers[0] = 14, s->stage_layers[1] = 18; }
+static void b_adam8(pp_strategy *s) { s->optimizer = PP_OPT_ADAM8BIT; }
+static void b_sgd_offload(pp_strategy *s) { s->optimizer = PP_OPT_SGD, s->offload = PP_OFFLOAD_OPT_PARAMS, s->zero = 3; }
+static void b_lora(pp_strategy *s) { s->ft.mode = PP_MODE_LORA; }
+static void b_order2(pp_strategy *s) { strcpy(s->order, "cp-tp-dp-pp"); }
+static void b_tp_overlap(pp_strategy *s) { s->overlap_tp = 1, s->tp = 2, s->dp = 8, s->sp = 1; }
+static void b_dp_overlap(pp_strategy *s) { pp2(s), s->overlap_dp = 1; }
+static void b_grad32(pp_strategy *s) { s->zero = 2, s->grad_accum_dtype = PP_GRAD_FP32; }
+static void b_outputs(pp_strategy *s) { pp2(s), s->buf.free_pipeline_outputs = 1; }
+static void b_chunked(pp_strategy *s) { s->loss = PP_LOSS_CHUNKED; }
+static void b_megatron(pp_strategy *s) { s->framework = PP_FW_MEGATRON; }
+
+#define L3 "llama3-8b"
+#define H "dgx-h100"
+static rule_case cases[] = {
+    {PP_RULE_ORDER, L3, H, 16, PP_FW_MEGATRON, NULL, b_order, -1, 0},
+    {PP_RULE_DEGREES, L3, H, 16, PP_FW_MEGATRON, NULL, b_degrees, -1, 0},
+    {PP_RULE_GPUS, L3, H, 16, PP_FW_MEGATRON, NULL, b_gpus, -1, 0},
+    {PP_RULE_TP_HEADS, L3, H, 16, PP_FW_MEGATRON, NULL, b_tp_heads, -1, 0},
+    {PP_RULE_TP_DOMAIN, "llama2-7b", H, 16, PP_FW_MEGATRON, NULL, b_tp16, -1, 8},
+    {PP_RULE_PP_LAYERS, L3, H, 16, PP_FW_MEGATRON, NULL, b_pp_layers, -1, 0},
+    {PP_RULE_CP_SEQ, L3, H, 16, PP_FW_MEGATRON, NULL, b_cp_seq, -1, 0},
+    {PP_RULE_EP_DENSE, L3, H, 16, PP_FW_MEGATRON, NULL, b_ep2, -1, 0},
+    {PP_RULE_EP_GROUP, "mixtral-8x7b", H, 16, PP_FW_MEGATRON, NULL, b_ep_group, -1, 0},
+    {PP_RULE_BATCH, L3, H, 16, PP_FW_MEGATRON, NULL, b_batch, -1, 0},
+    {PP_RULE_SP_TP, L3, H, 16, PP_FW_MEGATRON, NULL, b_sp, -1, 0},
+    {PP_RULE_PRECISION, L3, "dgx-a100-80g", 16, PP_FW_MEGATRON, NULL, b_fp8, -1, 0},
+    {PP_RULE_ZERO_RANGE, L3, H, 16, PP_FW_MEGATRON, NULL, b_zero4, -1, 0},
+    {PP_RULE_SHARD, L3, H, 16, PP_FW_FSDP, NULL, b_shard, -1, 0},
+    {PP_RULE_OFFLOAD_ZERO, L3, H, 16, PP_FW_DEEPSPEED, tp1, b_offload0, -1, 0},
+    {PP_RULE_NVME, L3, "l40s-8x-eth", 1, PP_FW_DEEPSPEED, one_gpu, b_nvme, -1, 0},
+    {PP_RULE_SCHEDULE, L3, H, 16, PP_FW_MEGATRON, NULL, b_sched, -1, 0},
+    {PP_RULE_INTERLEAVE_LAYERS, L3, H, 16, PP_FW_MEGATRON, NULL, b_v3, -1, 0},
+    {PP_RULE_INTERLEAVE_MICROBATCHES, L3, H, 16, PP_FW_MEGATRON, NULL, b_ga_odd, -1, 0},
+    {PP_RULE_SPLIT, L3, H, 16, PP_FW_MEGATRON, NULL, b_split, -1, 0},
+    {PP_RULE_RECOMPUTE_LAYERS, L3, H, 16, PP_FW_MEGATRON, NULL, b_rc_layers, -1, 0},
+    {PP_RULE_BEHAVIOUR, L3, H, 16, PP_FW_MEGATRON, NULL, b_behaviour, -1, 0},
+    {PP_RULE_FINETUNE, L3, H, 16, PP_FW_DEEPSPEED, tp1, b_lora0, -1, 0},
+    {PP_RULE_QLORA_PRECISION, L3, H, 16, PP_FW_DEEPSPEED, tp1, b_qlora32, -1, 0},
+    {PP_RULE_FW_TP, L3, H, 16, PP_FW_DEEPSPEED, tp1, b_tp2, PP_FW_MEGATRON, 0},
+    {PP_RULE_FW_SP, L3, H, 16, PP_FW_FSDP, NULL, b_tp2_nosp, PP_FW_MEGATRON, 0},
+    {PP_RULE_FW_PP, L3, H, 1, PP_FW_PYTORCH, one_gpu, b_pp2, PP_FW_DEEPSPEED, 0},
+    {PP_RULE_FW_CP, L3, H, 1, PP_FW_PYTORCH, one_gpu, b_cp2, PP_FW_MEGATRON, 0},
+    {PP_RULE_FW_CP_COMM, L3, H, 16, PP_FW_FSDP, NULL, b_cp2_a2a, PP_FW_MEGATRON, 0},
+    {PP_RULE_ULYSSES_HEADS, L3, H, 16, PP_FW_DEEPSPEED, tp1, b_cp16_a2a, -1, 0},
+    {PP_RULE_FW_EP, "mixtral-8x7b", H, 16, PP_FW_FSDP, NULL, b_ep2, PP_FW_MEGATRON, 0},
+    {PP_RULE_FW_ZERO, L3, H, 16, PP_FW_MEGATRON, NULL, b_zero3, PP_FW_DEEPSPEED, 0},
+    {PP_RULE_FW_ZERO_PP, L3, H, 16, PP_FW_DEEPSPEED, tp1, b_zero2_pp2, PP_FW_FSDP, 0},
+    {PP_RULE_FW_SHARD, L3, H, 16, PP_FW_MEGATRON, NULL, b_hybrid, PP_FW_FSDP, 0},
+    {PP_RULE_FW_OFFLOAD, L3, H, 16, PP_FW_MEGATRON, NULL, b_offload_opt, PP_FW_DEEPSPEED, 0},
+    {PP_RULE_FW_SCHEDULE, L3, H, 16, PP_FW_DEEPSPEED, tp1, b_interleaved, PP_FW_MEGATRON, 0},
+    {PP_RULE_FW_PRECISION, L3, H, 16, PP_FW_DEEPSPEED, tp1, b_fp8, PP_FW_MEGATRON, 0},
+    {PP_RULE_FW_RECOMPUTE, L3, H, 16, PP_FW_DEEPSPEED, tp1, b_selective, PP_FW_MEGATRON, 0},
+    {PP_RULE_FW_PARTIAL_RECOMPUTE, L3, H, 16, PP_FW_DEEPSPEED, tp1, b_partial, PP_FW_MEGATRON, 0},
+    {PP_RULE_FW_SPLIT, L3, H, 16, PP_FW_DEEPSPEED, tp1, b_uneven, PP_FW_MEGATRON, 0},
+    {PP_RULE_FW_OPTIMIZER, L3, H, 16, PP_FW_MEGATRON, NULL, b_adam8, PP_FW_PYTORCH, 0},
+    {PP_RULE_FW_OFFLOAD_OPTIMIZER, L3, H, 16, PP_FW_DEEPSPEED, tp1, b_sgd_offload, PP_FW_FSDP, 0},
+    {PP_RULE_FW_FINETUNE, L3, H, 16, PP_FW_MEGATRON, NULL, b_lora, PP_FW_PYTORCH, 0},
+    {PP_RULE_FW_ARCH, "bloom-176b", H, 16, PP_FW_DEEPSPEED, tp1, b_megatron, PP_FW_DEEPSPEED, 0},
+    {PP_RULE_FW_ORDER, L3, H, 16, PP_FW_MEGATRON, NULL, b_order2, -1, 0},
+    {PP_RULE_FW_TP_OVERLAP, L3, H, 16, PP_FW_MEGATRON_DEEPSPEED, NULL, b_tp_overlap, PP_FW_MEGATRON, 0},
+    {PP_RULE_FW_DP_OVERLAP, L3, H, 16, PP_FW_DEEPSPEED, tp1, b_dp_overlap, PP_FW_MEGATRON, 0},
+    {PP_RULE_FW_GRAD_ACCUM, L3, H, 16, PP_FW_DEEPSPEED, tp1, b_grad32, PP_FW_MEGATRON, 0},
+    {PP_RULE_FW_OUTPUTS, L3, H, 16, PP_FW_DEEPSPEED, tp1, b_outputs, PP_FW_MEGATRON, 0},
+    {PP_RULE_FW_LOSS, L3, H, 16, PP_FW_MEGATRON, NULL, b_chunked, PP_FW_PYTORCH, 0},
+};
+#define NCASES (sizeof cases / sizeof *cases)
+
+/* Parameters are case indices: Criterion runs each instance in a new
+ * process, where pointers from this one would not hold. */
+static size_t case_index[NCASES];
+
+ParameterizedTestParameters(rules, each_rule)
+{
+    for (size_t i = 0; i < NCASES; i++) case_index[i] = i;
+    return cr_make_param_array(size_t, case_index, NCASES);
+}
+
+ParameterizedTest(size_t *ki, rules, each_rule)
+{
+    const rule_case *k = &cases[*ki];
+    const pp_rule_info *info = pp_rule_get(k->rule);
+    pp_model m = fx_model(k->model);
+    pp_cluster c = fx_cluster(k->cluster, 0, k->gpus);
+    pp_strategy s, b;
+    pp_error e = {""};
+    base(k, &s);
+    cr_assert_eq(pp_strategy_resolve(&s, &m, &c, &e), PP_OK, "rule %s: the base must pass: %s", info->id, e.msg);
+    b = s;
+    k->broken(&b);
+    pp__rule_ctx x = {&m, &c, &s, k->max_tp};
+    cr_assert(pp__rule_eval(&x, k->rule, &e), "rule %s fails on the valid base: %s", info->id, e.msg);
+    x.s = &b;
+    cr_assert(!pp__rule_eval(&x, k->rule, &e), "rule %s holds on the broken strategy", info->id);
+    cr_assert_eq(e.rule, (int)k->rule, "%s: %s", info->id, e.msg);
+    cr_assert(e.field[0], "rule %s names no field: %s", info->id, e.msg);
+    cr_assert(e.detail > 0 && !strncmp(e.msg, e.field, strlen(e.field)), "%s", e.msg);
+    char tag[64];
+    snprintf(tag, sizeof tag, "[rule %s]", info->id);
+    cr_assert(strstr(e.msg, tag), "%s", e.msg);
+    cr_assert(!strstr(e.msg, "--"), "no CLI wording in the library: %s", e.msg);
+    if (!k->max_tp) { /* the whole table refuses it too (tp-domain is the search's own limit) */
+        pp_error e2 = {""};
+        cr_assert_eq(pp_rules_check(&m, &c, &b, &e2), PP_ERR_INPUT, "rule %s", info->id);
+    }
+    if (k->ok_fw >= 0) {
+        b.framework = (pp_framework)k->ok_fw;
+        cr_assert(pp__rule_eval(&x, k->rule, &e), "rule %s: %s should allow it: %s", info->id,
+                  pp_framework_name(b.framework), e.msg);
+    }
+}
+
+Test(rules, every_rule_has_a_case)
+{
+    for (int r = 1; r < PP_RULE_COUNT; r++) {
+        int found = 0;
+        for (size_t i = 0; i < NCASES; i++) found |= cases[i].rule == (pp_rule)r;
+        cr_assert(found, "rule %s has no test case", pp_rule_get((pp_rule)r)->id);
+        cr_assert(pp__rule_deps((pp_rule)r), "rule %s reads no dimension", pp_rule_get((pp_rule)r)->id);
+    }
+}
+
+Test(rules, ids_are_unique)
+{
+    for (int r = 1; r < PP_RULE_COUNT; r++)
+        for (int q = r + 1; q < PP_RULE_COUNT; q++)
+            cr_assert(strcmp(pp_rule_get((pp_rule)r)->id, pp_rule_get((pp_rule)q)->id), "%s twice",
+                      pp_rule_get((pp_rule)r)->id);
+}
+
+/* A resolved strategy resolves to itself, and passes the whole table. */
+Test(rules, resolve_is_idempotent)
+{
+    for (size_t i = 0; i < NCASES; i++) {
+        pp_model m = fx_model(cases[i].model);
+        pp_cluster c = fx_cluster(cases[i].cluster, 0, cases[i].gpus);
+        pp_strategy s, t;
+        pp_error e = {""};
+        base(&cases[i], &s);
+        cr_assert_eq(pp_strategy_resolve(&s, &m, &c, &e), PP_OK, "%s", e.msg);
+        t = s;
+        cr_assert_eq(pp_strategy_resolve(&t, &m, &c, &e), PP_OK, "%s", e.msg);
+        cr_assert(!memcmp(&s, &t, sizeof s), "case %zu: resolving twice changed the strategy", i);
+        cr_assert_eq(pp_rules_check(&m, &c, &s, &e), PP_OK, "%s", e.msg);
+    }
+}
+
+/* Each rule's sentence is written once in the library: grep every source
+ * file of the library for it (the table is the one place). */
+static char *slurp(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *p = malloc((size_t)n + 1);
+    if (p && fread(p, 1, (size_t)n, f) != (size_t)n) n = 0;
+    if (p) p[n] = '\0';
+    fclose(f);
+    return p;
+}
+
+Test(rules, each_rule_written_once)
+{
+    static const char *const files[] = {
+        "costmodel/rules.c", "costmodel/strategy.c", "costmodel/framework.c", "planner/space.c", "planner/search.c",
+        "planner/explain.c", "configs/deepspeed.c", "configs/megatron.c", "configs/deepspeed_read.c",
+        "configs/scenario.c", "cli/cmd_estimate.c", "cli/cmd_plan.c"};
+    for (size_t f = 0; f < sizeof files / sizeof *files; f++) {
+        char path[512];
+        snprintf(path, sizeof path, "%s/%s", PARPLAN_SOURCE_DIR, files[f]);
+        char *text = slurp(path);
+        cr_assert(text, "%s", path);
+        for (int r = 1; r < PP_RULE_COUNT; r++) {
+            const char *t = pp_rule_get((pp_rule)r)->text;
+            int here = strstr(text, t) != NULL;
+            cr_assert(here == !strcmp(files[f], "costmodel/rules.c"), "rule %s's sentence in %s",
+                      pp_rule_get((pp_rule)r)->id, files[f]);
+        }
+        free(text);
+    }
+}
