@@ -59,9 +59,13 @@ Test(duplicate_keys, hf_config)
     cr_assert(f);
     cr_assert(getdelim(&text, &len, '\0', f) > 0);
     fclose(f);
+    static const char more[] = ", \"num_hidden_layers\": 16}\n";
+    char *grown = realloc(text, strlen(text) + sizeof more); /* room for the second key */
+    cr_assert(grown);
+    text = grown;
     char *brace = strrchr(text, '}');
     cr_assert(brace);
-    strcpy(brace, ", \"num_hidden_layers\": 16}\n");
+    memcpy(brace, more, sizeof more);
     pp_model m;
     pp_error err = {""};
     cr_assert_eq(pp_model_parse(text, strlen(text), "config.json", &m, &err), PP_ERR_INPUT);
