@@ -2,7 +2,8 @@
 """report_bench.py PARPLAN — the HTML report's benchmark (issue 15), `make bench-report`.
 
 GPT-3 175B on 128 DGX A100-80G (1,024 GPUs), top 5 plans:
-  - parplan's time to search and write the report (median of RUNS runs);
+  - parplan's time to search and write the report (median of RUNS runs), beside
+    the search alone and with --explain (which the report runs);
   - the report's size (target: under 2 MB);
   - its render time in headless Chromium on this machine (target: under 2 s):
     navigation start to the first frame painted after the load event
@@ -34,8 +35,12 @@ def main():
     load = open("/proc/loadavg").read().split()[:3] if os.path.exists("/proc/loadavg") else ["?"] * 3
     out = tempfile.mkdtemp(prefix="parplan-bench-report-")
     html = os.path.join(out, "gpt3.html")
-    gen = []
+    gen, plain, explain = [], [], []
     for _ in range(RUNS):
+        for extra, into in (([], plain), (["--explain"], explain)):
+            t0 = time.perf_counter()
+            subprocess.run([parplan] + ARGS + extra, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            into.append(time.perf_counter() - t0)
         t0 = time.perf_counter()
         subprocess.run([parplan] + ARGS + ["--report", html, "--force"], check=True, stdout=subprocess.DEVNULL,
                        stderr=subprocess.DEVNULL, env=dict(os.environ, SOURCE_DATE_EPOCH="0"))
@@ -67,6 +72,8 @@ def main():
         "| figure | value |",
         "|---|---|",
         "| report size | %.2f MB (%d bytes) |" % (size / 1e6, size),
+        "| search alone (no report), median of %d | %.3f s |" % (RUNS, statistics.median(plain)),
+        "| search + --explain (the report includes it), median of %d | %.3f s |" % (RUNS, statistics.median(explain)),
         "| search + report, median of %d | %.3f s (worst %.3f s) |" % (RUNS, statistics.median(gen), max(gen)),
         "| render in headless Chromium, first (cold) | %.3f s |" % cold,
         "| render in headless Chromium, median of %d | %.3f s (worst %.3f s) |" % (RUNS, statistics.median(warm),

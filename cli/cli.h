@@ -65,6 +65,21 @@ void cli_print_text(FILE *f, const char *text);
 /* Prints err and returns the exit code of st. */
 int cli_fail(pp_status st, const pp_error *err);
 
+/* --lr, --min-lr, --warmup-steps, --train-steps, --weight-decay,
+ * --adam-betas, --adam-eps, --grad-clip into h; returns exit code. */
+int cli_hparams(const cli_args *a, pp_hparams *h);
+/* --emit DIR: the launch files of n plans (pp_plan_emit); 0 when not asked. */
+int cli_emit_plans(const cli_args *a, const pp_model *m, const pp_cluster *c, const pp_plan *plans, int n);
+#define CLI_HPARAM_OPTS                                                                                        \
+    {"lr", 1, "emitted peak learning rate (default 3e-4)"},                                                   \
+        {"min-lr", 1, "emitted warmup start and final learning rate (default 0)"},                             \
+        {"warmup-steps", 1, "emitted linear warmup, optimizer steps (default 2000)"},                          \
+        {"train-steps", 1, "emitted optimizer steps of the run (default 100000)"},                             \
+        {"weight-decay", 1, "emitted weight decay (default 0.1)"},                                             \
+        {"adam-betas", 1, "emitted Adam betas B1,B2 (default 0.9,0.95)"},                                      \
+        {"adam-eps", 1, "emitted Adam epsilon (default 1e-8)"},                                                \
+        {"grad-clip", 1, "emitted max gradient norm, 0 = off (default 1.0)"}
+
 /* Loads --model/--cluster (+ --nodes/--gpus); returns exit code. */
 int cli_load_model(const cli_args *a, pp_model *m);
 int cli_load_cluster(const cli_args *a, pp_cluster *c);

@@ -61,14 +61,8 @@ static const cli_opt opts[] = {
     {"force", 0, "replace existing output files"},
     CLI_REPORT_OPT,
     {"nvme-path", 1, "NVMe mount for --offload nvme in ds_config.json"},
-    {"lr", 1, "emitted peak learning rate (default 3e-4)"},
-    {"min-lr", 1, "emitted warmup start and final learning rate (default 0)"},
-    {"warmup-steps", 1, "emitted linear warmup, optimizer steps (default 2000)"},
-    {"train-steps", 1, "emitted optimizer steps of the run (default 100000)"},
-    {"weight-decay", 1, "emitted weight decay (default 0.1)"},
-    {"adam-betas", 1, "emitted Adam betas B1,B2 (default 0.9,0.95)"},
-    {"adam-eps", 1, "emitted Adam epsilon (default 1e-8)"},
-    {"grad-clip", 1, "emitted max gradient norm, 0 = off (default 1.0)"},
+    CLI_HPARAM_OPTS,
+    {"emit", 1, "write the launch files of the plan's framework into folder DIR (docs/frameworks.md)"},
     {NULL, 0, NULL}};
 
 static int parse_enum(const cli_args *a, const char *name, int which, int *out)
@@ -249,27 +243,6 @@ static void print_notes(const pp_notes *n, const char *kind)
     if (n->dropped) fprintf(stderr, "parplan: %s: (%d more)\n", kind, n->dropped);
 }
 
-static int parse_hparams(const cli_args *a, pp_hparams *h)
-{
-    int rc;
-    double steps = h->total_steps, warm = h->warmup_steps;
-    if ((rc = cli_num(a, "lr", 1e-12, 10, h->lr, &h->lr)) || (rc = cli_num(a, "min-lr", 0, 10, h->min_lr, &h->min_lr)) ||
-        (rc = cli_num(a, "warmup-steps", 0, 2e9, warm, &warm)) || (rc = cli_num(a, "train-steps", 1, 2e9, steps, &steps)) ||
-        (rc = cli_num(a, "weight-decay", 0, 10, h->weight_decay, &h->weight_decay)) ||
-        (rc = cli_num(a, "adam-eps", 1e-30, 1, h->eps, &h->eps)) ||
-        (rc = cli_num(a, "grad-clip", 0, 1e6, h->gradient_clipping, &h->gradient_clipping)))
-        return rc;
-    h->warmup_steps = (int)warm;
-    h->total_steps = (int)steps;
-    const char *b = cli_get(a, "adam-betas");
-    char tail;
-    if (b && sscanf(b, "%lf,%lf%c", &h->beta1, &h->beta2, &tail) != 2) {
-        fprintf(stderr, "parplan: --adam-betas: expected B1,B2 such as 0.9,0.95, got '%s'\n", cli_q(b));
-        return 2;
-    }
-    return 0;
-}
-
 /* --deepspeed FILE: the file decides what DeepSpeed decides. --micro-batch,
  * --global-batch and --precision are the HF Trainer's arguments: they fill
  * "auto" values and keys the file leaves out (pp_hf_trainer_args). */
@@ -315,7 +288,7 @@ static int prepare_emit(const cli_args *a, const pp_model *m, const pp_cluster *
     e->ds_path = cli_get(a, "emit-deepspeed");
     e->mg_path = cli_get(a, "emit-megatron");
     e->force = cli_has(a, "force");
-    if ((rc = parse_hparams(a, &e->ds.hp))) return rc;
+    if ((rc = cli_hparams(a, &e->ds.hp))) return rc;
     const char *nv = cli_get(a, "nvme-path");
     if (nv) snprintf(e->ds.nvme_path, sizeof e->ds.nvme_path, "%s", nv);
     pp_megatron_opts_default(&e->mg);
@@ -446,6 +419,7 @@ static int run(const cli_args *a)
     if (tokens > 0) pp_plan_train(&c, p, tokens, price, tdp);
     if ((rc = cli_report_estimate(a, &m, &c, p))) goto done;
     if ((e->ds_path || e->mg_path) && (rc = write_emit(&m, &c, p, e))) goto done;
+    if ((rc = cli_emit_plans(a, &m, &c, p, 1))) goto done;
     if (!strcmp(fmt, "json")) {
         char *j = pp_plan_to_json(&m, &c, p);
         if (j) printf("%s\n", j);

@@ -24,7 +24,10 @@ static const cli_opt opts[] = {
     {"format", 1, "table (default), json or csv (columns: docs/planner.md)"},
     {"explain", 0, "why #1 wins and why common alternatives lose"},
     CLI_REPORT_OPT,
-    {"force", 0, "replace an existing --report file"},
+    {"force", 0, "replace existing output files (--report, --emit)"},
+    {"emit", 1, "write each plan's launch files into DIR/1, DIR/2, ... (its framework's files, README.txt, plan.json)"},
+    {"nvme-path", 1, "NVMe mount for DeepSpeed NVMe offload in emitted files (default /local_nvme)"},
+    CLI_HPARAM_OPTS,
     CLI_FINETUNE_OPTS,
     /* lora-rank here may be a list: one search per rank, merged */
     {"threads", 1, "search threads (default: all cores); the result is the same for any"},
@@ -471,7 +474,7 @@ static int run(const cli_args *a)
         pp_plan_list_free(&l);
         return cli_fail(st, &err);
     }
-    if ((rc = cli_report_plan(a, &m, &c, &o, &l, why))) {
+    if ((rc = cli_report_plan(a, &m, &c, &o, &l, why)) || (rc = cli_emit_plans(a, &m, &c, l.plans, l.n))) {
         pp_free(why);
         pp_plan_list_free(&l);
         return rc;

@@ -135,3 +135,14 @@ pp_status pp_hparams_check(const pp_hparams *h, const char *where, pp_error *err
                         h->min_loss_scale);
     return PP_OK;
 }
+
+/* A stage's blocks fill its v chunks evenly; the one short chunk (a stage
+ * holds a multiple of v blocks or one fewer) is the first on the first
+ * stage, beside the embedding, and the last elsewhere, beside the head. */
+int pp__chunk_blocks(const pp_strategy *s, int stage, int chunk)
+{
+    int v = s->virtual_stages > 1 ? s->virtual_stages : 1, n = s->stage_layers[stage], base = n / v, rem = n % v;
+    int short_chunk = stage == 0 ? 0 : v - 1;
+    if (!rem) return base;
+    return base + (rem == v - 1 ? chunk != short_chunk : chunk < rem);
+}

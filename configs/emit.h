@@ -31,6 +31,10 @@ char *pp__sb_take(pp__sbuf *b);
  * back to AUTO (fw's own), with a note (pp_*_adapt). */
 void pp__adapt_framework(const pp_model *m, const pp_cluster *c, pp_strategy *s, pp_framework fw, pp_notes *notes);
 
+/* Blocks of virtual chunk `chunk` of stage `stage` (interleaved splits:
+ * Megatron's layout, torchtitan's model parts). */
+int pp__chunk_blocks(const pp_strategy *s, int stage, int chunk);
+
 /* Shortest decimal that reads back as exactly x (for JSON and arguments). */
 void pp__fmt_num(char *buf, size_t cap, double x);
 

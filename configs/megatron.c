@@ -226,8 +226,7 @@ static void layout_flag(pp__sbuf *b, const pp_strategy *s)
     pp__sb_printf(b, "  --pipeline-model-parallel-layout '");
     for (int k = 0; k < v; k++)
         for (int i = 0; i < p; i++) {
-            int n = s->stage_layers[i], base = n / v, rem = n % v, short_chunk = i == 0 ? 0 : v - 1;
-            int len = base + (rem && (rem == v - 1 ? k != short_chunk : k < rem));
+            int len = pp__chunk_blocks(s, i, k);
             if (k || i) pp__sb_printf(b, "|");
             if (!k && !i) pp__sb_printf(b, "E");
             if (len) pp__sb_printf(b, "t*%d", len);

@@ -13,6 +13,7 @@
 #include <math.h>
 
 #include "costmodel/costmodel.h"
+#include "costmodel/framework.h"
 
 /* Defaults for GPUs without a fitted "efficiency" in topologies/gpus.json:
  * the fitted A100 and H100 runs reached 0.79 and 0.675 of their MAMF; their
@@ -159,7 +160,7 @@ void pp__block_time(const pp_model *m, const pp_cluster *c, const pp_strategy *s
 double pp__head_time(const pp_model *m, const pp_cluster *c, const pp_strategy *s)
 {
     hw h = hardware(c, s->precision);
-    double tok = (double)s->micro_batch * s->seq / s->cp, vt = m->vocab / (double)s->tp;
+    double tok = (double)s->micro_batch * s->seq / s->cp, vt = pp__vocab(m, s) / s->tp;
     double gemm = gemm_s(&h, tok, m->hidden, vt);
     double ce = tok * vt * (16 + 10); /* fp32 softmax cross entropy, fwd + bwd */
     return 3 * gemm + ce / h.hbm;

@@ -210,3 +210,37 @@ int pp_framework_supports(pp_framework fw, const char *dim, int v)
     if (!strcmp(dim, "sp")) return v == 0 ? f->sp != 2 : v == 1 && f->sp > 0;
     return 0;
 }
+
+const char *pp__torchtitan_flavor(const pp_model *m)
+{
+    static const struct { const char *name; int layers, hidden, heads, kv, ffn; } flavors[] = {
+        {"8B", 32, 4096, 32, 8, 14336}, {"70B", 80, 8192, 64, 8, 28672}, {"405B", 126, 16384, 128, 8, 53248}};
+    if (m->vocab != 128256 || !m->gated_mlp || m->norm != PP_NORM_RMSNORM || m->position != PP_POS_ROPE ||
+        m->tied_embeddings || m->qkv_bias || m->out_bias || m->mlp_bias || m->experts || m->mla.kv_lora_rank)
+        return NULL;
+    for (size_t i = 0; i < sizeof flavors / sizeof *flavors; i++)
+        if (m->layers == flavors[i].layers && m->hidden == flavors[i].hidden && m->heads == flavors[i].heads &&
+            m->kv_heads == flavors[i].kv && m->ffn == flavors[i].ffn)
+            return flavors[i].name;
+    return NULL;
+}
+
+/* Megatron pads the vocabulary to a multiple of make_vocab_size_divisible_by
+ * x tp (core/tokenizers/utils/build_tokenizer.py); parplan's Megatron
+ * arguments choose the divisor that keeps the model's vocabulary when tp
+ * divides it, and Megatron's default 128 otherwise. */
+int pp__megatron_divisor(int vocab, int tp)
+{
+    if (tp < 1 || vocab % tp) return 128;
+    int d = 128;
+    while (d > 1 && vocab % ((long)d * tp)) d /= 2;
+    return d;
+}
+
+double pp__vocab(const pp_model *m, const pp_strategy *s)
+{
+    const pp__fw *f = pp__fw_get(s->framework);
+    if (!f || !f->megatron_arch || s->tp < 1) return m->vocab;
+    long q = (long)pp__megatron_divisor(m->vocab, s->tp) * s->tp;
+    return (double)((m->vocab + q - 1) / q * q);
+}

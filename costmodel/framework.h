@@ -77,6 +77,16 @@ typedef struct pp__fw {
     pp_cp_comm cp_default;
 } pp__fw;
 
+/* The torchtitan (v0.2.2) llama3 flavor that builds model m ("8B", "70B",
+ * "405B"), or NULL: the shapes of torchtitan/models/llama3/__init__.py. */
+const char *pp__torchtitan_flavor(const pp_model *m);
+
+/* The vocabulary the framework builds: Megatron pads it to a multiple of
+ * make_vocab_size_divisible_by x tp; pp__megatron_divisor is the divisor
+ * parplan writes (the largest power of two <= 128 keeping the model's). */
+int pp__megatron_divisor(int vocab, int tp);
+double pp__vocab(const pp_model *m, const pp_strategy *s);
+
 /* The entry of f (NULL when out of range). */
 const pp__fw *pp__fw_get(pp_framework f);
 /* Fills every AUTO behaviour of s (framework set) with the framework's:

@@ -89,7 +89,7 @@ static stage_params stage_param_count(const pp_model *m, const pp_strategy *s, i
                                       int is_first, int is_last)
 {
     stage_params sp = {0, 0, 0, 0, 0, 0, 0, 0};
-    double t = s->tp, h = m->hidden, emb = (double)m->vocab * h / t;
+    double t = s->tp, h = m->hidden, emb = pp__vocab(m, s) * h / t;
     for (int i = first; i <= last && i >= 0; i++) add_block(m, s, i, &sp);
     if (is_first) {
         double e = emb + (m->position == PP_POS_LEARNED ? (double)m->max_positions * h : 0);
@@ -312,13 +312,13 @@ double pp__nccl_bytes(const pp_strategy *s)
  * GPipe keeps every micro-batch's loss inputs until its backward. */
 static double logits_bytes(const pp_model *m, const pp_strategy *s, double tok)
 {
-    double logits = tok * m->vocab / s->tp, ab = pp__act_bytes(s); /* elements of one micro-batch */
+    double V = pp__vocab(m, s), logits = tok * V / s->tp, ab = pp__act_bytes(s); /* elements of one micro-batch */
     double per, keep;
     switch (s->loss) {
     case PP_LOSS_FUSED: per = 2 * ab * logits, keep = ab * logits; break;
     case PP_LOSS_CHUNKED: {
-        double chunks = ceil((double)m->vocab / m->hidden), chunk = fmax(1, exp2(ceil(log2(tok / chunks))));
-        per = 8 * (chunk < tok ? chunk : tok) * m->vocab / s->tp, keep = 0;
+        double chunks = ceil(V / m->hidden), chunk = fmax(1, exp2(ceil(log2(tok / chunks))));
+        per = 8 * (chunk < tok ? chunk : tok) * V / s->tp, keep = 0;
         break;
     }
     default: per = (ab + 4) * logits, keep = 4 * logits; break;

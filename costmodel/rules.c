@@ -73,6 +73,7 @@ static const rule_def defs[PP_RULE_COUNT] = {
     [PP_RULE_FW_GRAD_ACCUM] = {{"fw-grad-accum", "grad_accum_dtype", "the framework accumulates gradients in that dtype"}, D(FW) | D(PREC) | D(ZERO) | D(OFFLOAD) | D(BEHAV)},
     [PP_RULE_FW_OUTPUTS] = {{"fw-pipeline-outputs", "free_pipeline_outputs", "pipeline outputs are kept or freed as the framework does"}, D(FW) | D(DEG) | D(BEHAV)},
     [PP_RULE_FW_LOSS] = {{"fw-loss", "loss", "the framework has the loss kernel"}, D(FW) | D(BEHAV)},
+    [PP_RULE_FW_LAUNCHER] = {{"fw-launcher", "model", "a launcher of the framework runs the model with these settings"}, D(FW) | D(DEG) | D(PREC) | D(BASE) | D(LAUNCH)},
 };
 #undef D
 
@@ -677,6 +678,22 @@ static int fw_loss_ok(const why *w)
     return no_fw(w, ename(PP_ENUM_LOSS, l), has_loss, l, "such loss kernel");
 }
 
+/* FSDP is launched by HF Accelerate (any HF model; no pipeline stages, no
+ * fp8) or torchtitan (pipeline stages and fp8 too, for the models it
+ * builds: Llama 3 8B/70B/405B; no LoRA). */
+static int fw_launcher_ok(const why *w)
+{
+    const pp_strategy *s = w->x->s;
+    if (FW(w)->weights != PP_W_FSDP || (s->pp == 1 && s->precision != PP_PREC_FP8)) return 1;
+    const char *why_tt = s->pp > 1 ? "pipeline stages" : "fp8";
+    if (s->ft.mode != PP_MODE_FULL)
+        return no(w, "mode", ename(PP_ENUM_MODE, s->ft.mode), "FSDP with %s is launched by torchtitan, which has no "
+                  "LoRA; HF Accelerate (LoRA) has no %s", why_tt, why_tt);
+    if (pp__torchtitan_flavor(w->x->m)) return 1;
+    return no(w, NULL, w->x->m->name, "FSDP with %s is launched by torchtitan, whose flavors build Llama 3 8B, 70B and "
+              "405B; HF Accelerate (any model) has no %s", why_tt, why_tt);
+}
+
 /* Model shapes Megatron's arguments can build (docs/megatron.md). */
 static int fw_arch_ok(const why *w)
 {
@@ -734,6 +751,7 @@ static int (*const checks[PP_RULE_COUNT])(const why *) = {
     [PP_RULE_FW_FINETUNE] = fw_finetune_ok, [PP_RULE_FW_ARCH] = fw_arch_ok, [PP_RULE_FW_ORDER] = fw_order_ok,
     [PP_RULE_FW_TP_OVERLAP] = fw_tp_overlap_ok, [PP_RULE_FW_DP_OVERLAP] = fw_dp_overlap_ok,
     [PP_RULE_FW_GRAD_ACCUM] = fw_grad_accum_ok, [PP_RULE_FW_OUTPUTS] = fw_outputs_ok, [PP_RULE_FW_LOSS] = fw_loss_ok,
+    [PP_RULE_FW_LAUNCHER] = fw_launcher_ok,
 };
 
 int pp__rule_eval(const pp__rule_ctx *x, pp_rule r, pp_error *err)
@@ -763,5 +781,5 @@ pp_status pp_rules_check(const pp_model *m, const pp_cluster *c, const pp_strate
         return pp__fail_field(err, 0, "framework", pp_framework_name(s->framework),
                               "expected one of pytorch, deepspeed, megatron, megatron-deepspeed, fsdp");
     pp__rule_ctx x = {m, c, s, 0};
-    return pp__rules_eval(&x, PP_DIM_ALL, 0, NULL, err);
+    return pp__rules_eval(&x, PP_DIM_ALL | PP_DIM_LAUNCH, 0, NULL, err);
 }

@@ -24,7 +24,10 @@ enum {
     PP_DIM_SCHED = 1u << 10,  /* schedule, virtual stages */
     PP_DIM_BEHAV = 1u << 11,  /* behaviours filled from the framework (pp__fw_fill) */
     PP_DIM_SPLIT = 1u << 12,  /* stage_layers, per-stage recompute */
-    PP_DIM_ALL = (1u << 13) - 1
+    PP_DIM_ALL = (1u << 13) - 1,
+    PP_DIM_LAUNCH = 1u << 13  /* marks a rule about what parplan can write a launch file for:
+                                 the search and the emitters evaluate it, estimate does not
+                                 (a run launched some other way is still estimated) */
 };
 
 typedef struct pp__rule_ctx {

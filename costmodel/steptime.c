@@ -341,7 +341,7 @@ static void stage_time(const pp_model *m, const pp_cluster *c, const pp_strategy
         double head = pp__head_time(m, c, s);
         st->compute += head;
         st->bwd += head * 2 / 3;
-        double hf = (pp__head_frozen(m, s) ? 2 : 3) * 2 * tok * m->hidden * (double)m->vocab / s->tp;
+        double hf = (pp__head_frozen(m, s) ? 2 : 3) * 2 * tok * m->hidden * pp__vocab(m, s) / s->tp;
         st->hw_flops += hf;
         st->model_flops += hf;
     }

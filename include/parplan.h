@@ -395,7 +395,7 @@ typedef enum pp_rule {
     PP_RULE_FW_SCHEDULE, PP_RULE_FW_PRECISION, PP_RULE_FW_RECOMPUTE, PP_RULE_FW_PARTIAL_RECOMPUTE,
     PP_RULE_FW_SPLIT, PP_RULE_FW_OPTIMIZER, PP_RULE_FW_OFFLOAD_OPTIMIZER, PP_RULE_FW_FINETUNE,
     PP_RULE_FW_ARCH, PP_RULE_FW_ORDER, PP_RULE_FW_TP_OVERLAP, PP_RULE_FW_DP_OVERLAP, PP_RULE_FW_GRAD_ACCUM,
-    PP_RULE_FW_OUTPUTS, PP_RULE_FW_LOSS,
+    PP_RULE_FW_OUTPUTS, PP_RULE_FW_LOSS, PP_RULE_FW_LAUNCHER,
     PP_RULE_COUNT
 } pp_rule;
 
@@ -853,6 +853,47 @@ PP_API pp_status pp_write_check(const char *path, int force, pp_error *err);
 PP_API pp_status pp_write_files(const pp_out_file *files, int n, unsigned flags, pp_error *err);
 /* One file: pp_write_files with n = 1. */
 PP_API pp_status pp_write_file(const char *path, const char *data, size_t len, int force, pp_error *err);
+
+/* ---------------------------------------------------------------- launch files
+ * What a plan's framework launches with (docs/frameworks.md), built in
+ * memory: pytorch training_args.json (HF TrainingArguments); deepspeed
+ * ds_config.json (and training_args.json for the HF Trainer when it can
+ * run the plan); megatron megatron_args.sh; megatron-deepspeed
+ * ds_config.json and megatron_deepspeed_args.sh; fsdp accelerate_fsdp.yaml
+ * and training_args.json, or torchtitan.toml (pipeline stages, fp8);
+ * adapter_config.json and bnb_config.json for LoRA/QLoRA; README.txt with
+ * the launch command; plan.json. The plan's strategy must be resolved (as
+ * pp_estimate and pp_plan_search return it): it is trusted as it is. */
+
+#define PP_LAUNCH_MAX 8
+
+typedef struct pp_launch_file {
+    char name[64];   /* file name in the plan's folder */
+    char *text;      /* owned (pp_launch_free) */
+} pp_launch_file;
+
+typedef struct pp_launch {
+    int n;
+    pp_launch_file files[PP_LAUNCH_MAX];
+    pp_notes notes;  /* what the files leave to the launcher or the model code */
+} pp_launch;
+
+typedef struct pp_launch_opts {
+    pp_hparams hp;
+    char nvme_path[PP_TEXT_LEN]; /* DeepSpeed NVMe offload mount; default /local_nvme */
+} pp_launch_opts;
+
+PP_API void pp_launch_opts_default(pp_launch_opts *o);
+PP_API pp_status pp_launch_files(const pp_model *m, const pp_cluster *c, const pp_plan *p, const pp_launch_opts *o,
+                                 pp_launch *out, pp_error *err);
+PP_API void pp_launch_free(pp_launch *l);
+/* Writes n plans' launch files under dir: dir/1/, dir/2/, ... (dir itself for
+ * one plan), all of them as one set (pp_write_files; flags PP_WRITE_*):
+ * nothing is written if any plan cannot be emitted or any file cannot be
+ * written, and folders it created go again. */
+PP_API pp_status pp_plan_emit(const pp_model *m, const pp_cluster *c, const pp_plan *plans, int n,
+                              const pp_launch_opts *o, const char *dir, unsigned flags, pp_notes *notes,
+                              pp_error *err);
 
 /* ---------------------------------------------------------------- planner
  * pp_plan_search enumerates every valid strategy for a model on a cluster

@@ -171,7 +171,7 @@ static void eval_even(const search *S, slot *x, pp_memory *mem)
     int obj_mem = sp->o.objective == PP_OBJ_MEMORY;
     if (s.recompute == PP_RECOMPUTE_FULL && !obj_mem) {
         int k = least_uniform_recompute(sp, &s, mem);
-        if (k == 0 && s.pp == 1 && in_rc_set(sp, PP_RECOMPUTE_NONE)) return; /* the same as no recompute */
+        if (k == 0 && !per_stage_rc(sp, &s) && in_rc_set(sp, PP_RECOMPUTE_NONE)) return; /* the same as no recompute */
         s.recompute_layers = k;
     }
     if (pp_estimate(sp->m, sp->c, &s, &x->plan, &e) != PP_OK) return;

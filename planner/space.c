@@ -269,7 +269,7 @@ pp_status pp__space_init(pp__space *sp, const pp_model *m, const pp_cluster *c, 
 
 enum { L_FW, L_DEG, L_EP, L_ZERO, L_OFFLOAD, L_PREC, L_MB, L_SP, L_RC, L_SCHED, L_BEHAV, L_COUNT };
 static const unsigned level_dims[L_COUNT] = {
-    PP_DIM_FW | PP_DIM_BASE, PP_DIM_DEG, PP_DIM_EP, PP_DIM_ZERO, PP_DIM_OFFLOAD, PP_DIM_PREC, PP_DIM_MB, PP_DIM_SP,
+    PP_DIM_FW | PP_DIM_BASE | PP_DIM_LAUNCH, PP_DIM_DEG, PP_DIM_EP, PP_DIM_ZERO, PP_DIM_OFFLOAD, PP_DIM_PREC, PP_DIM_MB, PP_DIM_SP,
     PP_DIM_RC, PP_DIM_SCHED, PP_DIM_BEHAV};
 
 typedef struct enum_ctx {
@@ -451,7 +451,8 @@ static void enum_degrees(enum_ctx *e)
             for (int c = 0; c < sp->ncp; c++) {
                 s->pp = sp->pp[a], s->tp = sp->tp[b], s->cp = sp->cp[c], s->ep = 1;
                 long long rest = (long long)s->pp * s->tp * s->cp;
-                s->dp = sp->gpus % rest ? 0 : (int)(sp->gpus / rest);
+                if (rest > sp->gpus || sp->gpus % rest) continue; /* no whole dp: not a candidate */
+                s->dp = (int)(sp->gpus / rest);
                 if (!in_set(&sp->o.dp, s->dp) || !level_ok(e, L_DEG)) continue;
                 for (int d = 0; d < sp->nep; d++) {
                     s->ep = sp->ep[d];

@@ -68,17 +68,17 @@ static void b_v3(pp_strategy *s)
     memset(s->stage_layers, 0, sizeof s->stage_layers);
 }
 static void b_ga_odd(pp_strategy *s) { pp2(s), s->schedule = PP_SCHED_INTERLEAVED, s->virtual_stages = 2, s->global_batch = 3; }
-static void b_split(pp_strategy *s) { pp2(s), s->stage_layers[0] = 10, s->stage_layers[1] = 10; }
+static void b_split(pp_strategy *s) { pp2(s), s->stage_layers[0] = 10, s->stage_layers[1] = 10, s->filled &= ~PP_FILLED_SPLIT; }
 static void b_rc_layers(pp_strategy *s) { s->recompute = PP_RECOMPUTE_FULL, s->recompute_layers = -2; }
-static void b_behaviour(pp_strategy *s) { s->cp_comm = (pp_cp_comm)7; }
+static void b_behaviour(pp_strategy *s) { s->cp_comm = (pp_cp_comm)7, s->filled &= ~PP_FILLED_CP_COMM; }
 static void b_lora0(pp_strategy *s) { s->ft.mode = PP_MODE_LORA, s->ft.lora_rank = 0; }
 static void b_qlora32(pp_strategy *s) { s->ft.mode = PP_MODE_QLORA, s->precision = PP_PREC_FP32; }
 static void b_tp2(pp_strategy *s) { s->tp = 2, s->dp = 8; }
 static void b_tp2_nosp(pp_strategy *s) { s->tp = 2, s->dp = 8, s->sp = 0; }
 static void b_pp2(pp_strategy *s) { s->pp = 2; }
 static void b_cp2(pp_strategy *s) { s->cp = 2; }
-static void b_cp2_a2a(pp_strategy *s) { s->cp = 2, s->dp /= 2, s->cp_comm = PP_CP_A2A; }
-static void b_cp16_a2a(pp_strategy *s) { s->cp = 16, s->dp = 1, s->cp_comm = PP_CP_A2A; }
+static void b_cp2_a2a(pp_strategy *s) { s->cp = 2, s->dp /= 2, s->cp_comm = PP_CP_A2A, s->filled &= ~PP_FILLED_CP_COMM; }
+static void b_cp16_a2a(pp_strategy *s) { s->cp = 16, s->dp = 1, s->cp_comm = PP_CP_A2A, s->filled &= ~PP_FILLED_CP_COMM; }
 static void b_zero3(pp_strategy *s) { s->zero = 3; }
 static void b_zero2_pp2(pp_strategy *s) { pp2(s), s->zero = 2; }
 static void b_hybrid(pp_strategy *s) { s->shard = 1; }
@@ -89,18 +89,24 @@ static void b_partial(pp_strategy *s)
 {
     pp2(s), s->recompute = PP_RECOMPUTE_FULL, s->recompute_layers = 4;
     s->stage_layers[0] = s->stage_layers[1] = 16;
+    s->filled &= ~PP_FILLED_SPLIT;
 }
-static void b_uneven(pp_strategy *s) { pp2(s), s->stage_layers[0] = 14, s->stage_layers[1] = 18; }
+static void b_uneven(pp_strategy *s) { pp2(s), s->stage_layers[0] = 14, s->stage_layers[1] = 18, s->filled &= ~PP_FILLED_SPLIT; }
 static void b_adam8(pp_strategy *s) { s->optimizer = PP_OPT_ADAM8BIT; }
 static void b_sgd_offload(pp_strategy *s) { s->optimizer = PP_OPT_SGD, s->offload = PP_OFFLOAD_OPT_PARAMS, s->zero = 3; }
 static void b_lora(pp_strategy *s) { s->ft.mode = PP_MODE_LORA; }
 static void b_order2(pp_strategy *s) { strcpy(s->order, "cp-tp-dp-pp"); }
-static void b_tp_overlap(pp_strategy *s) { s->overlap_tp = 1, s->tp = 2, s->dp = 8, s->sp = 1; }
-static void b_dp_overlap(pp_strategy *s) { pp2(s), s->overlap_dp = 1; }
-static void b_grad32(pp_strategy *s) { s->zero = 2, s->grad_accum_dtype = PP_GRAD_FP32; }
-static void b_outputs(pp_strategy *s) { pp2(s), s->buf.free_pipeline_outputs = 1; }
-static void b_chunked(pp_strategy *s) { s->loss = PP_LOSS_CHUNKED; }
+static void b_tp_overlap(pp_strategy *s) { s->overlap_tp = 1, s->tp = 2, s->dp = 8, s->sp = 1, s->filled &= ~PP_FILLED_OVERLAP_TP; }
+static void b_dp_overlap(pp_strategy *s) { pp2(s), s->overlap_dp = 1, s->filled &= ~PP_FILLED_OVERLAP_DP; }
+static void b_grad32(pp_strategy *s) { s->zero = 2, s->grad_accum_dtype = PP_GRAD_FP32, s->filled &= ~PP_FILLED_GRAD_DTYPE; }
+static void b_outputs(pp_strategy *s) { pp2(s), s->buf.free_pipeline_outputs = 1, s->filled &= ~PP_FILLED_OUTPUTS; }
+static void b_chunked(pp_strategy *s) { s->loss = PP_LOSS_CHUNKED, s->filled &= ~PP_FILLED_LOSS; }
 static void b_megatron(pp_strategy *s) { s->framework = PP_FW_MEGATRON; }
+static void b_fsdp_pp2(pp_strategy *s)
+{
+    s->framework = PP_FW_FSDP, s->zero = 2, s->sp = s->tp > 1, pp2(s);
+    s->filled |= PP_FILLED_OUTPUTS | PP_FILLED_OVERLAP_DP | PP_FILLED_OVERLAP_TP | PP_FILLED_GRAD_DTYPE; /* FSDP's own */
+}
 
 #define L3 "llama3-8b"
 #define H "dgx-h100"
@@ -155,6 +161,7 @@ static rule_case cases[] = {
     {PP_RULE_FW_GRAD_ACCUM, L3, H, 16, PP_FW_DEEPSPEED, tp1, b_grad32, PP_FW_MEGATRON, 0},
     {PP_RULE_FW_OUTPUTS, L3, H, 16, PP_FW_DEEPSPEED, tp1, b_outputs, PP_FW_MEGATRON, 0},
     {PP_RULE_FW_LOSS, L3, H, 16, PP_FW_MEGATRON, NULL, b_chunked, PP_FW_PYTORCH, 0},
+    {PP_RULE_FW_LAUNCHER, "mistral-7b", H, 16, PP_FW_MEGATRON, NULL, b_fsdp_pp2, PP_FW_MEGATRON, 0},
 };
 #define NCASES (sizeof cases / sizeof *cases)
 
@@ -191,7 +198,12 @@ ParameterizedTest(size_t *ki, rules, each_rule)
     snprintf(tag, sizeof tag, "[rule %s]", info->id);
     cr_assert(strstr(e.msg, tag), "%s", e.msg);
     cr_assert(!strstr(e.msg, "--"), "no CLI wording in the library: %s", e.msg);
-    if (!k->max_tp) { /* the whole table refuses it too (tp-domain is the search's own limit) */
+    if (!k->max_tp) { /* the whole table refuses it too (tp-domain is the search's own limit); resolve
+                         does too unless the rule is about launchers */
+        pp_strategy r = b;
+        pp_error e3 = {""};
+        int launch = (pp__rule_deps(k->rule) & PP_DIM_LAUNCH) != 0;
+        cr_assert_eq(pp_strategy_resolve(&r, &m, &c, &e3) == PP_OK, launch, "rule %s: resolve %s", info->id, e3.msg);
         pp_error e2 = {""};
         cr_assert_eq(pp_rules_check(&m, &c, &b, &e2), PP_ERR_INPUT, "rule %s", info->id);
     }

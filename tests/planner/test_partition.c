@@ -260,7 +260,7 @@ Test(partition, ilp_equals_dp_plain_minmax, .timeout = 600)
 {
     big_case("gpt3-175b", "dgx-a100-80g", 64, 8, 8, 1, 512, 2048, PP_RECOMPUTE_NONE, PP_SCHED_1F1B, 1, 0);
     big_case("llama3.1-405b", "dgx-h100", 256, 8, 32, 1, 512, 8192, PP_RECOMPUTE_NONE, PP_SCHED_1F1B, 1, 0);
-    big_case("megatron-1t", "dgx-a100-80g", 128, 8, 16, 1, 128, 2048, PP_RECOMPUTE_NONE, PP_SCHED_GPIPE, 1, 0);
+    big_case("llama3.1-405b", "dgx-h100", 128, 8, 16, 1, 128, 8192, PP_RECOMPUTE_NONE, PP_SCHED_GPIPE, 1, 0);
     big_case("llama3-70b", "dgx-h100", 32, 8, 4, 1, 64, 8192, PP_RECOMPUTE_SELECTIVE, PP_SCHED_1F1B, 1, 0);
     big_case("llama3-70b", "dgx-h100", 32, 8, 4, 1, 64, 8192, PP_RECOMPUTE_NONE, PP_SCHED_INTERLEAVED, 4, 0);
     big_case("mixtral-8x22b", "dgx-h100", 64, 8, 8, 1, 64, 4096, PP_RECOMPUTE_NONE, PP_SCHED_1F1B, 1, 0);

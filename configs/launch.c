@@ -1,0 +1,452 @@
+/*
+ * launch.c — the files a plan's framework launches with (docs/frameworks.md):
+ *   pytorch             training_args.json (HF TrainingArguments), with PEFT's
+ *                       adapter_config.json and a BitsAndBytesConfig for QLoRA
+ *   deepspeed           ds_config.json; training_args.json for the HF Trainer
+ *                       when it can run the plan (no pipeline, no Ulysses)
+ *   megatron            megatron_args.sh
+ *   megatron-deepspeed  ds_config.json and megatron_deepspeed_args.sh
+ *   fsdp                accelerate_fsdp.yaml (HF Accelerate 1.14, FSDP2) and
+ *                       training_args.json, or torchtitan.toml (v0.2.2)
+ * plus README.txt (the launch command) and plan.json. Every file is built
+ * in memory first; pp_plan_emit writes all plans' files as one set.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <errno.h>
+#include <unistd.h>
+
+#include "configs/configs.h"
+#include "configs/emit.h"
+
+#define ACCELERATE_VERSION "1.14.0"
+#define TORCHTITAN_VERSION "v0.2.2"
+
+void pp_launch_opts_default(pp_launch_opts *o)
+{
+    memset(o, 0, sizeof *o);
+    pp_hparams_default(&o->hp);
+    snprintf(o->nvme_path, sizeof o->nvme_path, "/local_nvme");
+}
+
+void pp_launch_free(pp_launch *l)
+{
+    if (!l) return;
+    for (int i = 0; i < l->n; i++) pp_free(l->files[i].text);
+    l->n = 0;
+}
+
+static pp_status add_file(pp_launch *l, const char *name, char *text, pp_error *err)
+{
+    if (!text) return pp__fail(err, PP_ERR_NOMEM, "out of memory writing %s", name);
+    if (l->n >= PP_LAUNCH_MAX) {
+        pp_free(text);
+        return pp__fail(err, PP_ERR_INTERNAL, "more than %d launch files", PP_LAUNCH_MAX);
+    }
+    snprintf(l->files[l->n].name, sizeof l->files[l->n].name, "%s", name);
+    l->files[l->n++].text = text;
+    return PP_OK;
+}
+
+static char *json_text(cJSON *o)
+{
+    char *t = o ? cJSON_Print(o) : NULL;
+    cJSON_Delete(o);
+    if (!t) return NULL;
+    size_t n = strlen(t);
+    char *r = realloc(t, n + 2);
+    if (!r) {
+        free(t);
+        return NULL;
+    }
+    r[n] = '\n', r[n + 1] = '\0';
+    return r;
+}
+
+/* ------------------------------------------------------------ HF */
+
+/* transformers' OptimizerNames for each optimizer (the default foreach
+ * AdamW is what the pytorch framework prices). */
+static const char *hf_optim(pp_optimizer o)
+{
+    static const char *const names[PP_OPT_COUNT] = {
+        [PP_OPT_ADAMW] = "adamw_torch", [PP_OPT_ADAM8BIT] = "adamw_bnb_8bit", [PP_OPT_ADAFACTOR] = "adafactor",
+        [PP_OPT_SGD] = "sgd", [PP_OPT_LION] = "lion_32bit", [PP_OPT_ADAGRAD] = "adagrad", [PP_OPT_RMSPROP] = "rmsprop"};
+    return (unsigned)o < PP_OPT_COUNT ? names[o] : "adamw_torch";
+}
+
+/* TrainingArguments as JSON (HfArgumentParser.parse_json_file): what the
+ * plan sets, and the hyper-parameters. ds_config names DeepSpeed's file. */
+static char *training_args(const pp_plan *p, const pp_hparams *hp, const char *ds_config)
+{
+    const pp_strategy *s = &p->strategy;
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "output_dir", "output");
+    cJSON_AddNumberToObject(o, "per_device_train_batch_size", s->micro_batch);
+    cJSON_AddNumberToObject(o, "gradient_accumulation_steps", s->grad_accum);
+    cJSON_AddBoolToObject(o, "gradient_checkpointing", s->recompute == PP_RECOMPUTE_FULL);
+    cJSON_AddBoolToObject(o, "bf16", s->precision == PP_PREC_BF16);
+    cJSON_AddBoolToObject(o, "fp16", s->precision == PP_PREC_FP16);
+    cJSON_AddBoolToObject(o, "tf32", 0);
+    cJSON_AddStringToObject(o, "optim", hf_optim(s->optimizer));
+    cJSON_AddNumberToObject(o, "learning_rate", hp->lr);
+    cJSON_AddNumberToObject(o, "weight_decay", hp->weight_decay);
+    cJSON_AddNumberToObject(o, "adam_beta1", hp->beta1);
+    cJSON_AddNumberToObject(o, "adam_beta2", hp->beta2);
+    cJSON_AddNumberToObject(o, "adam_epsilon", hp->eps);
+    cJSON_AddNumberToObject(o, "max_grad_norm", hp->gradient_clipping);
+    cJSON_AddNumberToObject(o, "max_steps", hp->total_steps);
+    cJSON_AddNumberToObject(o, "warmup_steps", hp->warmup_steps);
+    cJSON_AddStringToObject(o, "lr_scheduler_type", "linear");
+    if (s->loss == PP_LOSS_CHUNKED) cJSON_AddBoolToObject(o, "use_liger_kernel", 1);
+    if (s->dp > 1) cJSON_AddBoolToObject(o, "ddp_find_unused_parameters", 0);
+    if (ds_config) cJSON_AddStringToObject(o, "deepspeed", ds_config);
+    return json_text(o);
+}
+
+/* bitsandbytes' 4-bit NF4 with double quantisation (the QLoRA recipe, as
+ * parplan prices it: pp__qlora_bytes_per_param). */
+static char *bnb_config(const pp_strategy *s)
+{
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddBoolToObject(o, "load_in_4bit", 1);
+    cJSON_AddStringToObject(o, "bnb_4bit_quant_type", "nf4");
+    cJSON_AddBoolToObject(o, "bnb_4bit_use_double_quant", 1);
+    cJSON_AddStringToObject(o, "bnb_4bit_compute_dtype", s->precision == PP_PREC_FP16 ? "float16" : "bfloat16");
+    return json_text(o);
+}
+
+/* ------------------------------------------------------------ FSDP */
+
+/* The decoder-layer class HF transformers wraps as one FSDP unit. */
+static const char *hf_layer_class(const pp_model *m)
+{
+    static const struct { const char *prefix, *cls; } map[] = {
+        {"llama", "LlamaDecoderLayer"}, {"mistral", "MistralDecoderLayer"}, {"mixtral", "MixtralDecoderLayer"},
+        {"qwen3", "Qwen3DecoderLayer"}, {"qwen2", "Qwen2DecoderLayer"}, {"gemma", "GemmaDecoderLayer"},
+        {"gpt2", "GPT2Block"}, {"gpt-neox", "GPTNeoXLayer"}, {"pythia", "GPTNeoXLayer"}, {"falcon", "FalconDecoderLayer"},
+        {"bloom", "BloomBlock"}, {"opt", "OPTDecoderLayer"}, {"mpt", "MPTBlock"}, {"deepseek", "DeepseekV3DecoderLayer"},
+        {"phi", "PhiDecoderLayer"}};
+    for (size_t i = 0; i < sizeof map / sizeof *map; i++)
+        if (!strncmp(m->name, map[i].prefix, strlen(map[i].prefix))) return map[i].cls;
+    return NULL;
+}
+
+/* HF Accelerate's FSDP2 config (accelerate config's keys, v1.14):
+ * reshard_after_forward for zero 3/2, parameters and optimizer on the CPU
+ * for offload, activation checkpointing for full recompute, and the
+ * parallelism sizes (HSDP: replicate x shard; TP and CP). */
+static char *accelerate_yaml(const pp_model *m, const pp_cluster *c, const pp_plan *p, pp_notes *notes)
+{
+    const pp_strategy *s = &p->strategy;
+    int world = pp_cluster_gpus(c), nd = s->dp * s->cp, shard = s->shard > 0 && s->shard < nd ? s->shard : nd;
+    const char *cls = hf_layer_class(m);
+    if (!cls) pp__note(notes, "accelerate_fsdp.yaml: set fsdp_transformer_layer_cls_to_wrap to %s's decoder-layer class", m->name);
+    pp__sbuf b = {0};
+    pp__sb_printf(&b, "# HF Accelerate %s FSDP2 config for %s on %d x %s, written by parplan %s.\n", ACCELERATE_VERSION,
+                  m->name, world, c->gpu.name, pp_version());
+    pp__sb_printf(&b, "compute_environment: LOCAL_MACHINE\ndistributed_type: FSDP\n");
+    pp__sb_printf(&b, "mixed_precision: %s\n", s->precision == PP_PREC_BF16 ? "bf16" : "'no'");
+    pp__sb_printf(&b, "num_machines: %d\nnum_processes: %d\nmachine_rank: 0\nmain_training_function: main\n"
+                      "rdzv_backend: static\nsame_network: true\nuse_cpu: false\n", c->nodes, world);
+    pp__sb_printf(&b, "fsdp_config:\n  fsdp_version: 2\n  fsdp_reshard_after_forward: %s\n",
+                  s->zero == 3 ? "true" : "false");
+    pp__sb_printf(&b, "  fsdp_auto_wrap_policy: TRANSFORMER_BASED_WRAP\n  fsdp_transformer_layer_cls_to_wrap: %s\n",
+                  cls ? cls : "DecoderLayer");
+    pp__sb_printf(&b, "  fsdp_offload_params: %s\n", s->offload == PP_OFFLOAD_OPT_PARAMS ? "true" : "false");
+    pp__sb_printf(&b, "  fsdp_state_dict_type: SHARDED_STATE_DICT\n  fsdp_activation_checkpointing: %s\n",
+                  s->recompute == PP_RECOMPUTE_FULL ? "true" : "false");
+    pp__sb_printf(&b, "  fsdp_cpu_ram_efficient_loading: true\n");
+    pp__sb_printf(&b, "parallelism_config:\n  parallelism_config_dp_replicate_size: %d\n"
+                      "  parallelism_config_dp_shard_size: %d\n  parallelism_config_tp_size: %d\n"
+                      "  parallelism_config_cp_size: %d\n", nd / shard, shard / s->cp, s->tp, s->cp);
+    return pp__sb_take(&b);
+}
+
+/* torchtitan's job: the llama3 flavor's baseline with this plan's
+ * parallelism, batch, precision and checkpointing (config keys of
+ * torchtitan/config/job_config.py at v0.2.2). local_batch_size is per DP
+ * rank: with pipeline stages a step's micro-batches (the schedule's
+ * microbatch count is local / pipeline_parallel_microbatch_size), without
+ * them one micro-batch (accumulation = global / (local x dp)). */
+static char *torchtitan_toml(const pp_model *m, const pp_cluster *c, const pp_plan *p, const pp_hparams *hp)
+{
+    const pp_strategy *s = &p->strategy;
+    int nd = s->dp * s->cp, shard = s->shard > 0 && s->shard < nd ? s->shard : nd;
+    static const char *const sched[PP_SCHED_COUNT] = {"1F1B", "Interleaved1F1B", "GPipe"};
+    pp__sbuf b = {0};
+    pp__sb_printf(&b, "# torchtitan %s job for %s on %d x %s, written by parplan %s.\n", TORCHTITAN_VERSION, m->name,
+                  pp_cluster_gpus(c), c->gpu.name, pp_version());
+    pp__sb_printf(&b, "[job]\ndump_folder = \"./outputs\"\n\n[model]\nname = \"llama3\"\nflavor = \"%s\"\n",
+                  pp__torchtitan_flavor(m));
+    if (s->precision == PP_PREC_FP8) pp__sb_printf(&b, "converters = [\"float8\"]\n");
+    pp__sb_printf(&b, "\n[optimizer]\nname = \"AdamW\"\nlr = %g\neps = %g\nweight_decay = %g\n", hp->lr, hp->eps,
+                  hp->weight_decay);
+    pp__sb_printf(&b, "\n[lr_scheduler]\nwarmup_steps = %d\n", hp->warmup_steps);
+    pp__sb_printf(&b, "\n[training]\nlocal_batch_size = %d\nglobal_batch_size = %d\nseq_len = %d\nsteps = %d\n"
+                      "max_norm = %g\nmixed_precision_param = \"%s\"\nmixed_precision_reduce = \"float32\"\n",
+                  s->pp > 1 ? s->micro_batch * s->grad_accum : s->micro_batch, s->global_batch, s->seq, hp->total_steps,
+                  hp->gradient_clipping, s->precision == PP_PREC_FP32 ? "float32" : "bfloat16");
+    if (s->offload == PP_OFFLOAD_OPT_PARAMS) pp__sb_printf(&b, "enable_cpu_offload = true\n");
+    pp__sb_printf(&b, "\n[parallelism]\ndata_parallel_replicate_degree = %d\ndata_parallel_shard_degree = %d\n"
+                      "fsdp_reshard_after_forward = \"%s\"\ntensor_parallel_degree = %d\ncontext_parallel_degree = %d\n",
+                  nd / shard, shard / s->cp, s->zero == 3 ? "always" : "never", s->tp, s->cp);
+    if (s->cp > 1)
+        pp__sb_printf(&b, "context_parallel_rotate_method = \"%s\"\n", s->cp_comm == PP_CP_RING ? "alltoall" : "allgather");
+    pp__sb_printf(&b, "pipeline_parallel_degree = %d\n", s->pp);
+    if (s->pp > 1) {
+        pp__sb_printf(&b, "pipeline_parallel_schedule = \"%s\"\npipeline_parallel_microbatch_size = %d\n",
+                      sched[s->schedule], s->micro_batch);
+        /* model parts in schedule order: chunk k of rank r is part k * pp + r */
+        pp__sb_printf(&b, "module_fqns_per_model_part = [");
+        int v = s->virtual_stages, first[PP_MAX_STAGES + 1];
+        first[0] = 0;
+        for (int i = 0; i < s->pp; i++) first[i + 1] = first[i] + s->stage_layers[i];
+        for (int k = 0; k < v; k++)
+            for (int r = 0; r < s->pp; r++) {
+                int start = first[r];
+                for (int j = 0; j < k; j++) start += pp__chunk_blocks(s, r, j);
+                int n = pp__chunk_blocks(s, r, k);
+                pp__sb_printf(&b, "%s[", k || r ? ", " : "");
+                int any = 0;
+                if (!k && !r) pp__sb_printf(&b, "\"tok_embeddings\""), any = 1;
+                for (int l = start; l < start + n; l++) pp__sb_printf(&b, "%s\"layers.%d\"", any++ ? ", " : "", l);
+                if (k == v - 1 && r == s->pp - 1) pp__sb_printf(&b, "%s\"norm\", \"output\"", any ? ", " : "");
+                pp__sb_printf(&b, "]");
+            }
+        pp__sb_printf(&b, "]\n");
+    }
+    pp__sb_printf(&b, "\n[activation_checkpoint]\nmode = \"%s\"\n", s->recompute == PP_RECOMPUTE_FULL ? "full" : "none");
+    return pp__sb_take(&b);
+}
+
+/* ------------------------------------------------------------ README */
+
+static void readme_launch(pp__sbuf *b, const pp_cluster *c, const pp_plan *p, const pp_launch *l)
+{
+    const pp_strategy *s = &p->strategy;
+    int nodes = c->nodes, per = c->gpus_per_node, world = pp_cluster_gpus(c);
+    const char *rdzv = nodes > 1 ? " --rdzv_backend c10d --rdzv_endpoint $MASTER_ADDR:29500" : "";
+    int hf = 0, tt = 0;
+    for (int i = 0; i < l->n; i++) {
+        hf |= !strcmp(l->files[i].name, "training_args.json");
+        tt |= !strcmp(l->files[i].name, "torchtitan.toml");
+    }
+    pp__sb_printf(b, "Launch (on each of the %d node%s; your training script and data are yours):\n\n", nodes,
+                  nodes > 1 ? "s" : "");
+    switch (s->framework) {
+    case PP_FW_PYTORCH:
+        if (world == 1) pp__sb_printf(b, "  python train.py training_args.json\n");
+        else pp__sb_printf(b, "  torchrun --nnodes %d --nproc_per_node %d%s train.py training_args.json\n", nodes, per, rdzv);
+        pp__sb_printf(b, "\ntrain.py: a Hugging Face Trainer script that reads its TrainingArguments from the JSON\n"
+                         "(HfArgumentParser.parse_json_file), e.g. transformers' examples/pytorch/language-modeling/run_clm.py\n"
+                         "with your model_name_or_path and dataset added to the JSON.\n");
+        break;
+    case PP_FW_DEEPSPEED:
+        if (hf) pp__sb_printf(b, "  deepspeed --num_nodes %d --num_gpus %d train.py training_args.json\n", nodes, per);
+        else pp__sb_printf(b, "  deepspeed --num_nodes %d --num_gpus %d your_script.py --deepspeed ds_config.json\n", nodes,
+                           per);
+        pp__sb_printf(b, "\n(DeepSpeed v0.14.5; %s)\n", hf ? "training_args.json points the HF Trainer at ds_config.json"
+                                                           : "your script builds the PipelineModule, Ulysses attention or "
+                                                             "MoE layers the plan uses");
+        break;
+    case PP_FW_MEGATRON:
+        pp__sb_printf(b, "  source megatron_args.sh\n  torchrun --nnodes %d --nproc_per_node %d%s pretrain_gpt.py "
+                         "\"${MEGATRON_ARGS[@]}\" \\\n    --data-path ... --tokenizer-type ... --save ... --load ...\n",
+                      nodes, per, rdzv);
+        break;
+    case PP_FW_MEGATRON_DEEPSPEED:
+        pp__sb_printf(b, "  source megatron_deepspeed_args.sh\n  deepspeed --num_nodes %d --num_gpus %d pretrain_gpt.py "
+                         "\"${MEGATRON_ARGS[@]}\" \\\n    --data-path ... --tokenizer-type ... --save ... --load ...\n",
+                      nodes, per);
+        break;
+    case PP_FW_FSDP:
+        if (tt)
+            pp__sb_printf(b, "  torchrun --nnodes %d --nproc_per_node %d%s -m torchtitan.train --job.config_file "
+                             "torchtitan.toml\n\n(torchtitan %s: later releases changed the config system)\n",
+                          nodes, per, rdzv, TORCHTITAN_VERSION);
+        else
+            pp__sb_printf(b, "  accelerate launch --config_file accelerate_fsdp.yaml --num_machines %d --num_processes %d "
+                             "--machine_rank $NODE_RANK train.py training_args.json\n\n(HF Accelerate %s, FSDP2)\n",
+                          nodes, world, ACCELERATE_VERSION);
+        break;
+    default: break;
+    }
+}
+
+static char *readme(const pp_model *m, const pp_cluster *c, const pp_plan *p, const pp_launch *l, const pp_notes *notes)
+{
+    const pp_strategy *s = &p->strategy;
+    pp__sbuf b = {0};
+    pp__sb_printf(&b, "%s on %d x %s (%s), run by %s, written by parplan %s.\n\n", m->name, pp_cluster_gpus(c),
+                  c->gpu.name, c->name, pp_framework_name(s->framework), pp_version());
+    pp__sb_printf(&b, "Predicted: peak %.2f GiB per GPU on stage %d (%s), step %.3f s, %.0f tokens/s, MFU %.1f%%.\n",
+                  p->memory.peak_bytes / 1073741824.0, p->memory.peak_stage, p->memory.fits ? "fits" : "DOES NOT FIT",
+                  p->time.step_s, p->throughput.tokens_per_s, 100 * p->throughput.mfu);
+    pp__sb_printf(&b, "Strategy: dp %d, tp %d%s, pp %d, cp %d, ep %d, ZeRO-%d, %s, recompute %s, micro-batch %d x %d, "
+                      "%s.\n\n", s->dp, s->tp, s->sp ? " +sp" : "", s->pp, s->cp, s->ep, s->zero,
+                  pp_precision_name(s->precision), pp_recompute_name(s->recompute), s->micro_batch, s->grad_accum,
+                  pp_schedule_name(s->schedule));
+    readme_launch(&b, c, p, l);
+    pp__sb_printf(&b, "\nFiles:\n");
+    for (int i = 0; i < l->n; i++) pp__sb_printf(&b, "  %s\n", l->files[i].name);
+    pp__sb_printf(&b, "  plan.json (the plan these files launch: parplan estimate reads them back to the same numbers)\n");
+    if (notes && notes->n) {
+        pp__sb_printf(&b, "\nNotes:\n");
+        for (int i = 0; i < notes->n; i++) pp__sb_printf(&b, "  - %s\n", notes->line[i]);
+    }
+    return pp__sb_take(&b);
+}
+
+/* ------------------------------------------------------------ per framework */
+
+static pp_status megatron_file(const pp_model *m, const pp_cluster *c, const pp_plan *p, const pp_launch_opts *o,
+                               pp_megatron_flavor f, pp_launch *out, pp_error *err)
+{
+    pp_megatron_opts mo;
+    pp_megatron_opts_default(&mo);
+    mo.flavor = f;
+    mo.hp = o->hp;
+    char *text = NULL;
+    pp_status st = pp_megatron_args(m, c, p, &mo, &text, &out->notes, err);
+    if (st != PP_OK) return st;
+    return add_file(out, f == PP_MEGATRON_LM ? "megatron_args.sh" : "megatron_deepspeed_args.sh", text, err);
+}
+
+static pp_status deepspeed_files(const pp_model *m, const pp_cluster *c, const pp_plan *p, const pp_launch_opts *o,
+                                 pp_launch *out, pp_error *err)
+{
+    const pp_strategy *s = &p->strategy;
+    int mds = s->framework == PP_FW_MEGATRON_DEEPSPEED;
+    pp_deepspeed_opts d;
+    pp_deepspeed_opts_default(&d);
+    d.hp = o->hp;
+    snprintf(d.nvme_path, sizeof d.nvme_path, "%s", o->nvme_path);
+    d.client_optimizer = d.client_scheduler = mds; /* Megatron-DeepSpeed passes its own */
+    char *text = NULL;
+    pp_status st = pp_deepspeed_to_string(m, c, p, &d, &text, &out->notes, err);
+    if (st == PP_OK) st = add_file(out, "ds_config.json", text, err);
+    if (st != PP_OK) return st;
+    if (mds) return megatron_file(m, c, p, o, PP_MEGATRON_DEEPSPEED, out, err);
+    /* the HF Trainer runs DeepSpeed without a pipeline or Ulysses */
+    if (s->pp == 1 && s->cp == 1) st = add_file(out, "training_args.json", training_args(p, &o->hp, "ds_config.json"), err);
+    return st;
+}
+
+static pp_status fsdp_files(const pp_model *m, const pp_cluster *c, const pp_plan *p, const pp_launch_opts *o,
+                            pp_launch *out, pp_error *err)
+{
+    const pp_strategy *s = &p->strategy;
+    if (s->pp > 1 || s->precision == PP_PREC_FP8) /* the rule fw-launcher says torchtitan builds it */
+        return add_file(out, "torchtitan.toml", torchtitan_toml(m, c, p, &o->hp), err);
+    pp_status st = add_file(out, "accelerate_fsdp.yaml", accelerate_yaml(m, c, p, &out->notes), err);
+    if (st == PP_OK) st = add_file(out, "training_args.json", training_args(p, &o->hp, NULL), err);
+    return st;
+}
+
+static pp_status finetune_files(const pp_model *m, const pp_plan *p, pp_launch *out, pp_error *err)
+{
+    if (p->strategy.ft.mode == PP_MODE_FULL) return PP_OK;
+    char *t = NULL;
+    pp_status st = pp_peft_config_to_string(m, p, &t, err);
+    if (st == PP_OK) st = add_file(out, "adapter_config.json", t, err);
+    if (st == PP_OK && p->strategy.ft.mode == PP_MODE_QLORA) st = add_file(out, "bnb_config.json", bnb_config(&p->strategy), err);
+    return st;
+}
+
+pp_status pp_launch_files(const pp_model *m, const pp_cluster *c, const pp_plan *p, const pp_launch_opts *o,
+                          pp_launch *out, pp_error *err)
+{
+    pp_launch_opts def;
+    if (!o) pp_launch_opts_default(&def), o = &def;
+    memset(out, 0, sizeof *out);
+    /* every rule, with those about what has a launcher (estimate skips them) */
+    pp_status st = pp_rules_check(m, c, &p->strategy, err);
+    if (st == PP_OK) st = pp_hparams_check(&o->hp, "hyper-parameters", err);
+    switch (st == PP_OK ? p->strategy.framework : PP_FW_COUNT) {
+    case PP_FW_PYTORCH: st = add_file(out, "training_args.json", training_args(p, &o->hp, NULL), err); break;
+    case PP_FW_DEEPSPEED:
+    case PP_FW_MEGATRON_DEEPSPEED: st = deepspeed_files(m, c, p, o, out, err); break;
+    case PP_FW_MEGATRON: st = megatron_file(m, c, p, o, PP_MEGATRON_LM, out, err); break;
+    case PP_FW_FSDP: st = fsdp_files(m, c, p, o, out, err); break;
+    default:
+        if (st == PP_OK)
+            st = pp__fail_field(err, 0, "framework", pp_framework_name(p->strategy.framework),
+                                "a plan names the framework that runs it (resolve it first)");
+    }
+    if (st == PP_OK) st = finetune_files(m, p, out, err);
+    if (st == PP_OK) st = add_file(out, "plan.json", pp_plan_to_json(m, c, p), err);
+    if (st == PP_OK) st = add_file(out, "README.txt", readme(m, c, p, out, &out->notes), err);
+    if (st != PP_OK) pp_launch_free(out);
+    return st;
+}
+
+/* ------------------------------------------------------------ a folder of plans */
+
+static pp_status make_dir(const char *path, int force, pp_error *err)
+{
+    struct stat st;
+    if (mkdir(path, 0777) == 0) return PP_OK;
+    if (errno != EEXIST) return pp__fail(err, PP_ERR_IO, "%s: cannot create the folder: %s", path, strerror(errno));
+    if (stat(path, &st) != 0 || !S_ISDIR(st.st_mode))
+        return pp__fail(err, PP_ERR_IO, "%s: exists and is not a folder", path);
+    (void)force; /* the files inside are checked one by one (pp_write_files) */
+    return PP_OK;
+}
+
+pp_status pp_plan_emit(const pp_model *m, const pp_cluster *c, const pp_plan *plans, int n, const pp_launch_opts *o,
+                       const char *dir, unsigned flags, pp_notes *notes, pp_error *err)
+{
+    if (!dir || !*dir) return pp__fail(err, PP_ERR_INPUT, "emit: expected a folder name");
+    if (n < 1) return pp__fail(err, PP_ERR_INPUT, "emit: no plan to write");
+    pp_launch *l = calloc((size_t)n, sizeof *l);
+    pp_out_file *files = calloc((size_t)n * PP_LAUNCH_MAX, sizeof *files);
+    char (*paths)[PP_TEXT_LEN * 2] = calloc((size_t)n * PP_LAUNCH_MAX, sizeof *paths);
+    int nf = 0, made = 0;
+    pp_status st = l && files && paths ? PP_OK : pp__fail(err, PP_ERR_NOMEM, "out of memory");
+    /* every plan's files first: nothing is written if one cannot be emitted */
+    for (int i = 0; st == PP_OK && i < n; i++) {
+        st = pp_launch_files(m, c, &plans[i], o, &l[i], err);
+        if (st != PP_OK && err) {
+            char msg[PP_ERR_LEN];
+            snprintf(msg, sizeof msg, "%s", err->msg);
+            snprintf(err->msg, sizeof err->msg, "plan %d: %.490s", i + 1, msg);
+            err->detail = 0, err->field[0] = '\0';
+        }
+        for (int k = 0; st == PP_OK && k < l[i].n; k++) {
+            if (n > 1) snprintf(paths[nf], sizeof paths[nf], "%s/%d/%s", dir, i + 1, l[i].files[k].name);
+            else snprintf(paths[nf], sizeof paths[nf], "%s/%s", dir, l[i].files[k].name);
+            files[nf] = (pp_out_file){paths[nf], l[i].files[k].text, strlen(l[i].files[k].text)};
+            nf++;
+        }
+        for (int k = 0; notes && k < l[i].notes.n; k++) pp__note(notes, "plan %d: %s", i + 1, l[i].notes.line[k]);
+    }
+    /* the folders, then the files as one set; new folders go again on failure */
+    struct stat sb;
+    int dir_existed = stat(dir, &sb) == 0;
+    if (st == PP_OK) st = make_dir(dir, 0, err);
+    for (int i = 0; st == PP_OK && n > 1 && i < n; i++) {
+        char sub[PP_TEXT_LEN * 2];
+        snprintf(sub, sizeof sub, "%s/%d", dir, i + 1);
+        int existed = stat(sub, &sb) == 0;
+        st = make_dir(sub, 0, err);
+        if (st == PP_OK && !existed) made = i + 1;
+    }
+    if (st == PP_OK) st = pp_write_files(files, nf, flags, err);
+    if (st != PP_OK && (made || !dir_existed)) {
+        for (int i = made; i >= 1; i--) {
+            char sub[PP_TEXT_LEN * 2];
+            snprintf(sub, sizeof sub, "%s/%d", dir, i);
+            rmdir(sub); /* only empty, new ones go */
+        }
+        if (!dir_existed) rmdir(dir);
+    }
+    for (int i = 0; l && i < n; i++) pp_launch_free(&l[i]);
+    free(l);
+    free(files);
+    free(paths);
+    return st;
+}
