@@ -335,3 +335,36 @@ int cli_load_cluster(const cli_args *a, pp_cluster *c)
     st = pp_cluster_resize(c, nodes, gpus, &err);
     return st == PP_OK ? 0 : cli_fail(st, &err);
 }
+
+/* "bf16,fp8" (or "all") into a bit mask of enum values. */
+int cli_enum_list(const cli_args *a, const char *name, int which, unsigned *mask)
+{
+    const char *v = cli_get(a, name);
+    *mask = 0;
+    if (!v) return 0;
+    int n;
+    const char *const *names = pp_enum_names(which, &n);
+    if (!strcmp(v, "all")) {
+        for (int i = 0; i < n; i++)
+            if (!(which == PP_ENUM_PRECISION && i == PP_PREC_TF32)) *mask |= 1u << i;
+        return 0;
+    }
+    char buf[256];
+    snprintf(buf, sizeof buf, "%s", v);
+    for (char *save = NULL, *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+        int e = pp_enum_parse(names, n, t);
+        if (e < 0 || (which == PP_ENUM_PRECISION && e == PP_PREC_TF32)) {
+            fprintf(stderr, "parplan: --%s: expected a comma-separated list of", name);
+            for (int i = 0, k = 0; i < n; i++)
+                if (!(which == PP_ENUM_PRECISION && i == PP_PREC_TF32)) fprintf(stderr, "%s%s", k++ ? "|" : " ", names[i]);
+            fprintf(stderr, " (or all), got '%s'\n", cli_q(t));
+            return 2;
+        }
+        *mask |= 1u << e;
+    }
+    if (!*mask) {
+        fprintf(stderr, "parplan: --%s: expected at least one value\n", name);
+        return 2;
+    }
+    return 0;
+}

@@ -68,8 +68,9 @@ int cli_fail(pp_status st, const pp_error *err);
 /* --lr, --min-lr, --warmup-steps, --train-steps, --weight-decay,
  * --adam-betas, --adam-eps, --grad-clip into h; returns exit code. */
 int cli_hparams(const cli_args *a, pp_hparams *h);
-/* --emit DIR: the launch files of n plans (pp_plan_emit); 0 when not asked. */
-int cli_emit_plans(const cli_args *a, const pp_model *m, const pp_cluster *c, const pp_plan *plans, int n);
+/* --emit DIR: the launch files of n plans (pp_plan_emit; numbered: DIR/1, ... even
+ * for one plan); 0 when not asked. */
+int cli_emit_plans(const cli_args *a, const pp_model *m, const pp_cluster *c, const pp_plan *plans, int n, int numbered);
 #define CLI_HPARAM_OPTS                                                                                        \
     {"lr", 1, "emitted peak learning rate (default 3e-4)"},                                                   \
         {"min-lr", 1, "emitted warmup start and final learning rate (default 0)"},                             \
@@ -109,6 +110,9 @@ extern const cli_cmd cli_cmd_compare;
 extern const cli_cmd cli_cmd_plan;
 extern const cli_cmd cli_cmd_sweep;
 extern const cli_cmd cli_cmd_models, cli_cmd_model, cli_cmd_gpus, cli_cmd_clusters,
-    cli_cmd_cluster;
+    cli_cmd_cluster, cli_cmd_frameworks;
+
+/* --NAME "bf16,fp8" (or "all") into a bit mask of enum `which` values; 0 when absent. */
+int cli_enum_list(const cli_args *a, const char *name, int which, unsigned *mask);
 
 #endif

@@ -27,6 +27,8 @@ static const cli_opt opts[] = {
     {"global-batch", 1, "sequences per optimizer step (default: the power of two nearest 4M tokens)"},
     {"seq", 1, "sequence length (default: the model's)"},
     {"objective", 1, "best plan of each option by throughput (default) or cost"},
+    {"framework", 1, "all (default) or a list of pytorch,deepspeed,megatron,megatron-deepspeed,fsdp: each option's "
+                     "best plan among them, priced as its framework runs it"},
     {"precision", 1, "fp32,fp16,bf16,fp8 (a list) for every cluster (default bf16, fp16 on GPUs without it)"},
     {"max-nodes", 1, "largest node count the deadline search tries (default 4096)"},
     {"threads", 1, "OpenMP threads per search (default: all); the result is the same for any"},
@@ -279,6 +281,7 @@ static int parse_search(const cli_args *a, req *q)
         return rc;
     if (cli_has(a, "no-partition")) o->search.stage_partition = 0;
     if ((rc = parse_precisions(a, &o->search.precisions))) return rc;
+    if ((rc = cli_enum_list(a, "framework", PP_ENUM_FRAMEWORK, &o->search.frameworks))) return rc;
     const char *obj = cli_get(a, "objective");
     if (obj && strcmp(obj, "throughput") && strcmp(obj, "cost")) {
         fprintf(stderr, "parplan: --objective: expected throughput or cost, got '%s'\n", cli_q(obj));
@@ -368,7 +371,7 @@ static void plan_summary(const pp_strategy *s, char *out, size_t cap)
     static const char *const rc[] = {"", " rc-sel", " rc-full"};
     static const char *const off[] = {"", " off-opt", " off-opt+p", " off-nvme"};
     int n, used;
-    used = snprintf(out, cap, "dp%d tp%d pp%d", s->dp, s->tp, s->pp);
+    used = snprintf(out, cap, "%s dp%d tp%d pp%d", pp_framework_name(s->framework), s->dp, s->tp, s->pp);
     if (s->cp > 1) used += snprintf(out + used, cap - (size_t)used, " cp%d", s->cp);
     if (s->ep > 1) used += snprintf(out + used, cap - (size_t)used, " ep%d", s->ep);
     if (s->sp) used += snprintf(out + used, cap - (size_t)used, " sp");
@@ -416,14 +419,14 @@ static void print_table(const pp_compare_result *r)
         if (r->options[i].status == PP_OK) seq = r->options[i].plan.strategy.seq;
     printf("%s on %s tokens: global batch %d x %d tokens, best plan of each option by %s\n\n", cli_safe(r->model), t,
            o->search.global_batch, seq, o->search.objective == PP_OBJ_COST ? "cost" : "throughput");
-    printf("  %-3s %-18s %6s  %-34s %-5s %6s %9s %10s %10s %9s %s\n", "#", "option", "GPUs", "best plan", "prec", "MFU",
+    printf("  %-3s %-18s %6s  %-52s %-5s %6s %9s %10s %10s %9s %s\n", "#", "option", "GPUs", "best plan", "prec", "MFU",
            "days", "cost", "kWh", "tok/s/$", o->deadline_days > 0 ? "deadline" : "");
     for (int i = 0; i < r->n; i++) {
         const pp_compare_option *e = &r->options[i];
-        char name[PP_NAME_LEN + 2], plan[96], cost[24];
+        char name[PP_NAME_LEN + 2], plan[128], cost[24];
         snprintf(name, sizeof name, "%s%s", cli_safe(r->clusters[e->cluster].cluster.name), e->from_search ? "*" : "");
         if (e->status != PP_OK) {
-            printf("%c %-3d %-18s %6d  %-34s %-5s %6s %9s %10s %10s %9s %s\n", ' ', i, name, e->gpus,
+            printf("%c %-3d %-18s %6d  %-52s %-5s %6s %9s %10s %10s %9s %s\n", ' ', i, name, e->gpus,
                    e->status == PP_ERR_INFEASIBLE ? "nothing fits (below)" : "no valid strategy (below)", "-", "-", "-",
                    "-", "-", "-", o->deadline_days > 0 ? "-" : "");
             continue;
@@ -436,7 +439,7 @@ static void print_table(const pp_compare_result *r)
         char mark = i == r->cheapest ? '>' : e->pareto ? '+' : ' ';
         char mfu[16] = "?";
         if (isfinite(e->mfu_bf16)) snprintf(mfu, sizeof mfu, "%.1f%%", 100 * e->mfu_bf16);
-        printf("%c %-3d %-18s %6d  %-34s %-5s %6s %9.1f %10s %10.0f %9s %s%s\n", mark, i, name, e->gpus, plan,
+        printf("%c %-3d %-18s %6d  %-52s %-5s %6s %9.1f %10s %10.0f %9s %s%s\n", mark, i, name, e->gpus, plan,
                pp_precision_name(e->plan.strategy.precision), mfu, e->days, cost, e->energy_kwh, rate, dl,
                o->budget_usd > 0 && !e->within_budget ? " (over budget)" : "");
     }

@@ -419,7 +419,7 @@ static int run(const cli_args *a)
     if (tokens > 0) pp_plan_train(&c, p, tokens, price, tdp);
     if ((rc = cli_report_estimate(a, &m, &c, p))) goto done;
     if ((e->ds_path || e->mg_path) && (rc = write_emit(&m, &c, p, e))) goto done;
-    if ((rc = cli_emit_plans(a, &m, &c, p, 1))) goto done;
+    if ((rc = cli_emit_plans(a, &m, &c, p, 1, 0))) goto done;
     if (!strcmp(fmt, "json")) {
         char *j = pp_plan_to_json(&m, &c, p);
         if (j) printf("%s\n", j);

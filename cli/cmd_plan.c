@@ -84,38 +84,6 @@ static int int_list(const cli_args *a, const char *name, long lo, long hi, pp_in
     }
 }
 
-/* "bf16,fp8" (or "all") into a bit mask of enum values. */
-static int enum_list(const cli_args *a, const char *name, int which, unsigned *mask)
-{
-    const char *v = cli_get(a, name);
-    *mask = 0;
-    if (!v) return 0;
-    int n;
-    const char *const *names = pp_enum_names(which, &n);
-    if (!strcmp(v, "all")) {
-        for (int i = 0; i < n; i++)
-            if (!(which == PP_ENUM_PRECISION && i == PP_PREC_TF32)) *mask |= 1u << i;
-        return 0;
-    }
-    char buf[256];
-    snprintf(buf, sizeof buf, "%s", v);
-    for (char *save = NULL, *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
-        int e = pp_enum_parse(names, n, t);
-        if (e < 0 || (which == PP_ENUM_PRECISION && e == PP_PREC_TF32)) {
-            fprintf(stderr, "parplan: --%s: expected a comma-separated list of", name);
-            for (int i = 0, k = 0; i < n; i++)
-                if (!(which == PP_ENUM_PRECISION && i == PP_PREC_TF32)) fprintf(stderr, "%s%s", k++ ? "|" : " ", names[i]);
-            fprintf(stderr, " (or all), got '%s'\n", cli_q(t));
-            return 2;
-        }
-        *mask |= 1u << e;
-    }
-    if (!*mask) {
-        fprintf(stderr, "parplan: --%s: expected at least one value\n", name);
-        return 2;
-    }
-    return 0;
-}
 
 static int parse_objective(const cli_args *a, pp_objective *o)
 {
@@ -170,11 +138,11 @@ static int search_opts(const cli_args *a, const pp_model *m, const pp_cluster *c
         (rc = int_list(a, "zero", 0, 3, &o->zero)) || (rc = int_list(a, "micro-batch", 1, 1 << 20, &o->micro_batch)) ||
         (rc = int_list(a, "virtual-stages", 2, PP_MAX_LAYERS, &o->virtual_stages)))
         return rc;
-    if ((rc = enum_list(a, "precision", PP_ENUM_PRECISION, &o->precisions)) ||
-        (rc = enum_list(a, "offload", PP_ENUM_OFFLOAD, &o->offloads)) ||
-        (rc = enum_list(a, "recompute", PP_ENUM_RECOMPUTE, &o->recomputes)) ||
-        (rc = enum_list(a, "schedule", PP_ENUM_SCHEDULE, &o->schedules)) ||
-        (rc = enum_list(a, "framework", PP_ENUM_FRAMEWORK, &o->frameworks)))
+    if ((rc = cli_enum_list(a, "precision", PP_ENUM_PRECISION, &o->precisions)) ||
+        (rc = cli_enum_list(a, "offload", PP_ENUM_OFFLOAD, &o->offloads)) ||
+        (rc = cli_enum_list(a, "recompute", PP_ENUM_RECOMPUTE, &o->recomputes)) ||
+        (rc = cli_enum_list(a, "schedule", PP_ENUM_SCHEDULE, &o->schedules)) ||
+        (rc = cli_enum_list(a, "framework", PP_ENUM_FRAMEWORK, &o->frameworks)))
         return rc;
     o->stage_partition = !cli_has(a, "no-partition");
     o->stage_recompute = !cli_has(a, "no-stage-recompute");
@@ -474,7 +442,7 @@ static int run(const cli_args *a)
         pp_plan_list_free(&l);
         return cli_fail(st, &err);
     }
-    if ((rc = cli_report_plan(a, &m, &c, &o, &l, why)) || (rc = cli_emit_plans(a, &m, &c, l.plans, l.n))) {
+    if ((rc = cli_report_plan(a, &m, &c, &o, &l, why)) || (rc = cli_emit_plans(a, &m, &c, l.plans, l.n, 1))) {
         pp_free(why);
         pp_plan_list_free(&l);
         return rc;

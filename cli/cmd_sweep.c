@@ -13,6 +13,8 @@ static const cli_opt opts[] = {
     {"shard", 1, "K/N: run every N-th scenario, starting at the K-th (Slurm arrays, GNU parallel)"},
     {"format", 1, "jsonl (default) or csv"},
     {"top", 1, "plans per scenario for scenarios that give no \"top\" (default 3)"},
+    {"framework", 1, "all (default) or a list of pytorch,deepspeed,megatron,megatron-deepspeed,fsdp for scenarios "
+                     "that give no \"framework\""},
     {"output", 1, "write to FILE (default stdout), as FILE.part until done; refuses to overwrite without --force"},
     {"resume", 1, "skip scenarios already in FILE (with --output FILE: continue it)"},
     {"force", 0, "overwrite --output (a regular file)"},
@@ -46,6 +48,7 @@ static int read_cfg(const cli_args *a, sweep_cfg *cfg)
     }
     cfg->o.format = fmt && !strcmp(fmt, "csv") ? PP_SWEEP_CSV : PP_SWEEP_JSONL;
     if ((rc = cli_int(a, "jobs", 1, 1024, 0, &cfg->o.jobs)) || (rc = cli_int(a, "top", 1, PP_TOP_MAX, 0, &cfg->o.top)) ||
+        (rc = cli_enum_list(a, "framework", PP_ENUM_FRAMEWORK, &cfg->o.frameworks)) ||
         (rc = parse_shard(cli_get(a, "shard"), &cfg->o)))
         return rc;
     cfg->spec_path = a->pos[0];
@@ -117,7 +120,7 @@ static int run(const cli_args *a)
 }
 
 const cli_cmd cli_cmd_sweep = {"sweep", "run many scenarios from a JSON spec; JSON lines or CSV in spec order",
-    "  parplan sweep SPEC.json|- [--jobs N] [--shard K/N] [--format jsonl|csv] [--top N] [--output FILE] [--resume FILE]\n"
+    "  parplan sweep SPEC.json|- [--jobs N] [--shard K/N] [--format jsonl|csv] [--top N] [--framework F,...] [--output FILE] [--resume FILE]\n"
     "  mpirun -np N parplan sweep SPEC.json --output FILE     # across MPI ranks, the same output\n\n"
     "  SPEC: {\"grid\": {\"model\": [...], \"cluster\": [...], \"gpus\": [...], \"global_batch\": [...], ...},\n"
     "         \"scenarios\": [{\"model\": ..., \"cluster\": ..., \"gpus\": 128, \"global_batch\": 1024, \"tp\": 8}]}\n"

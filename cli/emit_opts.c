@@ -26,7 +26,7 @@ int cli_hparams(const cli_args *a, pp_hparams *h)
     return 0;
 }
 
-int cli_emit_plans(const cli_args *a, const pp_model *m, const pp_cluster *c, const pp_plan *plans, int n)
+int cli_emit_plans(const cli_args *a, const pp_model *m, const pp_cluster *c, const pp_plan *plans, int n, int numbered)
 {
     const char *dir = cli_get(a, "emit");
     if (!dir) return 0;
@@ -39,11 +39,13 @@ int cli_emit_plans(const cli_args *a, const pp_model *m, const pp_cluster *c, co
     pp_notes *notes = calloc(1, sizeof *notes);
     if (!notes) return 3;
     pp_error err = {""};
-    pp_status st = pp_plan_emit(m, c, plans, n, &o, dir, cli_has(a, "force") ? PP_WRITE_FORCE : 0, notes, &err);
+    pp_status st = pp_plan_emit(m, c, plans, n, &o, dir,
+                                 (cli_has(a, "force") ? PP_WRITE_FORCE : 0) | (numbered ? PP_EMIT_NUMBERED : 0), notes, &err);
     if (st == PP_OK) {
         for (int i = 0; i < notes->n; i++) fprintf(stderr, "parplan: note: %s\n", cli_safe(notes->line[i]));
         if (n > 1) fprintf(stderr, "parplan: wrote %d plans' launch files under %s/1 .. %s/%d\n", n, cli_safe(dir),
                            cli_safe(dir), n);
+        else if (numbered) fprintf(stderr, "parplan: wrote the plan's launch files in %s/1\n", cli_safe(dir));
         else fprintf(stderr, "parplan: wrote the plan's launch files in %s\n", cli_safe(dir));
     }
     free(notes);

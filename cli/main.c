@@ -8,7 +8,7 @@
 #include "cli.h"
 
 static const cli_cmd *const commands[] = {
-    &cli_cmd_estimate, &cli_cmd_plan, &cli_cmd_compare, &cli_cmd_sweep, &cli_cmd_models, &cli_cmd_model, &cli_cmd_gpus, &cli_cmd_clusters, &cli_cmd_cluster, NULL};
+    &cli_cmd_estimate, &cli_cmd_plan, &cli_cmd_compare, &cli_cmd_sweep, &cli_cmd_models, &cli_cmd_model, &cli_cmd_gpus, &cli_cmd_clusters, &cli_cmd_cluster, &cli_cmd_frameworks, NULL};
 
 static void usage(FILE *f)
 {

@@ -72,6 +72,8 @@ static cJSON *option_json(const pp_model *m, const pp_compare_result *r, int i)
     add_num_or_null(j, "cost_usd", e->cost_usd);
     add_num_or_null(j, "energy_kwh", e->energy_kwh);
     add_num_or_null(j, "tokens_per_s", e->tokens_per_s);
+    if (ok) cJSON_AddStringToObject(j, "framework", pp_framework_name(e->plan.strategy.framework));
+    else cJSON_AddNullToObject(j, "framework");
     if (ok) cJSON_AddStringToObject(j, "precision", pp_precision_name(e->plan.strategy.precision));
     else cJSON_AddNullToObject(j, "precision");
     add_num_or_null(j, "mfu_bf16", e->mfu_bf16);
@@ -156,7 +158,7 @@ static const char *const csv_columns =
     "index,cluster,gpu,nodes,gpus,origin,status,dp,tp,pp,cp,ep,sp,zero,recompute,precision,micro_batch,"
     "grad_accum,schedule,virtual_stages,offload,step_s,tokens_per_s,mfu,mfu_bf16,peak_bytes,days,gpu_hours,"
     "price_kind,price_basis,usd_per_gpu_hour,price_date,cost_usd,energy_kwh,tokens_per_s_per_usd_hour,tokens_per_usd,meets_deadline,"
-    "within_budget,pareto,cheapest,error";
+    "within_budget,pareto,cheapest,framework,error";
 
 /* A field quoted per RFC 4180 when it holds a comma, a quote or a line
  * break; control characters become '?'. */
@@ -214,7 +216,7 @@ static void csv_row(pp__sbuf *b, const pp_compare_result *r, int i)
     csv_num(b, e->tokens_per_usd);
     pp__sb_printf(b, "%s,", r->opts.deadline_days > 0 && ok ? (e->meets_deadline ? "1" : "0") : "");
     pp__sb_printf(b, "%s,", r->opts.budget_usd > 0 && ok && isfinite(e->cost_usd) ? (e->within_budget ? "1" : "0") : "");
-    pp__sb_printf(b, "%d,%d,", e->pareto, i == r->cheapest);
+    pp__sb_printf(b, "%d,%d,%s,", e->pareto, i == r->cheapest, ok ? pp_framework_name(s->framework) : "");
     /* the error is the last column, without the trailing comma */
     csv_str(b, ok ? "" : e->error);
     if (b->p && b->n && b->p[b->n - 1] == ',') b->p[--b->n] = '\0';

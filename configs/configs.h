@@ -15,6 +15,23 @@ pp_status pp__hf_config_read(const cJSON *root, const char *where, pp_model *m, 
 pp_status pp__model_native_read(const cJSON *root, const char *where, pp_model *m, pp_error *err);
 /* Fills defaults common to both readers (kv_heads = heads, 2 norms, ...). */
 void pp__model_defaults(pp_model *m);
+/* The rotary/norm fields (model_rope.c): names of pp_rope_scaling values,
+ * the native keys rope_theta, rope_scaling, norm_eps (read after position),
+ * and their JSON rendering (only the known ones: 0 = unknown is left out). */
+extern const char *const pp__rope_scaling_names[PP_ROPE_COUNT];
+void pp__model_rope_read(jr_ctx *c, const cJSON *root, pp_model *m);
+void pp__model_rope_json(cJSON *o, const pp_model *m);
+/* Where a HF architecture keeps them, and the transformers defaults. */
+typedef struct pp__hf_rope_spec {
+    const char *theta_key;   /* rope_theta (gpt_neox: rotary_emb_base) */
+    const char *theta_alias; /* another accepted name, or NULL */
+    double theta;            /* default rotary base */
+    const char *eps_key;     /* rms_norm_eps, layer_norm_eps, ...; NULL = fixed */
+    double eps;              /* default (or fixed) epsilon */
+} pp__hf_rope_spec;
+/* Reads them from a HF config.json after the architecture's reader set
+ * m->position: theta/scaling only for RoPE models. */
+void pp__hf_rope_read(jr_ctx *c, const cJSON *r, const pp__hf_rope_spec *spec, pp_model *m);
 /* Marks blocks as MoE: the first `first_dense` stay dense, then every
  * `every`-th block is MoE (every = 1: all of them). */
 void pp__model_set_moe_layers(pp_model *m, int first_dense, int every);

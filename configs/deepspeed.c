@@ -330,13 +330,14 @@ static void launcher_notes(const pp_model *m, const pp_strategy *s, const pp_mem
                         "which shards fp32 master weights and optimizer states over the %d data-parallel ranks "
                         "(parplan: ZeRO-1)", s->dp * s->cp);
     if (s->tp > 1 || s->pp > 1 || s->cp > 1 || s->ep > 1)
-        pp__note(notes, "tp %d, pp %d, cp %d, ep %d are set by the launcher, not by ds_config.json (Megatron-DeepSpeed "
-                        "flags: --emit-megatron); DeepSpeed's batch rule uses the data-parallel size %d its mpu reports",
-                 s->tp, s->pp, s->cp, s->ep, s->dp);
+        pp__note(notes, "tp %d, pp %d, cp %d, ep %d are set by the %s, not by ds_config.json; DeepSpeed's batch rule "
+                        "uses the data-parallel size %d its mpu reports", s->tp, s->pp, s->cp, s->ep,
+                 s->framework == PP_FW_MEGATRON_DEEPSPEED ? "Megatron-DeepSpeed arguments" : "training script", s->dp);
     if (s->cp > 1)
-        pp__note(notes, "cp %d is DeepSpeed-Ulysses (--ds-sequence-parallel-size %d): the same activation and ZeRO "
-                        "sharding (ZeRO shards over dp*cp = %d) but all-to-all attention exchange instead of the ring "
-                        "parplan times", s->cp, s->cp, s->dp * s->cp);
+        pp__note(notes, "cp %d is DeepSpeed-Ulysses (%s): all-to-all exchanges of q/k/v and the attention output, "
+                        "ZeRO shards over dp*cp = %d", s->cp,
+                 s->framework == PP_FW_MEGATRON_DEEPSPEED ? "--ds-sequence-parallel-size" : "DistributedAttention",
+                 s->dp * s->cp);
     if (s->pp > 1) {
         char split[256];
         split_text(s, split, sizeof split);

@@ -25,6 +25,7 @@ struct hf_type {
     hf_reader read;
     const char *const *keys[3];  /* keys the reader knows (NULL-terminated lists) */
     int variant;                 /* reader-specific switch (defaults, legacy forms) */
+    const pp__hf_rope_spec *rope; /* rotary base, scaling and norm epsilon */
 };
 
 /* ------------------------------------------------------------ small readers */
@@ -101,7 +102,8 @@ static void all_biases(pp_model *m, int on) { m->qkv_bias = m->out_bias = m->mlp
 static const char *const llama_core_keys[] = {
     "num_hidden_layers", "hidden_size", "num_attention_heads", "num_key_value_heads", "head_dim",
     "intermediate_size", "vocab_size", "hidden_act", "max_position_embeddings",
-    "attention_dropout", "tie_word_embeddings", NULL};
+    "attention_dropout", "tie_word_embeddings", "rope_theta", "rope_scaling", "rope_parameters",
+    "rms_norm_eps", NULL};
 static const char *const llama_bias_keys[] = {"attention_bias", "mlp_bias", NULL};
 static const char *const mixtral_keys[] = {"num_local_experts", "num_experts_per_tok", NULL};
 static const char *const qwen2_moe_keys[] = {
@@ -205,7 +207,7 @@ static void read_qwen2_moe(jr_ctx *c, const cJSON *r, pp_model *m, const hf_type
 static const char *const gpt2_keys[] = {
     "n_layer", "num_hidden_layers", "n_embd", "hidden_size", "n_head", "num_attention_heads",
     "n_positions", "max_position_embeddings", "n_inner", "vocab_size", "activation_function",
-    "resid_pdrop", "embd_pdrop", "attn_pdrop", "tie_word_embeddings", NULL};
+    "resid_pdrop", "embd_pdrop", "attn_pdrop", "tie_word_embeddings", "layer_norm_epsilon", NULL};
 static const char *const gpt2_dropout[] = {"resid_pdrop", "embd_pdrop", "attn_pdrop", NULL};
 
 /* Pre-LN, learned positions, biases everywhere, FFN n_inner or 4h, tied. */
@@ -269,7 +271,7 @@ static void read_opt(jr_ctx *c, const cJSON *r, pp_model *m, const hf_type *t)
 
 static const char *const bloom_keys[] = {
     "n_layer", "num_hidden_layers", "hidden_size", "n_embed", "n_head", "num_attention_heads",
-    "vocab_size", "hidden_dropout", "attention_dropout", "tie_word_embeddings", NULL};
+    "vocab_size", "hidden_dropout", "attention_dropout", "tie_word_embeddings", "layer_norm_epsilon", NULL};
 static const char *const hidden_attn_dropout[] = {"hidden_dropout", "attention_dropout", NULL};
 
 /* BLOOM: ALiBi, LayerNorm after the embedding, FFN 4h, GELU, biases, tied.
@@ -297,7 +299,8 @@ static void read_bloom(jr_ctx *c, const cJSON *r, pp_model *m, const hf_type *t)
 static const char *const neox_keys[] = {
     "num_hidden_layers", "hidden_size", "num_attention_heads", "vocab_size", "intermediate_size",
     "max_position_embeddings", "hidden_act", "use_parallel_residual", "attention_bias",
-    "hidden_dropout", "attention_dropout", "tie_word_embeddings", NULL};
+    "hidden_dropout", "attention_dropout", "tie_word_embeddings", "rotary_emb_base", "rope_theta",
+    "rope_scaling", "rope_parameters", "layer_norm_eps", NULL};
 
 /* GPT-NeoX/Pythia: rotary, parallel residual, biases, untied embed_out. */
 static void read_neox(jr_ctx *c, const cJSON *r, pp_model *m, const hf_type *t)
@@ -325,7 +328,8 @@ static const char *const falcon_keys[] = {
     "num_hidden_layers", "n_layer", "num_attention_heads", "n_head", "hidden_size", "n_embed",
     "num_kv_heads", "n_head_kv", "vocab_size", "new_decoder_architecture", "multi_query",
     "parallel_attn", "num_ln_in_parallel_attn", "bias", "alibi", "ffn_hidden_size", "activation",
-    "max_position_embeddings", "hidden_dropout", "attention_dropout", "tie_word_embeddings", NULL};
+    "max_position_embeddings", "hidden_dropout", "attention_dropout", "tie_word_embeddings", "rope_theta",
+    "rope_scaling", "rope_parameters", "layer_norm_epsilon", NULL};
 
 /* Query/key/value heads: grouped (new architecture), one KV head
  * (multi_query, Falcon-7B) or full multi-head. legacy: RWConfig defaults. */
@@ -382,7 +386,7 @@ static const char *const deepseek_keys[] = {
     "attention_dropout", "attention_bias", "tie_word_embeddings", "q_lora_rank", "kv_lora_rank",
     "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim", "n_routed_experts",
     "num_experts_per_tok", "n_shared_experts", "moe_intermediate_size", "first_k_dense_replace",
-    "moe_layer_freq",
+    "moe_layer_freq", "rope_theta", "rope_scaling", "rope_parameters", "rms_norm_eps",
     "head_dim", "qk_head_dim", /* derived; saved by transformers' own config class; ignored */
     NULL};
 
@@ -451,21 +455,33 @@ static void read_deepseek(jr_ctx *c, const cJSON *r, pp_model *m, const hf_type 
 
 /* ------------------------------------------------------------- dispatch */
 
+/* Where each keeps its rotary base and norm epsilon, with the transformers
+ * config class defaults (Llama/Mistral/Qwen2/Qwen2-MoE/DeepSeek-V2/V3:
+ * rms_norm_eps 1e-6, rope_theta 10000; Mixtral 1e-5 and 1e6; GPT-2, BLOOM,
+ * Falcon layer_norm_epsilon and GPT-NeoX layer_norm_eps 1e-5, their rotary
+ * base 10000). OPT has no key: nn.LayerNorm's default 1e-5. */
+static const pp__hf_rope_spec rope_llama = {"rope_theta", NULL, 1e4, "rms_norm_eps", 1e-6};
+static const pp__hf_rope_spec rope_mixtral = {"rope_theta", NULL, 1e6, "rms_norm_eps", 1e-5};
+static const pp__hf_rope_spec rope_gpt2 = {NULL, NULL, 0, "layer_norm_epsilon", 1e-5};
+static const pp__hf_rope_spec rope_neox = {"rotary_emb_base", "rope_theta", 1e4, "layer_norm_eps", 1e-5};
+static const pp__hf_rope_spec rope_opt = {NULL, NULL, 0, NULL, 1e-5};
+static const pp__hf_rope_spec rope_falcon = {"rope_theta", NULL, 1e4, "layer_norm_epsilon", 1e-5};
+
 static const hf_type hf_types[] = {
-    {"llama", read_llama, {llama_core_keys, llama_bias_keys}, 2048},
-    {"mistral", read_llama_core, {llama_core_keys}, 131072},
-    {"mixtral", read_mixtral, {llama_core_keys, mixtral_keys}, 131072},
-    {"qwen2", read_qwen2, {llama_core_keys}, 32768},
-    {"qwen2_moe", read_qwen2_moe, {llama_core_keys, qwen2_moe_keys}, 32768},
-    {"gpt2", read_gpt2, {gpt2_keys}, 0},
-    {"gpt_neox", read_neox, {neox_keys}, 0},
-    {"opt", read_opt, {opt_keys}, 0},
-    {"bloom", read_bloom, {bloom_keys}, 0},
-    {"falcon", read_falcon, {falcon_keys}, 0},
-    {"RefinedWebModel", read_falcon, {falcon_keys}, 1}, /* legacy Falcon-7B */
-    {"RefinedWeb", read_falcon, {falcon_keys}, 2},      /* legacy Falcon-40B */
-    {"deepseek_v3", read_deepseek, {deepseek_keys}, 3},
-    {"deepseek_v2", read_deepseek, {deepseek_keys}, 2},
+    {"llama", read_llama, {llama_core_keys, llama_bias_keys}, 2048, &rope_llama},
+    {"mistral", read_llama_core, {llama_core_keys}, 131072, &rope_llama},
+    {"mixtral", read_mixtral, {llama_core_keys, mixtral_keys}, 131072, &rope_mixtral},
+    {"qwen2", read_qwen2, {llama_core_keys}, 32768, &rope_llama},
+    {"qwen2_moe", read_qwen2_moe, {llama_core_keys, qwen2_moe_keys}, 32768, &rope_llama},
+    {"gpt2", read_gpt2, {gpt2_keys}, 0, &rope_gpt2},
+    {"gpt_neox", read_neox, {neox_keys}, 0, &rope_neox},
+    {"opt", read_opt, {opt_keys}, 0, &rope_opt},
+    {"bloom", read_bloom, {bloom_keys}, 0, &rope_gpt2},
+    {"falcon", read_falcon, {falcon_keys}, 0, &rope_falcon},
+    {"RefinedWebModel", read_falcon, {falcon_keys}, 1, &rope_falcon}, /* legacy Falcon-7B */
+    {"RefinedWeb", read_falcon, {falcon_keys}, 2, &rope_falcon},      /* legacy Falcon-40B */
+    {"deepseek_v3", read_deepseek, {deepseek_keys}, 3, &rope_llama},
+    {"deepseek_v2", read_deepseek, {deepseek_keys}, 2, &rope_llama},
 };
 #define HF_NTYPES ((int)(sizeof hf_types / sizeof hf_types[0]))
 
@@ -581,6 +597,7 @@ pp_status pp__hf_config_read(const cJSON *root, const char *where, pp_model *m, 
     if (!t) return c.st;
     check_typos(&c, root, t);
     t->read(&c, root, m, t);
+    pp__hf_rope_read(&c, root, t->rope, m);
     set_name(&c, root, where, m);
     if (c.st != PP_OK) return c.st;
     snprintf(m->description, sizeof m->description,

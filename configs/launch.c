@@ -15,7 +15,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <errno.h>
 #include <unistd.h>
 
@@ -250,8 +249,18 @@ static void readme_launch(pp__sbuf *b, const pp_cluster *c, const pp_plan *p, co
         else pp__sb_printf(b, "  deepspeed --num_nodes %d --num_gpus %d your_script.py --deepspeed ds_config.json\n", nodes,
                            per);
         pp__sb_printf(b, "\n(DeepSpeed v0.14.5; %s)\n", hf ? "training_args.json points the HF Trainer at ds_config.json"
-                                                           : "your script builds the PipelineModule, Ulysses attention or "
-                                                             "MoE layers the plan uses");
+                                                           : "your script builds what the HF Trainer cannot:");
+        if (s->pp > 1)
+            pp__sb_printf(b, "  - deepspeed.pipe.PipelineModule(layers, num_stages=%d, partition_method=\"type:transformer\"%s)\n",
+                          s->pp, s->recompute == PP_RECOMPUTE_FULL ? ", activation_checkpoint_interval=1" : "");
+        if (s->cp > 1)
+            pp__sb_printf(b, "  - deepspeed.sequence.layer.DistributedAttention around the attention core, over groups of %d "
+                             "consecutive ranks (Ulysses)\n", s->cp);
+        if (s->ep > 1)
+            pp__sb_printf(b, "  - deepspeed.moe.layer.MoE(num_experts=..., ep_size=%d, k=...) for the expert layers "
+                             "(DeepSpeed-MoE)\n", s->ep);
+        if (!hf && s->recompute == PP_RECOMPUTE_FULL && s->pp == 1)
+            pp__sb_printf(b, "  - activation checkpointing of every block (e.g. model.gradient_checkpointing_enable())\n");
         break;
     case PP_FW_MEGATRON:
         pp__sb_printf(b, "  source megatron_args.sh\n  torchrun --nnodes %d --nproc_per_node %d%s pretrain_gpt.py "
@@ -292,8 +301,9 @@ static char *readme(const pp_model *m, const pp_cluster *c, const pp_plan *p, co
                   pp_schedule_name(s->schedule));
     readme_launch(&b, c, p, l);
     pp__sb_printf(&b, "\nFiles:\n");
-    for (int i = 0; i < l->n; i++) pp__sb_printf(&b, "  %s\n", l->files[i].name);
-    pp__sb_printf(&b, "  plan.json (the plan these files launch: parplan estimate reads them back to the same numbers)\n");
+    for (int i = 0; i < l->n; i++)
+        if (strcmp(l->files[i].name, "plan.json")) pp__sb_printf(&b, "  %s\n", l->files[i].name);
+    pp__sb_printf(&b, "  plan.json (the plan these files launch, as parplan's JSON)\n");
     if (notes && notes->n) {
         pp__sb_printf(&b, "\nNotes:\n");
         for (int i = 0; i < notes->n; i++) pp__sb_printf(&b, "  - %s\n", notes->line[i]);
@@ -332,7 +342,7 @@ static pp_status deepspeed_files(const pp_model *m, const pp_cluster *c, const p
     if (st != PP_OK) return st;
     if (mds) return megatron_file(m, c, p, o, PP_MEGATRON_DEEPSPEED, out, err);
     /* the HF Trainer runs DeepSpeed without a pipeline or Ulysses */
-    if (s->pp == 1 && s->cp == 1) st = add_file(out, "training_args.json", training_args(p, &o->hp, "ds_config.json"), err);
+    if (s->pp == 1 && s->cp == 1 && s->ep == 1) st = add_file(out, "training_args.json", training_args(p, &o->hp, "ds_config.json"), err);
     return st;
 }
 
@@ -386,17 +396,6 @@ pp_status pp_launch_files(const pp_model *m, const pp_cluster *c, const pp_plan 
 
 /* ------------------------------------------------------------ a folder of plans */
 
-static pp_status make_dir(const char *path, int force, pp_error *err)
-{
-    struct stat st;
-    if (mkdir(path, 0777) == 0) return PP_OK;
-    if (errno != EEXIST) return pp__fail(err, PP_ERR_IO, "%s: cannot create the folder: %s", path, strerror(errno));
-    if (stat(path, &st) != 0 || !S_ISDIR(st.st_mode))
-        return pp__fail(err, PP_ERR_IO, "%s: exists and is not a folder", path);
-    (void)force; /* the files inside are checked one by one (pp_write_files) */
-    return PP_OK;
-}
-
 pp_status pp_plan_emit(const pp_model *m, const pp_cluster *c, const pp_plan *plans, int n, const pp_launch_opts *o,
                        const char *dir, unsigned flags, pp_notes *notes, pp_error *err)
 {
@@ -405,7 +404,7 @@ pp_status pp_plan_emit(const pp_model *m, const pp_cluster *c, const pp_plan *pl
     pp_launch *l = calloc((size_t)n, sizeof *l);
     pp_out_file *files = calloc((size_t)n * PP_LAUNCH_MAX, sizeof *files);
     char (*paths)[PP_TEXT_LEN * 2] = calloc((size_t)n * PP_LAUNCH_MAX, sizeof *paths);
-    int nf = 0, made = 0;
+    int nf = 0, numbered = n > 1 || (flags & PP_EMIT_NUMBERED);
     pp_status st = l && files && paths ? PP_OK : pp__fail(err, PP_ERR_NOMEM, "out of memory");
     /* every plan's files first: nothing is written if one cannot be emitted */
     for (int i = 0; st == PP_OK && i < n; i++) {
@@ -417,33 +416,15 @@ pp_status pp_plan_emit(const pp_model *m, const pp_cluster *c, const pp_plan *pl
             err->detail = 0, err->field[0] = '\0';
         }
         for (int k = 0; st == PP_OK && k < l[i].n; k++) {
-            if (n > 1) snprintf(paths[nf], sizeof paths[nf], "%s/%d/%s", dir, i + 1, l[i].files[k].name);
+            if (numbered) snprintf(paths[nf], sizeof paths[nf], "%s/%d/%s", dir, i + 1, l[i].files[k].name);
             else snprintf(paths[nf], sizeof paths[nf], "%s/%s", dir, l[i].files[k].name);
             files[nf] = (pp_out_file){paths[nf], l[i].files[k].text, strlen(l[i].files[k].text)};
             nf++;
         }
         for (int k = 0; notes && k < l[i].notes.n; k++) pp__note(notes, "plan %d: %s", i + 1, l[i].notes.line[k]);
     }
-    /* the folders, then the files as one set; new folders go again on failure */
-    struct stat sb;
-    int dir_existed = stat(dir, &sb) == 0;
-    if (st == PP_OK) st = make_dir(dir, 0, err);
-    for (int i = 0; st == PP_OK && n > 1 && i < n; i++) {
-        char sub[PP_TEXT_LEN * 2];
-        snprintf(sub, sizeof sub, "%s/%d", dir, i + 1);
-        int existed = stat(sub, &sb) == 0;
-        st = make_dir(sub, 0, err);
-        if (st == PP_OK && !existed) made = i + 1;
-    }
-    if (st == PP_OK) st = pp_write_files(files, nf, flags, err);
-    if (st != PP_OK && (made || !dir_existed)) {
-        for (int i = made; i >= 1; i--) {
-            char sub[PP_TEXT_LEN * 2];
-            snprintf(sub, sizeof sub, "%s/%d", dir, i);
-            rmdir(sub); /* only empty, new ones go */
-        }
-        if (!dir_existed) rmdir(dir);
-    }
+    /* the files as one set: folders made as needed, and removed again on failure */
+    if (st == PP_OK) st = pp_write_files(files, nf, (flags & PP_WRITE_FORCE) | PP_WRITE_MKDIRS, err);
     for (int i = 0; l && i < n; i++) pp_launch_free(&l[i]);
     free(l);
     free(files);

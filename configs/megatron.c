@@ -120,6 +120,30 @@ static int moe_every(const pp_model *m)
     return 1;
 }
 
+/* Rotary base and scaling (the arch rule refused what cannot be written):
+ * Megatron-LM --rotary-base (int, default 10000), --use-rope-scaling
+ * --rope-scaling-factor (Llama 3), --position-embedding-type yarn,
+ * --rotary-seq-len-interpolation-factor (linear); Megatron-DeepSpeed
+ * --rotary-position-embeddings-theta. */
+static void rope_flags(pp__sbuf *b, const pp_model *m, int lm, pp_notes *notes)
+{
+    if (m->rope_theta > 0) flag_int(b, lm ? "--rotary-base" : "--rotary-position-embeddings-theta", (long)m->rope_theta);
+    else pp__note(notes, "%s's rotary base is unknown: Megatron uses 10000; set %s to the model's", m->name,
+                  lm ? "--rotary-base" : "--rotary-position-embeddings-theta");
+    if (!lm || m->rope_scaling == PP_ROPE_NONE) return;
+    if (m->rope_scaling == PP_ROPE_LLAMA3) {
+        flag(b, "--use-rope-scaling");
+        flag_num(b, "--rope-scaling-factor", m->rope_factor > 0 ? m->rope_factor : 8);
+    } else if (m->rope_scaling == PP_ROPE_YARN) {
+        flag_num(b, "--rotary-scaling-factor", m->rope_factor > 0 ? m->rope_factor : 1);
+        if (m->rope_original_max > 0) flag_int(b, "--yarn-original-max-position-embeddings", m->rope_original_max);
+        pp__note(notes, "%s: YaRN's beta_fast/beta_slow and mscale are left at Megatron's defaults; set "
+                        "--yarn-beta-fast/--yarn-beta-slow/--mscale if the model's config.json gives others", m->name);
+    } else if (m->rope_scaling == PP_ROPE_LINEAR) {
+        flag_int(b, "--rotary-seq-len-interpolation-factor", (long)m->rope_factor);
+    }
+}
+
 static void model_flags(pp__sbuf *b, const pp_model *m, const pp_strategy *s, pp_megatron_flavor f, pp_notes *notes)
 {
     int lm = f == PP_MEGATRON_LM, hd = pp__head_dim(m);
@@ -141,12 +165,15 @@ static void model_flags(pp__sbuf *b, const pp_model *m, const pp_strategy *s, pp
     int maxpos = m->max_positions > s->seq ? m->max_positions : s->seq;
     flag_int(b, "--max-position-embeddings", maxpos);
     if (m->position == PP_POS_ROPE) {
-        if (lm) pp__sb_printf(b, "  --position-embedding-type rope\n");
+        if (lm) pp__sb_printf(b, "  --position-embedding-type %s\n", m->rope_scaling == PP_ROPE_YARN ? "yarn" : "rope");
         else flag(b, "--use-rotary-position-embeddings");
     } else if (lm) {
         pp__sb_printf(b, "  --position-embedding-type learned_absolute\n");
     }
+    if (m->position == PP_POS_ROPE) rope_flags(b, m, lm, notes);
     if (m->norm == PP_NORM_RMSNORM) pp__sb_printf(b, "  --normalization %s\n", lm ? "RMSNorm" : "rmsnorm");
+    if (m->norm_eps > 0) flag_num(b, lm ? "--norm-epsilon" : "--layernorm-epsilon", m->norm_eps);
+    else pp__note(notes, "%s's norm epsilon is unknown: Megatron uses 1e-5; set --norm-epsilon to the model's", m->name);
     if (m->gated_mlp) flag(b, "--swiglu");
     if (!m->tied_embeddings) flag(b, "--untie-embeddings-and-output-weights");
     if (!m->qkv_bias && !m->out_bias && !m->mlp_bias) {
@@ -191,11 +218,13 @@ static void model_flags(pp__sbuf *b, const pp_model *m, const pp_strategy *s, pp
                                 "(parplan cannot confirm how your version counts it)", m->name);
         }
     }
-    long pad = 128L * s->tp;
-    if (m->vocab % pad)
-        pp__note(notes, "vocabulary: Megatron takes it from the tokenizer and pads it to a multiple of "
-                        "--make-vocab-size-divisible-by (128) x tp = %ld, giving %ld rows where parplan counted %d",
-                 pad, (m->vocab + pad - 1) / pad * pad, m->vocab);
+    /* Megatron pads the tokenizer's vocabulary to a multiple of
+     * divisor x tp (build_tokenizer.py): the largest divisor keeping it exact */
+    int d = pp__megatron_divisor(m->vocab, s->tp);
+    flag_int(b, "--make-vocab-size-divisible-by", d);
+    if (m->vocab % ((long)d * s->tp))
+        pp__note(notes, "vocabulary: Megatron pads %d to %.0f rows (a multiple of --make-vocab-size-divisible-by %d x "
+                        "tp %d); parplan prices the padded rows", m->vocab, pp__vocab(m, s), d, s->tp);
 }
 
 /* First/last stage sizes when the middle stages are equal (each divisible

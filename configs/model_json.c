@@ -19,7 +19,7 @@ static const char *const top_keys[] = {
     "name", "description", "source", "params_reported", "layers", "hidden", "heads",
     "kv_heads", "head_dim", "ffn", "gated_mlp", "activation", "vocab", "seq",
     "tied_embeddings", "norm", "norms_per_block", "bias", "position", "max_positions",
-    "embed_norm", "parallel_block", "dropout", "moe", "mla",
+    "embed_norm", "parallel_block", "dropout", "moe", "mla", "rope_theta", "rope_scaling", "norm_eps",
     /* written by `model show --format json`; read back and ignored */
     "schema_version", "params", "fwd_flops_per_token", NULL};
 static const char *const bias_keys[] = {"qkv", "out", "mlp", "lm_head", NULL};
@@ -160,6 +160,7 @@ pp_status pp__model_native_read(const cJSON *root, const char *where, pp_model *
     jr_bool(&c, root, "$", "embed_norm", 0, &m->embed_norm);
     jr_bool(&c, root, "$", "parallel_block", 0, &m->parallel_block);
     jr_num(&c, root, "$", "dropout", 0, 0, 0.99, &m->dropout);
+    pp__model_rope_read(&c, root, m);
     read_bias(&c, root, m);
     read_moe(&c, root, m);
     read_mla(&c, root, m);
@@ -361,6 +362,7 @@ char *pp_model_to_json(const pp_model *m)
     cJSON_AddStringToObject(o, "norm", norm_names[m->norm]);
     cJSON_AddStringToObject(o, "position", pos_names[m->position]);
     add_shape_details(o, m);
+    pp__model_rope_json(o, m);
     add_moe(o, m, moe_blocks);
     add_mla(o, &m->mla);
     add_counts(o, m);

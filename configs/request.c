@@ -15,7 +15,7 @@ static const char *const estimate_keys[] = {
     "model", "cluster", "nodes", "gpus", "dp", "tp", "pp", "cp", "ep", "sp", "zero", "micro_batch", "global_batch",
     "seq", "recompute", "recompute_layers", "precision", "schedule", "virtual_stages", "offload", "stage_layers",
     "reduce_bucket", "allgather_bucket", "cuda_context_gib", "fragmentation", "order", "dp_overlap", "tp_overlap",
-    "train_tokens", "price_per_gpu_hour", "tdp_w",
+    "train_tokens", "price_per_gpu_hour", "tdp_w", "framework", "shard",
     /* read by pp__scenario_read_base, as in a scenario */
     "optimizer", "attention", "cp_comm", "loss", "free_pipeline_outputs", "grad_accum_dtype", "mode", "lora_rank",
     "lora_alpha", "lora_dropout", "lora_targets", "freeze_embeddings", "freeze_layers", NULL};
@@ -90,6 +90,10 @@ static void read_strategy(jr_ctx *c, const cJSON *o, const pp_model *m, const pp
     if (read_one_enum(c, o, "recompute", PP_ENUM_RECOMPUTE, &e)) s->recompute = (pp_recompute)e;
     if (read_one_enum(c, o, "schedule", PP_ENUM_SCHEDULE, &e)) s->schedule = (pp_schedule)e;
     if (read_one_enum(c, o, "offload", PP_ENUM_OFFLOAD, &e)) s->offload = (pp_offload)e;
+    if (cJSON_IsString(cJSON_GetObjectItem(o, "framework")) && !strcmp(cJSON_GetObjectItem(o, "framework")->valuestring, "auto"))
+        s->framework = PP_FW_AUTO;
+    else if (read_one_enum(c, o, "framework", PP_ENUM_FRAMEWORK, &e)) s->framework = (pp_framework)e;
+    jr_int(c, o, "$", "shard", 0, 0, 1 << 20, &s->shard);
     pp__scenario_read_base(c, o, "$", s);
     if (c->st == PP_OK && s->ft.mode == PP_MODE_FULL &&
         (cJSON_HasObjectItem(o, "lora_rank") || cJSON_HasObjectItem(o, "lora_targets")))

@@ -123,6 +123,17 @@ pp_status pp_sweep_count(const char *spec, size_t len, const char *where, int *c
 }
 
 /* Scenario i as a fresh object: grid digits from i, last key fastest. */
+/* "framework": the names in mask, as a list. 0 ok, -1 out of memory. */
+static int add_frameworks(cJSON *sc, unsigned mask)
+{
+    int n;
+    const char *const *names = pp_enum_names(PP_ENUM_FRAMEWORK, &n);
+    cJSON *a = cJSON_AddArrayToObject(sc, "framework");
+    for (int i = 0; a && i < n; i++)
+        if (mask & (1u << i) && !cJSON_AddItemToArray(a, cJSON_CreateString(names[i]))) return -1;
+    return a ? 0 : -1;
+}
+
 static cJSON *scenario_at(const pp_sweep *s, const pp_sweep_opts *o, int i)
 {
     if (i < 0 || i >= pp_sweep_size(s)) return NULL;
@@ -147,6 +158,11 @@ static cJSON *scenario_at(const pp_sweep *s, const pp_sweep_opts *o, int i)
     }
     if (sc && o && o->top > 0 && cJSON_IsObject(sc) && !cJSON_GetObjectItemCaseSensitive(sc, "top") &&
         !cJSON_AddNumberToObject(sc, "top", o->top)) {
+        cJSON_Delete(sc);
+        return NULL;
+    }
+    if (sc && o && o->frameworks && cJSON_IsObject(sc) && !cJSON_GetObjectItemCaseSensitive(sc, "framework") &&
+        add_frameworks(sc, o->frameworks)) {
         cJSON_Delete(sc);
         return NULL;
     }
@@ -177,7 +193,7 @@ int pp_sweep_selected(const pp_sweep_opts *o, int i)
 
 const char *pp_sweep_csv_header(void)
 {
-    return "index,status,model,cluster,gpus,global_batch,seq,dp,tp,pp,cp,ep,sp,zero,offload,recompute,precision,"
+    return "index,status,model,cluster,gpus,global_batch,seq,framework,dp,tp,pp,cp,ep,sp,zero,offload,recompute,precision,"
            "micro_batch,grad_accum,schedule,virtual_stages,mode,peak_bytes,fits,step_s,tokens_per_s,mfu,train_days,"
            "cost_usd,error";
 }
@@ -229,7 +245,7 @@ static char *csv_row(const cJSON *res, int index)
     csv_num(b, cap, plan ? path_get(plan, "gpus", NULL) : path_get(sc, "gpus", NULL));
     csv_num(b, cap, path_get(sc, "global_batch", NULL));
     csv_num(b, cap, plan ? path_get(plan, "strategy", "seq") : path_get(sc, "seq", NULL));
-    static const char *const sk[] = {"dp", "tp", "pp", "cp", "ep", "sp", "zero", "offload", "recompute", "precision",
+    static const char *const sk[] = {"framework", "dp", "tp", "pp", "cp", "ep", "sp", "zero", "offload", "recompute", "precision",
                                      "micro_batch", "grad_accum", "schedule", "virtual_stages"};
     for (size_t i = 0; i < sizeof sk / sizeof *sk; i++) csv_num(b, cap, plan ? path_get(plan, "strategy", sk[i]) : NULL);
     csv_num(b, cap, plan ? path_get(plan, "training", "mode") : NULL);

@@ -106,6 +106,8 @@ const char *pp_framework_name(pp_framework f)
     return (unsigned)f < PP_FW_COUNT ? table[f].name : f == PP_FW_AUTO ? "auto" : "?";
 }
 
+const char *pp_framework_title(pp_framework f) { return (unsigned)f < PP_FW_COUNT ? table[f].title : "?"; }
+
 int pp__ds_is_bf16(const pp_strategy *s) { return s->precision == PP_PREC_BF16 || s->precision == PP_PREC_FP8; }
 
 pp__ds_wrapper pp__ds_wrapper_of(const pp_strategy *s)
@@ -207,7 +209,12 @@ int pp_framework_supports(pp_framework fw, const char *dim, int v)
         {"mode", f->modes, PP_MODE_COUNT}, {"cp_comm", f->cp_comm, PP_CP_COUNT}, {"loss", f->losses, PP_LOSS_COUNT}};
     for (size_t i = 0; i < sizeof sets / sizeof *sets; i++)
         if (!strcmp(dim, sets[i].dim)) return v >= 0 && v < sets[i].n && (sets[i].mask >> v & 1);
+    if (!strcmp(dim, "zero_pp")) return v >= 0 && v < 4 && (f->zero_pp >> v & 1);
     if (!strcmp(dim, "sp")) return v == 0 ? f->sp != 2 : v == 1 && f->sp > 0;
+    if (!strcmp(dim, "shard")) return v == 0 || (v == 1 && f->shard);
+    if (!strcmp(dim, "freeze")) return v == 0 || (v == 1 && f->freeze);
+    if (!strcmp(dim, "partial_recompute")) return v >= 0 && v <= f->partial_recompute;
+    if (!strcmp(dim, "split")) return v == (int)f->split;
     return 0;
 }
 

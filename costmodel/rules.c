@@ -6,6 +6,7 @@
  * field their own way. What a framework can express is data
  * (framework.c); the rules here read it. Sources: docs/frameworks.md.
  */
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -695,6 +696,35 @@ static int fw_launcher_ok(const why *w)
 }
 
 /* Model shapes Megatron's arguments can build (docs/megatron.md). */
+/* Rotary settings the arguments can carry (Megatron-LM d98e8a64dd
+ * arguments.py:2400-2426: --rotary-base int, --use-rope-scaling with Llama
+ * 3's frequency factors 1/4 and original context 8192 hard-coded in
+ * rotary_pos_embedding.py, yarn, an integer interpolation factor;
+ * Megatron-DeepSpeed: --rotary-position-embeddings-theta int, no scaling). */
+static int rope_ok(const why *w, const pp_model *m, int mds)
+{
+    static const char *const kind[PP_ROPE_COUNT] = {"none", "llama3", "yarn", "linear", "dynamic"};
+    const char *fw = FW(w)->title;
+    if (m->position != PP_POS_ROPE) return 1;
+    if (m->rope_theta > 0 && m->rope_theta != floor(m->rope_theta))
+        return no(w, NULL, m->name, "has rotary base %g: %s takes an integer base", m->rope_theta, fw);
+    if (m->rope_scaling == PP_ROPE_NONE) return 1;
+    if (mds) return no(w, NULL, m->name, "scales its rotary frequencies (%s): Megatron-DeepSpeed has no argument for it "
+                       "(megatron has)", kind[m->rope_scaling % PP_ROPE_COUNT]);
+    if (m->rope_scaling == PP_ROPE_DYNAMIC)
+        return no(w, NULL, m->name, "uses dynamic NTK rotary scaling: %s has no argument for it", fw);
+    if (m->rope_scaling == PP_ROPE_LINEAR && m->rope_factor != floor(m->rope_factor))
+        return no(w, NULL, m->name, "scales rotary positions linearly by %g: %s's "
+                  "--rotary-seq-len-interpolation-factor takes an integer", m->rope_factor, fw);
+    if (m->rope_scaling == PP_ROPE_LLAMA3 &&
+        ((m->rope_low_freq > 0 && m->rope_low_freq != 1) || (m->rope_high_freq > 0 && m->rope_high_freq != 4) ||
+         (m->rope_original_max > 0 && m->rope_original_max != 8192)))
+        return no(w, NULL, m->name, "uses Llama 3 rotary scaling with low/high frequency factors %g/%g and original "
+                  "context %d: %s fixes them at 1/4 and 8192", m->rope_low_freq, m->rope_high_freq, m->rope_original_max,
+                  fw);
+    return 1;
+}
+
 static int fw_arch_ok(const why *w)
 {
     const pp_model *m = w->x->m;
@@ -726,7 +756,7 @@ static int fw_arch_ok(const why *w)
         return no(w, NULL, m->name, "experts (top-%d, %d shared, expert FFN %d vs FFN %d): DeepSpeed-MoE in "
                   "Megatron-DeepSpeed routes top-1 or top-2 to experts of --ffn-hidden-size, without shared experts",
                   m->topk, m->shared_experts, m->expert_ffn, m->ffn);
-    return 1;
+    return rope_ok(w, m, mds);
 }
 
 /* ------------------------------------------------------------ evaluation */

@@ -277,6 +277,9 @@ typedef enum pp_framework {
 } pp_framework;
 
 PP_API const char *pp_framework_name(pp_framework f); /* "pytorch", "deepspeed", ... */
+/* What parplan takes the framework to be, with the version its files target
+ * ("DeepSpeed v0.14.5"); "?" when f is not a framework. */
+PP_API const char *pp_framework_title(pp_framework f);
 
 /* Training mode (fine-tuning). */
 typedef enum pp_train_mode { PP_MODE_FULL, PP_MODE_LORA, PP_MODE_QLORA, PP_MODE_COUNT } pp_train_mode;
@@ -412,8 +415,13 @@ PP_API const pp_rule_info *pp_rule_get(pp_rule r);
  * first failed rule. No side effects. */
 PP_API pp_status pp_rules_check(const pp_model *m, const pp_cluster *c, const pp_strategy *s, pp_error *err);
 /* 1 when framework f can run a strategy with these settings at all: the
- * value of one dimension ("tp", 2) is within what f supports. For tables
- * and quick filters; pp_rules_check is the authority. */
+ * value of one dimension ("tp", 2) is within what f supports. Dimensions:
+ * tp, pp, cp, ep (degrees), sp (0/1), zero, zero_pp (ZeRO stages with
+ * pp > 1), shard (1: hybrid sharding), offload, schedule, precision,
+ * recompute, partial_recompute (1: a block count per stage), optimizer,
+ * mode, cp_comm, loss (enum values), freeze (1: frozen layers), split (0:
+ * any counts per stage, 1: DeepSpeed's partition_method, 2: even only).
+ * For tables and quick filters; pp_rules_check is the authority. */
 PP_API int pp_framework_supports(pp_framework f, const char *dim, int value);
 /* The split DeepSpeed's PipelineModule makes (Megatron-DeepSpeed):
  * partition_method "type:transformer" (embedding = 0) or
@@ -888,9 +896,11 @@ PP_API pp_status pp_launch_files(const pp_model *m, const pp_cluster *c, const p
                                  pp_launch *out, pp_error *err);
 PP_API void pp_launch_free(pp_launch *l);
 /* Writes n plans' launch files under dir: dir/1/, dir/2/, ... (dir itself for
- * one plan), all of them as one set (pp_write_files; flags PP_WRITE_*):
+ * one plan unless flags has PP_EMIT_NUMBERED), all of them as one set
+ * (pp_write_files; PP_WRITE_FORCE honoured, folders made as mkdir -p):
  * nothing is written if any plan cannot be emitted or any file cannot be
  * written, and folders it created go again. */
+#define PP_EMIT_NUMBERED 4u
 PP_API pp_status pp_plan_emit(const pp_model *m, const pp_cluster *c, const pp_plan *plans, int n,
                               const pp_launch_opts *o, const char *dir, unsigned flags, pp_notes *notes,
                               pp_error *err);
@@ -1100,6 +1110,8 @@ typedef struct pp_sweep_opts {
     pp_sweep_format format;
     int top;                    /* > 0: "top" for scenarios that do not give one (the
                                    scenario echoed in the line carries it); 0 = theirs */
+    unsigned frameworks;        /* != 0: "framework" (1u << pp_framework bits) for
+                                   scenarios that do not give one; 0 = theirs (all) */
     int window;                 /* results held back for ordering, at most; 0 = default
                                    (64 + 32 x jobs) */
     const int *skip;            /* sorted indices to skip (resume); may be NULL */
@@ -1124,7 +1136,7 @@ PP_API pp_status pp_sweep_open(const char *spec, size_t len, const char *where, 
 PP_API void pp_sweep_close(pp_sweep *s);
 /* Scenarios in the spec (before sharding). */
 PP_API int pp_sweep_size(const pp_sweep *s);
-/* Scenario `index` as JSON text, with "top" added as o->top says (o may be
+/* Scenario `index` as JSON text, with "top" and "framework" added as o says (o may be
  * NULL). NULL when out of memory or index is out of range. Thread-safe. */
 PP_API char *pp_sweep_scenario(const pp_sweep *s, const pp_sweep_opts *o, int index);
 /* Runs scenario `index` on the calling thread and renders its result line

@@ -432,3 +432,20 @@ Test(io_text, estimate_out_of_memory_says_what_would_fit)
     cr_expect_eq(r.code, 0, "%s", r.err);
     cr_expect(strstr(r.out, "DOES NOT FIT") && strstr(r.out, "(zero_optimization.stage)"), "%s", r.out);
 }
+
+/* plan --emit DIR: one folder per plan, DIR/1 even for a single plan, parents
+ * made as mkdir -p; a failed set leaves no folder behind. */
+Test(io_set, plan_emit_numbers_its_folders_and_makes_parents)
+{
+    res r = run(NULL, 0, "plan", "--model", "llama3-8b", "--cluster", "dgx-h100", "--global-batch", "64", "--top", "1",
+                "--emit", "a/b", NULL);
+    cr_expect_eq(r.code, 0, "exit %d; %s", r.code, r.err);
+    cr_expect(exists("a/b/1/plan.json") && exists("a/b/1/README.txt"), "%s", r.err);
+    r = run(NULL, 0, PLAN, "--emit", "c/d", NULL);
+    cr_expect_eq(r.code, 0, "exit %d; %s", r.code, r.err);
+    cr_expect(exists("c/d/1/plan.json") && exists("c/d/2/plan.json"));
+    /* under a file size limit the set fails: neither c2 nor its folders stay */
+    r = run(NULL, 200, PLAN, "--emit", "e/f", NULL);
+    cr_expect_eq(r.code, 3, "exit %d; %s", r.code, r.err);
+    cr_expect(!exists("e"), "a failed set left its folders");
+}

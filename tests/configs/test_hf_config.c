@@ -35,6 +35,10 @@ Test(hf_counts, llama2_7b) { ASSERT_TOTAL("Llama-2-7b-hf.json", 6738415616LL); }
 /* meta-llama/Meta-Llama-3-8B: 8,030,261,248 (hub safetensors total). */
 Test(hf_counts, llama3_8b) { ASSERT_TOTAL("Meta-Llama-3-8B.json", 8030261248LL); }
 
+/* meta-llama/Llama-3.1-8B: the Llama 3 8B shape, 8,030,261,248; its config
+ * adds rope_scaling (llama3), which changes no parameter. */
+Test(hf_counts, llama31_8b) { ASSERT_TOTAL("Llama-3.1-8B.json", 8030261248LL); }
+
 /* mistralai/Mistral-7B-v0.1: 7,241,732,096 (hub safetensors total). */
 Test(hf_counts, mistral_7b) { ASSERT_TOTAL("Mistral-7B-v0.1.json", 7241732096LL); }
 
@@ -228,7 +232,7 @@ Test(hf_shape, unknown_far_keys_ignored)
 {
     pp_model m;
     pp_error e;
-    cr_assert_eq(parse_llama(", \"rope_scaling\": {\"type\": \"linear\"}, \"torch_dtype\": \"bfloat16\","
+    cr_assert_eq(parse_llama(", \"pretraining_tp\": 1, \"torch_dtype\": \"bfloat16\","
                              " \"my_custom_flag\": true, \"n_layer\": 2", &m, &e), PP_OK, "%s", e.msg);
     cr_expect_eq(m.layers, 32);
     cr_expect_eq(m.seq, 2048); /* LlamaConfig default max_position_embeddings */

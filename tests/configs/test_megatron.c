@@ -400,6 +400,12 @@ Test(megatron_flags, moe_and_mla)
     expect(&a, "--moe-shared-expert-intermediate-size", "2048");
     expect(&a, "--num-experts", "256");
     expect(&a, "--moe-router-topk", "8");
+    /* config.json: rope_theta 10000, rope_scaling yarn factor 40 from 4096 */
+    expect(&a, "--position-embedding-type", "yarn");
+    expect(&a, "--rotary-base", "10000");
+    expect(&a, "--rotary-scaling-factor", "40");
+    expect(&a, "--yarn-original-max-position-embeddings", "4096");
+    expect(&a, "--norm-epsilon", "1e-06");
     free(a.buf);
     pp_free(t);
     pp_notes n = {0};
@@ -407,6 +413,63 @@ Test(megatron_flags, moe_and_mla)
     s = base(&m, &c, 8, 1, 1);
     cr_assert_null(args_for(&m, &c, &s, PP_MEGATRON_DEEPSPEED, &n, &err));
     cr_assert(strstr(err.msg, "multi-head latent attention"), "%s", err.msg);
+}
+
+/* What changes training, not just its cost: the model's config.json values
+ * (Llama 3: rope_theta 500000, rms_norm_eps 1e-5; Llama 3.1: rope_scaling
+ * llama3 factor 8; Qwen2.5: 1e6, 1e-6), and the padded vocabulary: 128256 =
+ * 2^8 x 501 so with tp 8 the divisor 32 keeps it exact (32 x 8 = 256);
+ * Qwen2.5-7B's 152064 = 2^9 x 297, tp 4: Megatron's 128 x 4 = 512 divides it. */
+Test(megatron_flags, launch_essentials)
+{
+    static const struct {
+        const char *model;
+        int tp;
+        pp_megatron_flavor f;
+        const char *flag, *want;
+    } cases[] = {
+        {"llama3-8b", 8, PP_MEGATRON_LM, "--rotary-base", "500000"},
+        {"llama3-8b", 8, PP_MEGATRON_LM, "--norm-epsilon", "1e-05"},
+        {"llama3-8b", 8, PP_MEGATRON_LM, "--make-vocab-size-divisible-by", "32"},
+        {"llama3-8b", 8, PP_MEGATRON_LM, "--untie-embeddings-and-output-weights", ""},
+        {"llama3.1-8b", 8, PP_MEGATRON_LM, "--use-rope-scaling", ""},
+        {"llama3.1-8b", 8, PP_MEGATRON_LM, "--rope-scaling-factor", "8"},
+        {"qwen2.5-7b", 4, PP_MEGATRON_LM, "--rotary-base", "1000000"},
+        {"qwen2.5-7b", 4, PP_MEGATRON_LM, "--norm-epsilon", "1e-06"},
+        {"qwen2.5-7b", 4, PP_MEGATRON_LM, "--make-vocab-size-divisible-by", "128"},
+        {"llama3-8b", 8, PP_MEGATRON_DEEPSPEED, "--rotary-position-embeddings-theta", "500000"},
+        {"llama3-8b", 8, PP_MEGATRON_DEEPSPEED, "--layernorm-epsilon", "1e-05"},
+    };
+    pp_cluster c = fx_cluster("dgx-h100", 1, 0);
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        pp_model m = fx_model(cases[i].model);
+        pp_strategy s = base(&m, &c, cases[i].tp, 1, 1);
+        char *t = must_args(&m, &c, &s, cases[i].f);
+        argv_t a = bash_args(t);
+        expect(&a, cases[i].flag, cases[i].want);
+        cr_expect_null(val(&a, "--tokenizer-model"), "no tokenizer guess");
+        free(a.buf);
+        pp_free(t);
+    }
+    /* Megatron-DeepSpeed has no rotary scaling: Llama 3.1 is refused, by rule */
+    pp_model m = fx_model("llama3.1-8b");
+    pp_strategy s = base(&m, &c, 8, 1, 1);
+    pp_notes n = {0};
+    pp_error err = {""};
+    cr_assert_null(args_for(&m, &c, &s, PP_MEGATRON_DEEPSPEED, &n, &err));
+    cr_expect_eq(err.rule, PP_RULE_FW_ARCH, "%s", err.msg);
+    cr_expect(strstr(err.msg, "llama3"), "%s", err.msg);
+    /* dynamic NTK scaling has no Megatron argument; Llama 3 factors other
+     * than Megatron's fixed 1/4/8192 are refused rather than silently changed */
+    m.rope_scaling = PP_ROPE_DYNAMIC;
+    s = base(&m, &c, 8, 1, 1);
+    cr_assert_null(args_for(&m, &c, &s, PP_MEGATRON_LM, &n, &err));
+    cr_expect(strstr(err.msg, "dynamic"), "%s", err.msg);
+    m = fx_model("llama3.1-8b");
+    m.rope_high_freq = 2;
+    s = base(&m, &c, 8, 1, 1);
+    cr_assert_null(args_for(&m, &c, &s, PP_MEGATRON_LM, &n, &err));
+    cr_expect(strstr(err.msg, "1/4 and 8192"), "%s", err.msg);
 }
 
 /* ----------------------------------------------------------- (d) refusals */

@@ -122,7 +122,33 @@ Test(sweep, csv_has_the_documented_header)
     cr_expect(strncmp(h, "index,status,model,cluster,gpus,global_batch,seq,", 49) == 0);
     int commas = 0;
     for (const char *p = h; *p; p++) commas += *p == ',';
-    cr_expect_eq(commas, 29, "30 fixed columns");
+    cr_expect_eq(commas, 30, "31 fixed columns");
+    cr_expect(strstr(h, ",seq,framework,dp,") != NULL, "%s", h);
+}
+
+/* --framework: scenarios without "framework" get the list; a scenario's own wins. */
+Test(sweep, frameworks_fill_scenarios_that_give_none)
+{
+    const char *two = "{\"scenarios\": [{\"model\": \"gpt3-125m\", \"cluster\": \"dgx-a100-80g\", \"gpus\": 2,"
+                      " \"global_batch\": 8, \"seq\": 512},"
+                      " {\"model\": \"gpt3-125m\", \"cluster\": \"dgx-a100-80g\", \"gpus\": 2,"
+                      " \"global_batch\": 8, \"seq\": 512, \"framework\": \"deepspeed\"}]}";
+    pp_sweep *sw;
+    pp_error err = {""};
+    cr_assert_eq(pp_sweep_open(two, strlen(two), "spec", &sw, &err), PP_OK, "%s", err.msg);
+    pp_sweep_opts o;
+    memset(&o, 0, sizeof o);
+    o.frameworks = 1u << PP_FW_MEGATRON | 1u << PP_FW_FSDP;
+    char *a = pp_sweep_scenario(sw, &o, 0), *b = pp_sweep_scenario(sw, &o, 1);
+    cr_expect(strstr(a, "\"framework\":[\"megatron\",\"fsdp\"]"), "%s", a);
+    cr_expect(strstr(b, "\"framework\":\"deepspeed\"") && !strstr(b, "megatron"), "%s", b);
+    pp_status st;
+    char *line = pp_sweep_result(sw, &o, 0, &st);
+    cr_expect_eq(st, PP_OK, "%s", line);
+    cr_expect(strstr(line, "\"framework\":\"megatron\"") || strstr(line, "\"framework\":\"fsdp\""), "%.300s", line);
+    cr_expect(!strstr(line, "\"framework\":\"deepspeed\"") && !strstr(line, "\"framework\":\"pytorch\""));
+    free(a), free(b), free(line);
+    pp_sweep_close(sw);
 }
 
 Test(sweep, bad_specs_are_rejected)
