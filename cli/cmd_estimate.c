@@ -202,11 +202,20 @@ static void print_memory(const pp_model *m, const pp_cluster *c, const pp_plan *
                gib(st->total_bytes), i == mem->peak_stage ? "*" : " ",
                st->peak_phase == PP_PHASE_OPTIMIZER ? "optimizer step" : "forward/backward");
     }
+    const pp_uncertainty *u = &p->uncertainty;
+    const pp_interval *pk = &u->peak_bytes;
     printf("\npeak %.2f GiB on stage %d of %.2f GiB usable: %s\n", gib(mem->peak_bytes), mem->peak_stage,
-           gib(mem->gpu_bytes), mem->peak_bytes <= mem->gpu_bytes ? "fits" : "DOES NOT FIT");
+           gib(mem->gpu_bytes), mem->peak_bytes > mem->gpu_bytes ? u->fit == PP_FIT_TIGHT ? "DOES NOT FIT (tight)" : "DOES NOT FIT"
+                                : pp_fit_name(u->fit));
+    if (pk->rows)
+        printf("  %.0f%% interval %.2f-%.2f GiB (from %d published runs: %s)\n", 100 * u->level, gib(pk->lo), gib(pk->hi),
+               pk->rows, pk->group);
     if (mem->host_bytes_per_node > 0)
         printf("host: %.1f GiB offloaded per node of %.1f GiB usable: %s\n", gib(mem->host_bytes_per_node),
                gib(mem->host_usable_bytes), mem->host_fits ? "fits" : "DOES NOT FIT");
+    if (mem->nvme_bytes_per_node > 0)
+        printf("NVMe: %.1f GB swapped per node of %.1f GB: %s\n", mem->nvme_bytes_per_node / 1e9,
+               mem->nvme_usable_bytes / 1e9, mem->nvme_fits ? "fits" : "DOES NOT FIT");
 }
 
 static void print_time(const pp_plan *p)
@@ -226,6 +235,11 @@ static void print_time(const pp_plan *p)
                t->dp_comm_s, 100 * t->dp_comm_exposed_s / t->dp_comm_s);
     else
         printf("  %-24s %9.3f s\n", "step", t->step_s);
+    const pp_interval *si = &p->uncertainty.step_s;
+    if (si->rows)
+        printf("  %.0f%% interval %.3f-%.3f s (from %d published runs: %s)\n", 100 * p->uncertainty.level, si->lo, si->hi,
+               si->rows, si->group);
+    if (p->uncertainty.notes[0]) printf("  not validated: %s\n", p->uncertainty.notes);
     printf("\n%.0f tokens/s, %.1f model TFLOP/s per GPU, MFU %.1f%%, HFU %.1f%%\n", q->tokens_per_s,
            q->model_tflops_per_gpu, 100 * q->mfu, 100 * q->hfu);
     if (p->train.tokens > 0)
@@ -445,9 +459,10 @@ static int run(const cli_args *a)
                             p->strategy.ft.mode != PP_MODE_FULL ? " (and ds_config_trainer.json, adapter_config.json beside it)" : "");
     if (e->mg_path) fprintf(stderr, "parplan: wrote %s\n", e->mg_path);
     if (rc == 0 && cli_has(a, "fail-if-oom") && !p->memory.fits) {
-        fprintf(stderr, "parplan: does not fit: peak %.2f GiB on stage %d of %.2f GiB usable%s (--fail-if-oom)\n",
+        fprintf(stderr, "parplan: does not fit: peak %.2f GiB on stage %d of %.2f GiB usable%s%s (--fail-if-oom)\n",
                 p->memory.peak_bytes / 1073741824.0, p->memory.peak_stage, p->memory.gpu_bytes / 1073741824.0,
-                p->memory.host_fits ? "" : "; offloaded states exceed host memory");
+                p->memory.host_fits ? "" : "; offloaded states exceed host memory",
+                p->memory.nvme_fits ? "" : "; swapped states exceed the NVMe drives");
         rc = 1;
     }
 done:

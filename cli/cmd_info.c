@@ -130,7 +130,12 @@ static int show_cluster(const pp_cluster *c)
     printf("  inter      %s (%d NICs x %.0f Gb/s per node)\n", link_str(&c->inter, b, sizeof b),
            c->nics_per_node, c->nic_bw * 8 / 1e9);
     printf("  pcie       %.1f GB/s per direction\n", c->pcie.bw / 1e9);
-    printf("  host       %.0f GiB per node%s\n", gib(c->host_mem_bytes), c->nvme_bytes > 0 ? ", NVMe" : "");
+    printf("  host       %.0f GiB per node\n", gib(c->host_mem_bytes));
+    if (c->nvme_bytes > 0)
+        printf("  nvme       %.2f TB per node, %.2f GB/s read, %.2f GB/s write per node\n", c->nvme_bytes / 1e12,
+               c->nvme_read_bw / 1e9, c->nvme_write_bw / 1e9);
+    else
+        printf("  nvme       none\n");
     if (c->gpu.price_usd_per_hour > 0)
         printf("  price      $%.2f per GPU-hour (%s)\n", c->gpu.price_usd_per_hour, cli_safe(c->gpu.price_date));
     if (c->source[0]) printf("  source     %s\n", cli_safe(c->source));

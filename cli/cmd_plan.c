@@ -193,8 +193,9 @@ static void print_time(const pp_plan *p)
 static void print_plan(int rank, const pp_plan *p)
 {
     const pp_strategy *s = &p->strategy;
-    printf("#%d  %.0f tokens/s  MFU %.1f%%  step %.3f s  peak %.2f GiB (stage %d)\n", rank, p->throughput.tokens_per_s,
-           100 * p->throughput.mfu, p->time.step_s, gib(p->memory.peak_bytes), p->memory.peak_stage);
+    const pp_uncertainty *u = &p->uncertainty;
+    printf("#%d  %.0f tokens/s  MFU %.1f%%  step %.3f s  peak %.2f GiB (stage %d)  %s\n", rank, p->throughput.tokens_per_s,
+           100 * p->throughput.mfu, p->time.step_s, gib(p->memory.peak_bytes), p->memory.peak_stage, pp_fit_name(u->fit));
     printf("    strategy %s: dp %d, tp %d%s, pp %d, cp %d, ep %d, ZeRO-%d%s, offload %s, %s, recompute %s, micro-batch %d x %d, %s",
            pp_framework_name(s->framework), s->dp, s->tp, s->sp ? " +sp" : "", s->pp, s->cp, s->ep, s->zero,
            s->shard && s->shard < s->dp * s->cp ? " (hybrid)" : "", pp_offload_name(s->offload),
@@ -209,6 +210,11 @@ static void print_plan(int rank, const pp_plan *p)
                100 * p->params_trainable / p->params_total);
     print_stages(p);
     print_time(p);
+    if (u->step_s.rows || u->peak_bytes.rows)
+        printf("    %.0f%%     step %.3f-%.3f s (%d runs: %s), peak %.2f-%.2f GiB (%d runs: %s)\n", 100 * u->level,
+               u->step_s.lo, u->step_s.hi, u->step_s.rows, u->step_s.group, gib(u->peak_bytes.lo), gib(u->peak_bytes.hi),
+               u->peak_bytes.rows, u->peak_bytes.group);
+    if (u->notes[0]) printf("    not validated: %s\n", u->notes);
     if (p->train.tokens > 0)
         printf("    train    %.3g tokens: %.1f days, %.0f GPU-hours, $%.0f, %.0f kWh\n", p->train.tokens, p->train.days,
                p->train.gpu_hours, p->train.cost_usd, p->train.energy_kwh);

@@ -87,7 +87,7 @@ static pp_status for_deepspeed(const pp_strategy *r, pp_error *err)
 
 pp_status pp_deepspeed_adapt(const pp_model *m, const pp_cluster *c, pp_strategy *s, pp_notes *notes, pp_error *err)
 {
-    pp__adapt_framework(m, c, s, s->tp > 1 || s->sp ? PP_FW_MEGATRON_DEEPSPEED : PP_FW_DEEPSPEED, notes);
+    pp__adapt_framework(m, c, s, s->tp > 1 || s->sp || s->ep > 1 ? PP_FW_MEGATRON_DEEPSPEED : PP_FW_DEEPSPEED, notes);
     pp_strategy r = *s;
     return pp_strategy_resolve(&r, m, c, err);
 }

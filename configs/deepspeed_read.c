@@ -159,6 +159,24 @@ static int batch_key(ds_reader *r, const cJSON *root, const char *key, long *out
 
 static long floordiv(long a, long b) { return (long)floor((double)a / (double)b); }
 
+/* All three batch keys fix DeepSpeed's data-parallel size: train_batch_size
+ * / (micro x accumulation). With no --cp given and that size a proper
+ * divisor of GPUs/(tp*pp), the ranks left over are Ulysses sequence
+ * parallelism (its mpu reports dp = world/(tp*pp*sp)): cp is taken from
+ * the file, with a warning. 1 when it did, 0 when the sizes do not fit. */
+static int ulysses_from_batch(ds_reader *r, pp_strategy *s, long tb, long per_rank)
+{
+    if (s->cp != 1 || per_rank < 1 || tb % per_rank) return 0;
+    long dp = tb / per_rank;
+    if (dp < 1 || dp >= r->dp || r->dp % dp) return 0;
+    s->cp = (int)(r->dp / dp);
+    warn(r, "$", "train_batch_size", "%ld = %ld x data-parallel %ld: the other %d ranks of each tp x pp group are "
+         "DeepSpeed-Ulysses sequence parallelism (cp %d; give --cp to say otherwise)", tb, per_rank, dp, s->cp, s->cp);
+    r->dp = (int)dp;
+    s->dp = r->dp;
+    return 1;
+}
+
 /* _set_batch_related_parameters then _batch_assertion (config.py:915-975). */
 static void read_batch(ds_reader *r, const cJSON *root, pp_strategy *s)
 {
@@ -218,7 +236,7 @@ static void read_batch(ds_reader *r, const cJSON *root, pp_strategy *s)
                 "DeepSpeed asserts \"Gradient accumulation steps: %ld has to be greater than 0\"%s", gas,
                 has_gas ? "" : " (filled in by floor division: train_batch_size is smaller than micro batch x "
                                "data-parallel size)");
-    } else if ((double)tb != (double)mb * gas * dp) {
+    } else if ((double)tb != (double)mb * gas * dp && !ulysses_from_batch(r, s, tb, mb * gas)) {
         dfail(r, "$", "train_batch_size",
                 "DeepSpeed asserts \"train_batch_size is not equal to micro_batch_per_gpu * gradient_acc_step * "
                 "world_size %ld != %ld * %ld * %ld\" (world_size is the data-parallel size GPUs/(tp*pp*cp) = %ld)",
@@ -950,8 +968,9 @@ static void fill(ds_reader *r, const cJSON *root, const pp_cluster *c, pp_strate
         r->jr.st = PP_ERR_INPUT;
         return;
     }
-    /* DeepSpeed runs it; tensor parallelism comes from Megatron's model code */
-    if (s->framework == PP_FW_AUTO) s->framework = s->tp > 1 || s->sp ? PP_FW_MEGATRON_DEEPSPEED : PP_FW_DEEPSPEED;
+    /* DeepSpeed runs it; tensor and expert parallelism come from Megatron-DeepSpeed's model code */
+    if (s->framework == PP_FW_AUTO)
+        s->framework = s->tp > 1 || s->sp || s->ep > 1 ? PP_FW_MEGATRON_DEEPSPEED : PP_FW_DEEPSPEED;
     long rest = (long)s->tp * s->pp * s->cp;
     int gpus = pp_cluster_gpus(c);
     if (rest < 1 || gpus % rest) {
@@ -992,7 +1011,7 @@ static void fill(ds_reader *r, const cJSON *root, const pp_cluster *c, pp_strate
     if (zo.overlap_given && zo.overlap_comm && !s->overlap_dp)
         warn(r, "zero_optimization", "overlap_comm", "true is not applied: %s", s->pp > 1
              ? "DeepSpeed turns it off for a PipelineModule" : "only the ZeRO optimizer overlaps communication");
-    if (r->base->overlap_tp)
+    if (r->base->overlap_tp > 0) /* -1: the framework's default, not asked for */
         warn(r, "$", "zero_optimization", "--tp-overlap: DeepSpeed does not overlap tensor-parallel communication; "
              "estimating without it");
     s->overlap_tp = 0;

@@ -48,7 +48,9 @@ static const char *const eff_keys[] = {"matmul", "attention", "hbm", "source", N
 static const char *const catalog_keys[] = {"gpus", NULL};
 static const char *const cluster_keys[] = {
     "name", "description", "source", "gpu", "nodes", "gpus_per_node", "nvlink_domain", "intra",
-    "inter", "pcie", "host_mem_gib", "nvme_tb", "nccl_efficiency", "host_mem_gbytes_s", NULL};
+    "inter", "pcie", "host_mem_gib", "nvme_tb", "nvme_read_gbytes_s", "nvme_write_gbytes_s", "nvme_source",
+    "nccl_efficiency",
+    "host_mem_gbytes_s", NULL};
 static const char *const nccl_keys[] = {"intra", "inter", "overlap_slowdown", "source", NULL};
 static const char *const intra_keys[] = {"kind", "gbytes_per_s_bidir", "gen", "latency_us", NULL};
 static const char *const inter_keys[] = {"kind", "nics", "nic_gbit_s", "latency_us", NULL};
@@ -422,6 +424,27 @@ static void read_shape(jr_ctx *c, const cJSON *root, pp_cluster *cl)
                 cl->gpus_per_node, cl->nvlink_domain);
 }
 
+/* NVMe drives per node: capacity, and the read/write bandwidths DeepSpeed's
+ * swapper reaches (GB/s per node); a drive without bandwidths gets the
+ * defaults of costmodel.h (one drive as DeepNVMe measured it). */
+static void read_nvme(jr_ctx *c, const cJSON *root, pp_cluster *cl)
+{
+    double v;
+    char src[PP_TEXT_LEN];
+    if (jr_num(c, root, "$", "nvme_tb", 0, 0, 1e4, &v)) cl->nvme_bytes = v * 1e12;
+    jr_str(c, root, "$", "nvme_source", 0, src, sizeof src);
+    if (num_pos(c, root, "$", "nvme_read_gbytes_s", 0, 1e4, &v)) cl->nvme_read_bw = v * 1e9;
+    if (num_pos(c, root, "$", "nvme_write_gbytes_s", 0, 1e4, &v)) cl->nvme_write_bw = v * 1e9;
+    if (c->st != PP_OK) return;
+    if (cl->nvme_bytes <= 0 && (cl->nvme_read_bw > 0 || cl->nvme_write_bw > 0)) {
+        jr_fail(c, "$", cl->nvme_read_bw > 0 ? "nvme_read_gbytes_s" : "nvme_write_gbytes_s",
+                "expected only with nvme_tb > 0 (a node without NVMe has no NVMe bandwidth)");
+        return;
+    }
+    if (cl->nvme_bytes > 0 && cl->nvme_read_bw <= 0) cl->nvme_read_bw = PP_NVME_READ_BW_DEFAULT;
+    if (cl->nvme_bytes > 0 && cl->nvme_write_bw <= 0) cl->nvme_write_bw = PP_NVME_WRITE_BW_DEFAULT;
+}
+
 static pp_status read_cluster(const cJSON *root, const char *where, pp_cluster *cl, pp_error *err)
 {
     jr_ctx c = {where, err, PP_OK};
@@ -438,7 +461,7 @@ static pp_status read_cluster(const cJSON *root, const char *where, pp_cluster *
     read_inter(&c, root, cl);
     read_pcie(&c, root, &cl->pcie);
     if (num_pos(&c, root, "$", "host_mem_gib", 1, 1e6, &v)) cl->host_mem_bytes = v * PP_GIB;
-    if (jr_num(&c, root, "$", "nvme_tb", 0, 0, 1e4, &v)) cl->nvme_bytes = v * 1e12;
+    read_nvme(&c, root, cl);
     if (jr_num(&c, root, "$", "host_mem_gbytes_s", 0, 1, 1e5, &v)) cl->host_mem_bw = v * 1e9;
     const cJSON *nc = jr_obj(&c, root, "$", "nccl_efficiency", 0);
     if (nc) {
@@ -573,5 +596,7 @@ char *pp_cluster_to_json(const pp_cluster *c)
     put_link(o, "pcie", &c->pcie, &ok);
     put_num(o, "host_mem_bytes", c->host_mem_bytes, &ok);
     put_num(o, "nvme_bytes", c->nvme_bytes, &ok);
+    put_num(o, "nvme_read_bytes_per_s", c->nvme_read_bw, &ok);
+    put_num(o, "nvme_write_bytes_per_s", c->nvme_write_bw, &ok);
     return print_or_null(o, ok);
 }

@@ -2,6 +2,9 @@
  * plan_json.c — the plan object of the JSON output (docs/schema.md): the
  * same object for `estimate`, `plan` and `sweep`. Bytes are bytes.
  */
+#include <stdio.h>
+#include <string.h>
+
 #include "configs/configs.h"
 
 static void add_strategy(cJSON *o, const pp_strategy *s)
@@ -94,22 +97,27 @@ static void add_stage(cJSON *arr, const pp_stage_mem *st)
     cJSON_AddNumberToObject(d, "context_bytes", st->context_bytes);
     cJSON_AddNumberToObject(d, "fragmentation_bytes", st->fragmentation_bytes);
     cJSON_AddNumberToObject(d, "host_bytes", st->host_bytes);
+    cJSON_AddNumberToObject(d, "nvme_bytes", st->nvme_bytes);
     cJSON_AddNumberToObject(d, "grads_total_bytes", st->grads_total_bytes);
     cJSON_AddNumberToObject(d, "grads_persistent_bytes", st->grads_persistent_bytes);
     cJSON_AddNumberToObject(d, "cast_bytes", st->cast_bytes);
     cJSON_AddNumberToObject(d, "opt_temp_bytes", st->opt_temp_bytes);
 }
 
-static void add_memory(cJSON *o, const pp_memory *mem)
+static void add_memory(cJSON *o, const pp_memory *mem, pp_fit fit)
 {
     cJSON *j = cJSON_AddObjectToObject(o, "memory");
     cJSON_AddNumberToObject(j, "peak_bytes", mem->peak_bytes);
     cJSON_AddNumberToObject(j, "peak_stage", mem->peak_stage);
     cJSON_AddNumberToObject(j, "gpu_bytes", mem->gpu_bytes);
     cJSON_AddBoolToObject(j, "fits", mem->fits);
+    cJSON_AddStringToObject(j, "fit", pp_fit_name(fit)); /* the verdict with the error bar */
     cJSON_AddNumberToObject(j, "host_bytes_per_node", mem->host_bytes_per_node);
     cJSON_AddNumberToObject(j, "host_usable_bytes", mem->host_usable_bytes);
     cJSON_AddBoolToObject(j, "host_fits", mem->host_fits);
+    cJSON_AddNumberToObject(j, "nvme_bytes_per_node", mem->nvme_bytes_per_node);
+    cJSON_AddNumberToObject(j, "nvme_usable_bytes", mem->nvme_usable_bytes);
+    cJSON_AddBoolToObject(j, "nvme_fits", mem->nvme_fits);
     cJSON *arr = cJSON_AddArrayToObject(j, "stages");
     for (int i = 0; i < mem->nstages; i++) add_stage(arr, &mem->stages[i]);
 }
@@ -149,6 +157,31 @@ static void add_time(cJSON *o, const pp_plan *p)
     }
 }
 
+/* Error bars (costmodel/uncertainty.c): the intervals, their groups, the
+ * mechanisms no validated run covers. */
+static void add_uncertainty(cJSON *o, const pp_uncertainty *u)
+{
+    cJSON *j = cJSON_AddObjectToObject(o, "uncertainty");
+    cJSON_AddNumberToObject(j, "level", u->level);
+    cJSON_AddNumberToObject(j, "step_lo_s", u->step_s.lo);
+    cJSON_AddNumberToObject(j, "step_hi_s", u->step_s.hi);
+    cJSON_AddNumberToObject(j, "step_rows", u->step_s.rows);
+    cJSON_AddStringToObject(j, "step_group", u->step_s.group);
+    cJSON_AddNumberToObject(j, "peak_lo_bytes", u->peak_bytes.lo);
+    cJSON_AddNumberToObject(j, "peak_hi_bytes", u->peak_bytes.hi);
+    cJSON_AddNumberToObject(j, "peak_rows", u->peak_bytes.rows);
+    cJSON_AddStringToObject(j, "peak_group", u->peak_bytes.group);
+    cJSON *n = cJSON_AddArrayToObject(j, "notes");
+    char buf[sizeof u->notes];
+    snprintf(buf, sizeof buf, "%s", u->notes);
+    for (char *p = buf, *e; *p; p = e) {
+        e = strstr(p, "; ");
+        if (e) *e = '\0', e += 2;
+        else e = p + strlen(p);
+        cJSON_AddItemToArray(n, cJSON_CreateString(p));
+    }
+}
+
 cJSON *pp__plan_json(const pp_model *m, const pp_cluster *c, const pp_plan *p)
 {
     cJSON *o = cJSON_CreateObject();
@@ -161,8 +194,9 @@ cJSON *pp__plan_json(const pp_model *m, const pp_cluster *c, const pp_plan *p)
     cJSON_AddNumberToObject(o, "gpus", pp_cluster_gpus(c));
     add_strategy(o, &p->strategy);
     add_params(o, p);
-    add_memory(o, &p->memory);
+    add_memory(o, &p->memory, p->uncertainty.fit);
     add_time(o, p);
+    add_uncertainty(o, &p->uncertainty);
     return o;
 }
 

@@ -43,7 +43,16 @@ void pp__group(const pp_cluster *c, int size, int stride, pp__comm_group *g)
     g->bw = 0;
     g->latency = 0;
     g->crosses_nodes = 0;
+    g->chain = 1;
+    g->tree_nodes = 1;
+    g->intra_latency = 0;
     if (size <= 1 || pp_topo_group_link(c, size, stride, &gl) != 0) return;
+    /* at stride s a domain of d ranks holds at most ceil(d/s) members */
+    int d = pp_topo_domain_size(c), cap = stride >= d ? 1 : (d + stride - 1) / stride;
+    g->chain = size < cap ? size : cap;
+    g->tree_nodes = (size + g->chain - 1) / g->chain;
+    if (gl.tier == PP_TOPO_INTER && g->tree_nodes < 2) g->tree_nodes = 2; /* a family straddling domains */
+    g->intra_latency = c->intra.latency;
     double ei = c->nccl_eff_intra > 0 ? c->nccl_eff_intra : NCCL_EFF_INTRA;
     double ee = c->nccl_eff_inter > 0 ? c->nccl_eff_inter : NCCL_EFF_INTER;
     g->crosses_nodes = gl.crosses_nodes;
@@ -67,8 +76,13 @@ double pp__allreduce_s(const pp__comm_group *g, double bytes)
     double n = g->n, bw = bytes / g->bw;
     double ring = 2 * (n - 1) * alpha(g) + 2 * (n - 1) / n * bw;
     double t = ring;
-    if (g->crosses_nodes) {
-        double tree = 2 * ceil(log2(n)) * alpha(g) + 2 * bw; /* double binary tree */
+    if (g->tree_nodes > 1) {
+        /* NCCL's tree: up a chain inside each domain and a double binary
+         * tree across domains, then down again; its latency (tuning.cc,
+         * ncclTopoTuneModel) is 2 ((nRanks/nNodes - 1) intraLat +
+         * log2(nNodes) interLat) */
+        double lat = 2 * ((g->chain - 1) * g->intra_latency + ceil(log2(g->tree_nodes)) * alpha(g));
+        double tree = lat + 2 * bw;
         if (tree < t) t = tree;
     }
     return NCCL_BASE_LATENCY + t;

@@ -22,6 +22,22 @@
 #define PP_COST_GPU_RESERVE (0.75 * PP_GIB)
 #define PP_COST_HOST_RESERVE 0.10
 
+/* NVMe offload (ZeRO-Infinity; docs/time.md and docs/memory.md, "NVMe").
+ * A cluster without NVMe bandwidths gets one drive's share of what DeepNVMe
+ * measured through libaio on 4 NVMe drives in RAID-0 (DeepSpeed blog
+ * deepspeed-gds, Azure NC96ads_A100_v4): 10 GB/s reads, 5 GB/s writes.
+ * DeepSpeed v0.14.5 defaults (runtime/zero/offload_config.py, config.py),
+ * which parplan's ds_config leaves unset: */
+#define PP_NVME_READ_BW_DEFAULT 2.5e9   /* bytes/s per node */
+#define PP_NVME_WRITE_BW_DEFAULT 1.25e9 /* bytes/s per node */
+#define PP_DS_MAX_IN_CPU 1e9            /* offload_param.max_in_cpu: 16-bit elements kept in host memory */
+#define PP_DS_PARAM_BUFFER_ELEMS 5e8    /* offload_param.buffer_count 5 x buffer_size 1e8 */
+#define PP_DS_OPT_BUFFERS 4.0           /* offload_optimizer.buffer_count */
+#define PP_DS_SUB_GROUP 1e9             /* zero_optimization.sub_group_size, elements */
+/* The cluster's NVMe bandwidths per node, or the defaults above. */
+double pp__nvme_read_bw(const pp_cluster *c);
+double pp__nvme_write_bw(const pp_cluster *c);
+
 /* Activation bytes one micro-batch leaves stored in one block (for backward)
  * under recompute mode r (NONE, SELECTIVE or FULL). Korthikanti et al. 2022
  * Sec. 4, generalised: GQA, gated MLP, MoE, dropout, flash attention, CP. */
@@ -41,8 +57,13 @@ double pp__grad_bytes(const pp_strategy *s);
 typedef struct pp__comm_group {
     int n;             /* members */
     double bw;         /* bytes/s per GPU per direction NCCL reaches */
-    double latency;    /* s per ring step */
+    double latency;    /* s per ring step (the slowest tier the group crosses) */
     int crosses_nodes;
+    /* NCCL's tree across NVLink domains: a chain of `chain` members inside
+     * each domain (intra_latency per hop), a double binary tree over
+     * `tree_nodes` domains (latency per hop); tree_nodes <= 1: no tree */
+    int chain, tree_nodes;
+    double intra_latency;
 } pp__comm_group;
 
 /* Strides of each dimension from the rank order (steptime.c), and the

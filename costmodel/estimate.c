@@ -1,4 +1,4 @@
-/* estimate.c — resolve a strategy and cost it: memory (and, later, time). */
+/* estimate.c — resolve a strategy and cost it: memory, time and their error bars. */
 #include "costmodel/costmodel.h"
 
 pp_status pp_estimate(const pp_model *m, const pp_cluster *c, const pp_strategy *s, pp_plan *out,
@@ -11,5 +11,6 @@ pp_status pp_estimate(const pp_model *m, const pp_cluster *c, const pp_strategy 
     pp_time_estimate(m, c, &out->strategy, &out->time, &out->throughput);
     out->train = (pp_train){0};
     pp_trainable_params(m, &out->strategy, &out->params_total, &out->params_trainable);
+    pp_uncertainty_estimate(c, out, &out->uncertainty); /* error bars (uncertainty.c) */
     return PP_OK;
 }

@@ -38,10 +38,12 @@ static const pp__fw table[PP_FW_COUNT] = {
      * partition_method, checkpoints every layer, keeps stage outputs until
      * their backward and reduces gradients after the flush; sequence
      * parallelism is Ulysses; tensor parallelism needs Megatron's model code
-     * (megatron-deepspeed). */
+     * and expert parallelism DeepSpeed-MoE layers in the model
+     * (deepspeed.moe.layer.MoE): both are megatron-deepspeed. An HF MoE
+     * model under DeepSpeed keeps its experts data-parallel. */
     [PP_FW_DEEPSPEED] = {
         .name = "deepspeed", .title = "DeepSpeed v0.14.5",
-        .zero = ALL_ZERO, .zero_pp = B(0) | B(1), .pp = 1, .cp = 1, .ep = 1, .cp_comm = B(PP_CP_A2A),
+        .zero = ALL_ZERO, .zero_pp = B(0) | B(1), .pp = 1, .cp = 1, .cp_comm = B(PP_CP_A2A),
         .offload = ALL_OFFLOAD, .schedules = B(PP_SCHED_1F1B), .precisions = P16, .recompute = RC_BLOCKS,
         .optimizers = ALL_OPT, .modes = ALL_MODES, .freeze = 1, .losses = B(PP_LOSS_FP32) | B(PP_LOSS_CHUNKED),
         .split = PP_SPLIT_DEEPSPEED, .fixed_order = 1, .weights = PP_W_MASTER16, .buckets = PP_BUCKETS_DEEPSPEED,

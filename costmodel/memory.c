@@ -167,6 +167,7 @@ static double stage_act(const pp_model *m, const pp_strategy *s, int stage, int 
 
 typedef struct states {
     double params, grads, grads_persist, opt, host, opt_temp, gather_after_step, shard_params;
+    double nvme;      /* swapped to NVMe (offload nvme) */
     double cast;      /* autocast's 16-bit weight copies (fwd/bwd) */
 } states;
 
@@ -195,6 +196,26 @@ static double opt_bytes(const pp_model *m, const pp__fw *f, const pp_strategy *s
 {
     double k = pp__optimizer_bytes_per_param(m, s->optimizer, s->precision);
     return f->weights == PP_W_MASTER16 || s->precision == PP_PREC_FP32 ? k : k - 4.0;
+}
+
+/* ZeRO-Infinity (offload nvme, which parplan writes as offload_optimizer
+ * and offload_param on NVMe; DeepSpeed v0.14.5 stage3.py and
+ * runtime/swap_tensor/). NVMe holds the trained partition's fp32 master
+ * weights and moments (st->host as ZeRO-Offload had them) and its fp32
+ * gradients, swapped out at the last backward, and the 16-bit partitions
+ * beyond offload_param.max_in_cpu. Host memory keeps the 16-bit partitions
+ * up to max_in_cpu (pinned flat buffer, _create_param_groups_fp16_flat_
+ * cpu_memory), the parameter swapper's buffer_count x buffer_size buffers,
+ * the optimizer swapper's buffer_count x the largest sub-group x 4 B
+ * (SwapBufferManager), and the gradient accumulation partition on the CPU
+ * (grad_partitions_flat_buffer, in the gradient dtype). */
+static void nvme_states(const pp_strategy *s, double opt, double train, states *st)
+{
+    double w = s->precision == PP_PREC_FP32 ? 4 : 2, g = fmin(pp__grad_bytes(s), 4);
+    double beyond = fmax(0, st->shard_params - PP_DS_MAX_IN_CPU);
+    st->nvme = opt + 4.0 * train + w * beyond;
+    st->host = w * fmin(st->shard_params, PP_DS_MAX_IN_CPU) + w * PP_DS_PARAM_BUFFER_ELEMS +
+               PP_DS_OPT_BUFFERS * fmin(train, PP_DS_SUB_GROUP) * 4.0 + g * train;
 }
 
 /* Model states on the GPU and on the host, after ZeRO and offload. Frozen
@@ -248,7 +269,8 @@ static states model_states(const pp_model *m, const pp_strategy *s, const stage_
         st.host += st.params;
         st.params = 0;
     }
-    if (s->offload == PP_OFFLOAD_NVME) st.host = 4.0 * s->buf.reduce_bucket; /* pinned swap buffers */
+    st.nvme = 0;
+    if (s->offload == PP_OFFLOAD_NVME) nvme_states(s, (zs >= 1 ? f : 1) * opt, (zs >= 1 ? f : 1) * train, &st);
     return st;
 }
 
@@ -404,6 +426,7 @@ static void stage_estimate(const pp_model *m, const pp_cluster *c, const pp_stra
     o->params_bytes = st.params;
     o->optimizer_bytes = st.opt;
     o->host_bytes = st.host;
+    o->nvme_bytes = st.nvme;
 
     double extra = 0, ab = pp__act_bytes(s);
     if (is_first && m->dropout > 0) extra += tok * m->hidden / rep;     /* embedding dropout mask */
@@ -432,7 +455,7 @@ void pp_memory_estimate(const pp_model *m, const pp_cluster *c, const pp_strateg
     out->nstages = s->pp;
     out->peak_bytes = 0;
     out->peak_stage = 0;
-    double host_per_gpu = 0;
+    double host_per_gpu = 0, nvme_per_gpu = 0;
     for (int i = 0; i < s->pp; i++) {
         int n = s->stage_layers[i];
         pp_stage_mem *st = &out->stages[i];
@@ -443,11 +466,16 @@ void pp_memory_estimate(const pp_model *m, const pp_cluster *c, const pp_strateg
             out->peak_stage = i;
         }
         if (st->host_bytes > host_per_gpu) host_per_gpu = st->host_bytes;
+        if (st->nvme_bytes > nvme_per_gpu) nvme_per_gpu = st->nvme_bytes;
     }
     int per_node = pp_cluster_gpus(c) < c->gpus_per_node ? pp_cluster_gpus(c) : c->gpus_per_node;
     out->gpu_bytes = c->gpu.mem_bytes - s->buf.reserve;
     out->host_bytes_per_node = host_per_gpu * per_node;
     out->host_usable_bytes = c->host_mem_bytes * (1 - s->buf.host_reserve);
     out->host_fits = out->host_bytes_per_node <= out->host_usable_bytes;
-    out->fits = out->peak_bytes <= out->gpu_bytes && out->host_fits;
+    /* the node's GPUs swap to its drives (ZeRO-Infinity: nvme_path is local) */
+    out->nvme_bytes_per_node = nvme_per_gpu * per_node;
+    out->nvme_usable_bytes = c->nvme_bytes;
+    out->nvme_fits = out->nvme_bytes_per_node <= out->nvme_usable_bytes;
+    out->fits = out->peak_bytes <= out->gpu_bytes && out->host_fits && out->nvme_fits;
 }

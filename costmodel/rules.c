@@ -107,7 +107,9 @@ static const char *itoa_(char *b, int v)
     snprintf(b, 16, "%d", v);
     return b;
 }
-#define I(v) itoa_((char[16]){0}, (v))
+/* The value as text, formatted only when a message is wanted (the search
+ * evaluates rules without one, millions of times). */
+#define I(v) (w->err ? itoa_((char[16]){0}, (v)) : NULL)
 
 static const char *ename(int which, int v)
 {
@@ -116,9 +118,10 @@ static const char *ename(int which, int v)
     return v >= 0 && v < n ? names[v] : "?";
 }
 
+/* Counts beyond pp are zero or rule split says so. */
 static int split_given(const pp_strategy *s)
 {
-    for (int i = 0; i < PP_MAX_STAGES; i++)
+    for (int i = 0; i < s->pp && i < PP_MAX_STAGES; i++)
         if (s->stage_layers[i]) return 1;
     return 0;
 }

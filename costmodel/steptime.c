@@ -14,6 +14,13 @@
 #include "costmodel/framework.h"
 
 #define HOST_MEM_BW_DEFAULT 100e9 /* bytes/s per node CPU-Adam reaches (half of 2-socket DDR4 peak) */
+/* Compute lost under TP traffic that Transformer Engine's userbuffers hide
+ * (TE transformer_engine/pytorch/module/base.py initialize_ub defaults):
+ * the reduce-scatter half (proj/fc2 fprop "pipeline", qkv/fc1 dgrad and
+ * wgrad "bulk") runs on num_sm = 16 SMs kept from the GEMM (set_sm_margin),
+ * the all-gather half ("ring_exchange") on 1 SM and copy engines: 8.5 SMs
+ * on average of an H100's 132. */
+#define TP_OVERLAP_SLOWDOWN (8.5 / 132)
 
 typedef struct groups {
     pp__comm_group tp, cp, dp, edp, ep, pp;
@@ -93,9 +100,9 @@ static void block_comm(const pp_model *m, const pp_strategy *s, const groups *g,
     /* TP: 2 all-reduces fwd, 2 bwd (SP: all-gather + reduce-scatter, same volume) */
     double one = s->sp ? pp__allgather_s(&g->tp, act) + pp__reducescatter_s(&g->tp, act) : pp__allreduce_s(&g->tp, act);
     double tp = (4 + (recomputed ? 2 : 0)) * one;
-    /* Transformer Engine's userbuffers move TP traffic with copy engines or
-     * a few SMs: no NCCL slowdown charged on the hidden part */
-    if (s->overlap_tp) tp = pp__exposed(0, tp, bt->gemm_fwd_s * 3);
+    /* Transformer Engine's userbuffers hide TP traffic behind the GEMMs,
+     * on SMs taken from them (TP_OVERLAP_SLOWDOWN) */
+    if (s->overlap_tp) tp = pp__exposed(TP_OVERLAP_SLOWDOWN, tp, bt->gemm_fwd_s * 3);
     st->tp = tp;
     /* CP, per block: ring attention passes the K,V chunk (cp-1) times forward
      * and K,V + dK,dV backward, under the attention core; the all-gather kind
@@ -227,6 +234,16 @@ static double split_calls(double (*coll)(const pp__comm_group *, double), const 
     return calls > 0 && bytes > 0 ? calls * coll(g, bytes / calls) : 0;
 }
 
+/* Gathers of each unit's weights per micro-batch (per step for a pipelined
+ * FSDP stage): for the forward, again for the backward unless they stay
+ * gathered (FSDP reshard_after_forward=False, zero 2), and DeepSpeed
+ * gathers a recomputed block once more. */
+static double unit_gathers(const pp_strategy *s, const stage_t *st)
+{
+    double units = st->nblocks + st->edge_units;
+    return 1 + (s->zero == 3) + (is_fsdp(s) ? 0 : st->nrecomputed / (units > 0 ? units : 1));
+}
+
 /* ZeRO-3/FSDP traffic of one micro-batch. Each unit's weights are gathered
  * in 16 bits (fp32 in fp32 training) for its forward, again for its
  * backward unless they stay gathered (FSDP reshard_after_forward=False,
@@ -235,8 +252,10 @@ static double split_calls(double (*coll)(const pp__comm_group *, double), const 
  * fp32 in FSDP's reduce_dtype), and with hybrid sharding all-reduced across
  * the shard groups. Units: FSDP wraps each block (and the embedding and the
  * head: one collective per unit); DeepSpeed fetches module by module (4
- * linear modules per block) in prefetch buckets of
- * stage3_prefetch_bucket_size elements and reduces in reduce_bucket_size. */
+ * linear modules per block), coalescing what one prefetch of up to
+ * stage3_prefetch_bucket_size elements brings (partitioned_param_coordinator
+ * .py: one __all_gather_params call per fetch), and reduces in
+ * reduce_bucket_size buckets. */
 static double zero3_traffic(const pp_strategy *s, const groups *g, const stage_t *st)
 {
     const pp__fw *f = pp__fw_get(s->framework);
@@ -244,8 +263,10 @@ static double zero3_traffic(const pp_strategy *s, const groups *g, const stage_t
     double w = s->precision == PP_PREC_FP32 ? 4 : 2, gb = pp__grad_bytes(s) > 4 ? 4 : pp__grad_bytes(s);
     double all = st->dense + st->expert, fr = all > 0 ? st->trainable / all : 1;
     double units = st->nblocks + st->edge_units, eunits = st->nmoe;
-    double gathers = 1 + (s->zero == 3) + (fsdp ? 0 : st->nrecomputed / (units > 0 ? units : 1));
-    double ag_calls = fsdp ? units : fmax(4 * units, st->dense / s->buf.prefetch_bucket);
+    double gathers = unit_gathers(s, st);
+    /* DeepSpeed gathers what it fetches in one coalesced call: a module
+     * larger than the prefetch bucket alone, smaller ones several to a bucket */
+    double ag_calls = fsdp ? units : fmax(1, fmin(4 * units, ceil(st->dense / s->buf.prefetch_bucket)));
     double rs_calls = fsdp ? units : fmax(1, fr * st->dense / s->buf.reduce_bucket);
     const pp__comm_group *sh = fsdp ? &g->shard : &g->dp;
     double ag = split_calls(pp__allgather_s, sh, st->dense * w, ag_calls) +
@@ -303,11 +324,51 @@ static void dp_comm(const pp_strategy *s, const groups *g, stage_t *st)
     if (st->dp_exposed > st->dp_total) st->dp_exposed = st->dp_total;
 }
 
+double pp__nvme_read_bw(const pp_cluster *c) { return c->nvme_read_bw > 0 ? c->nvme_read_bw : PP_NVME_READ_BW_DEFAULT; }
+double pp__nvme_write_bw(const pp_cluster *c) { return c->nvme_write_bw > 0 ? c->nvme_write_bw : PP_NVME_WRITE_BW_DEFAULT; }
+
+/* ZeRO-Infinity's swaps per step, s (DeepSpeed v0.14.5 stage3.py
+ * partition_grads and step; docs/time.md, "NVMe"). `train`: trained
+ * elements of the rank's partition, k optimizer bytes per element (master
+ * included), w bytes per 16-bit weight. The node's `per_node` GPUs
+ * share its drives. At the last backward the fp32 gradients are written
+ * (asynchronously, beside that backward: hidden up to `bwd`); the step then
+ * walks the sub-groups: read master weights, moments and gradients, update
+ * on the CPU, write master weights and moments back, and write the updated
+ * 16-bit weights beyond max_in_cpu. offload_optimizer.pipeline_read and
+ * pipeline_write default to false (parplan's ds_config leaves them so), so
+ * each sub-group waits for its reads and writes: nothing of the step's
+ * traffic overlaps the update. */
+static double nvme_step(const pp_cluster *c, int per_node, double train, double k, double w, double bwd)
+{
+    double rd = pp__nvme_read_bw(c) / per_node, wr = pp__nvme_write_bw(c) / per_node;
+    double grads_out = 4 * train / wr;
+    double step = (k + 4) * train / rd + (k * train + w * fmax(0, train - PP_DS_MAX_IN_CPU)) / wr;
+    return (grads_out > bwd ? grads_out - bwd : 0) + step;
+}
+
+/* Offloaded parameters fetched per step, s of exposed traffic: every
+ * gather of a unit first copies the rank's 16-bit partition host -> GPU
+ * (DeepSpeed's partitioned parameters, FSDP2's CPUOffloadPolicy shards),
+ * and with NVMe reads its part beyond max_in_cpu from the drives. The
+ * parameter coordinator prefetches ahead through the swap buffers, so the
+ * reads, the copies and the compute pipeline. */
+static double param_fetch_exposed(const pp_cluster *c, const pp_strategy *s, const stage_t *st, int per_node,
+                                  double part)
+{
+    double w = s->precision == PP_PREC_FP32 ? 4 : 2, pcie = c->pcie.bw > 0 ? c->pcie.bw : 16e9, g = unit_gathers(s, st);
+    double copy = g * w * part / pcie, nvme = 0;
+    if (s->offload == PP_OFFLOAD_NVME) nvme = g * w * fmax(0, part - PP_DS_MAX_IN_CPU) * per_node / pp__nvme_read_bw(c);
+    double fetch = fmax(copy, nvme), times = gathers_per_microbatch(s) ? s->grad_accum : 1;
+    return times * (fetch > st->compute ? fetch - st->compute : 0);
+}
+
 static void optimizer_time(const pp_model *m, const pp_cluster *c, const pp_strategy *s, stage_t *st)
 {
     double nd = (double)s->dp * s->cp, ns = s->shard > 0 && s->shard < nd ? s->shard : nd, ne = nd / s->ep;
     double all = st->dense + st->expert, fr = all > 0 ? st->trainable / all : 1;
-    double shard = fr * (pp__zero_states(s) >= 1 ? st->dense / ns + st->expert / (ne < ns ? ne : ns) : all);
+    double part = st->dense / ns + st->expert / (ne < ns ? ne : ns); /* the rank's partition, elements */
+    double shard = fr * (pp__zero_states(s) >= 1 ? part : all);
     /* bytes read + written per parameter by the update (fused kernels) */
     double k = pp__optimizer_bytes_per_param(m, s->optimizer, s->precision);
     double bytes = 2 * k + pp__grad_bytes(s) + pp__weight_bytes(s->precision);
@@ -322,11 +383,10 @@ static void optimizer_time(const pp_model *m, const pp_cluster *c, const pp_stra
     double pcie = c->pcie.bw > 0 ? c->pcie.bw : 16e9;
     double grads = shard * 4 / pcie, params = shard * 2 / pcie; /* grads out, params back */
     st->offload = params + (grads > st->bwd ? grads - st->bwd : 0);
-    if (s->offload == PP_OFFLOAD_OPT_PARAMS || s->offload == PP_OFFLOAD_NVME) {
-        /* parameters stream in from host memory every micro-batch, fwd and bwd */
-        double fetch = 2 * (st->dense + st->expert) * 2 / pcie;
-        st->offload += s->grad_accum * (fetch > st->compute ? fetch - st->compute : 0);
-    }
+    if (s->offload == PP_OFFLOAD_OPT_PARAMS || s->offload == PP_OFFLOAD_NVME)
+        st->offload += param_fetch_exposed(c, s, st, per_node, part);
+    if (s->offload == PP_OFFLOAD_NVME)
+        st->offload += nvme_step(c, per_node, shard, k, s->precision == PP_PREC_FP32 ? 4 : 2, st->bwd);
 }
 
 static void stage_time(const pp_model *m, const pp_cluster *c, const pp_strategy *s, const groups *g, int i,

@@ -213,6 +213,9 @@ typedef struct pp_cluster {
     double host_mem_bw;    /* bytes/s per node for CPU optimizer updates; 0 = default */
     double host_mem_bytes; /* per node */
     double nvme_bytes;     /* per node; 0 = none */
+    double nvme_read_bw;   /* bytes/s per node the NVMe drives deliver to DeepSpeed's
+                              aio swapper; 0 = default (docs/formats.md) */
+    double nvme_write_bw;  /* bytes/s per node, writes; 0 = default */
 } pp_cluster;
 
 static inline int pp_cluster_gpus(const pp_cluster *c) { return c->nodes * c->gpus_per_node; }
@@ -476,6 +479,7 @@ typedef struct pp_stage_mem {
     double context_bytes;          /* CUDA context etc. */
     double fragmentation_bytes;
     double host_bytes;             /* states offloaded to host, per GPU */
+    double nvme_bytes;             /* states swapped to NVMe, per GPU (offload nvme) */
     double grads_total_bytes;      /* every gradient, as at the optimizer step */
     double grads_persistent_bytes; /* of which a buffer alive all step (Megatron's
                                       main_grad, DeepSpeed's fp32 accumulation) */
@@ -490,10 +494,13 @@ typedef struct pp_memory {
     double peak_bytes;             /* max over stages */
     int peak_stage;
     double gpu_bytes;              /* usable: GPU memory - reserve */
-    int fits;                      /* peak <= usable and host fits */
+    int fits;                      /* peak <= usable, host fits and NVMe fits */
     double host_bytes_per_node;    /* offloaded states of the node's GPUs */
     double host_usable_bytes;
     int host_fits;
+    double nvme_bytes_per_node;    /* states the node's GPUs swap to NVMe */
+    double nvme_usable_bytes;      /* the node's NVMe capacity */
+    int nvme_fits;                 /* 1 when nothing is swapped or it fits */
 } pp_memory;
 
 /* Per-GPU memory of every stage for a resolved strategy. Pure arithmetic. */
@@ -581,7 +588,7 @@ typedef struct pp_time {
     double dp_comm_exposed_s;  /* the part not hidden behind backward */
     double bubble_s;           /* pipeline fill and drain */
     double optimizer_s;        /* the update: HBM-bound on GPU, or CPU with offload */
-    double offload_s;          /* exposed PCIe traffic of offload */
+    double offload_s;          /* exposed traffic of offload: PCIe, and NVMe swaps */
     int slowest_stage;
     double stage_microbatch_s[PP_MAX_STAGES]; /* fwd+bwd of one micro-batch, per stage */
 } pp_time;
@@ -604,6 +611,41 @@ typedef struct pp_train {
     double energy_kwh;
 } pp_train;
 
+/* ---------------------------------------------------------------- error bars
+ * How far the published runs that share a plan's mechanisms were from their
+ * predictions (docs/validation.md, "Error bars"): the validation residuals
+ * (truth / prediction) grouped by GPU family, framework, ZeRO stage, scale
+ * band and attention kind, widened group by group until one holds enough
+ * rows; the bounds are split-conformal order statistics of that group's
+ * ratios. tools/uncertainty.c builds the groups into
+ * costmodel/uncertainty_table.c from tools/validate's residuals. */
+
+#define PP_INTERVAL_LEVEL 0.80 /* nominal coverage of every interval */
+
+typedef enum pp_fit {
+    PP_FIT_FITS,  /* the peak interval's top is within the usable memory */
+    PP_FIT_TIGHT, /* the interval crosses the usable memory */
+    PP_FIT_NO,    /* its bottom is above it, or host memory does not fit */
+    PP_FIT_COUNT
+} pp_fit;
+
+typedef struct pp_interval {
+    double lo, hi;             /* bounds in the estimate's unit (s, bytes); lo <= estimate <= hi */
+    double ratio_lo, ratio_hi; /* the group's truth/prediction bounds (hi/estimate may exceed
+                                  ratio_hi: the interval always contains the estimate) */
+    int rows;                  /* published rows of the group; 0 = no interval (lo = hi) */
+    char group[96];            /* which rows, e.g. "H100, megatron, ZeRO-1, 65-512 GPUs, fused attention" */
+} pp_interval;
+
+typedef struct pp_uncertainty {
+    double level;              /* nominal coverage (PP_INTERVAL_LEVEL) */
+    pp_interval step_s;        /* seconds per optimizer step */
+    pp_interval peak_bytes;    /* peak memory per GPU */
+    pp_fit fit;                /* peak_bytes against memory.gpu_bytes */
+    char notes[PP_TEXT_LEN];   /* mechanisms no validated run covers, "; "-separated, e.g.
+                                  "B200: no published run; constants are estimates"; "" = none */
+} pp_uncertainty;
+
 /* ---------------------------------------------------------------- plan */
 
 /* A strategy with its predictions. */
@@ -615,7 +657,14 @@ typedef struct pp_plan {
     pp_train train;          /* filled by pp_plan_train when tokens are given */
     double params_total;     /* parameters of the model */
     double params_trainable; /* of which trained (LoRA adapters, unfrozen weights) */
+    pp_uncertainty uncertainty; /* error bars and the fits/tight/does-not-fit verdict */
 } pp_plan;
+
+/* "fits", "tight", "does not fit"; "?" when out of range. */
+PP_API const char *pp_fit_name(pp_fit f);
+/* The intervals and the verdict of an estimated plan (its memory and time
+ * filled), from the built-in residual groups. Pure; pp_estimate calls it. */
+PP_API void pp_uncertainty_estimate(const pp_cluster *c, const pp_plan *p, pp_uncertainty *out);
 
 /* Parameters of the model, and how many the strategy trains. */
 PP_API void pp_trainable_params(const pp_model *m, const pp_strategy *s, double *total, double *trainable);

@@ -176,10 +176,14 @@ static void oom_numbers(sbuf *b, const pp_plan *p, double usable)
                   st->grads_bytes / GIB, st->optimizer_bytes / GIB, st->activations_bytes / GIB, st->buffers_bytes / GIB,
                   st->peak_phase == PP_PHASE_OPTIMIZER ? "in the optimizer step" : "in forward/backward");
     else
-        sb_printf(b, "fits the GPU (%.2f of %.2f GiB) but not the host", mem->peak_bytes / GIB, usable / GIB);
+        sb_printf(b, "fits the GPU (%.2f of %.2f GiB) but not the %s", mem->peak_bytes / GIB, usable / GIB,
+                  mem->host_fits ? "NVMe drives" : "host");
     if (!mem->host_fits && mem->host_bytes_per_node > 0)
         sb_printf(b, "; offloaded states need %.1f GiB of host memory per node, %.1f GiB usable",
                   mem->host_bytes_per_node / GIB, mem->host_usable_bytes / GIB);
+    if (!mem->nvme_fits)
+        sb_printf(b, "; swapped states need %.1f GB of NVMe per node, %.1f GB there",
+                  mem->nvme_bytes_per_node / 1e9, mem->nvme_usable_bytes / 1e9);
 }
 
 static void oom_line(sbuf *b, const pp_plan *near, double usable)
@@ -240,6 +244,26 @@ static void unpin(pp_search_opts *a)
     a->precisions = a->offloads = a->recomputes = a->schedules = 0;
 }
 
+/* Plans ranked after others because their peak's error bar crosses the
+ * usable memory (rank.c; docs/validation.md, "Error bars"). */
+static void tight_lines(sbuf *b, const pp_plan_list *l)
+{
+    for (int i = 0; i < l->n; i++) {
+        const pp_plan *p = &l->plans[i];
+        const pp_uncertainty *u = &p->uncertainty;
+        if (u->fit != PP_FIT_TIGHT) continue;
+        sb_printf(b, "#%d is tight: its peak %.2f GiB has a %.0f%% interval of %.2f-%.2f GiB (%s, %d runs) that crosses "
+                     "the %.2f GiB usable", i + 1, p->memory.peak_bytes / GIB, 100 * u->level, u->peak_bytes.lo / GIB,
+                  u->peak_bytes.hi / GIB, u->peak_bytes.group, u->peak_bytes.rows, p->memory.gpu_bytes / GIB);
+        int j = 0;
+        while (j < i && !(l->plans[j].uncertainty.fit == PP_FIT_FITS && l->plans[j].time.step_s > p->time.step_s)) j++;
+        if (j < i) sb_printf(b, ", so it ranks after the plans that fit although it is faster than #%d (%.3f s vs %.3f s)", j + 1,
+                             p->time.step_s, l->plans[j].time.step_s);
+        else if (i == 0) sb_printf(b, "; no plan searched fits with its error bar");
+        sb_printf(b, ".\n");
+    }
+}
+
 pp_status pp_plan_explain(const pp_model *m, const pp_cluster *c, const pp_search_opts *o, const pp_plan_list *list,
                           char **text, pp_error *err)
 {
@@ -257,6 +281,7 @@ pp_status pp_plan_explain(const pp_model *m, const pp_cluster *c, const pp_searc
         strategy_diff(&b, &best->strategy, &list->plans[1].strategy);
         sb_printf(&b, ".\n");
     }
+    tight_lines(&b, list);
     sb_printf(&b, "Common alternatives:\n");
     pp_search_opts a = *o;
     pin(&a.tp, 1), pin(&a.pp, 1), pin(&a.cp, 1), pin(&a.ep, 1), pin(&a.zero, 3);
@@ -335,7 +360,7 @@ static int cmp_fix(const void *a, const void *b)
  * (fewest GPUs first, then fastest). */
 static void fixes_print(sbuf *b, fixes *f, int gpus, const char *checked)
 {
-    qsort(f->v, (size_t)f->n, sizeof *f->v, cmp_fix);
+    if (f->n > 1) qsort(f->v, (size_t)f->n, sizeof *f->v, cmp_fix); /* v is NULL while nothing fits */
     int same = 0, more = 0;
     for (int i = 0; i < f->n; i++) {
         if (f->v[i].gpus == gpus) same++;
@@ -469,6 +494,8 @@ static void try_combo(advisor *A, const int *dims, const int *vals, int n)
     char what[192] = "";
     s.grad_accum = 0;
     for (int i = 0; i < n; i++) apply_move(&A->mv, dims[i], vals[i], &s, &c, A->ds_keys, what, sizeof what);
+    /* tp and pp each halve dp: together they can leave none (dp 2) */
+    if (s.dp < 1 || (long long)s.dp * s.tp * s.pp * s.cp != pp_cluster_gpus(&c)) return;
     if ((long long)s.micro_batch * s.dp > s.global_batch || s.global_batch % (s.micro_batch * s.dp)) return;
     pp_error e;
     A->f.tried++;

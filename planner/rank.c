@@ -1,7 +1,8 @@
 /*
- * rank.c — the ranking: objective values and a total order over plans, so
- * that equal objectives are broken by the strategy itself and the output
- * never depends on which thread finished first.
+ * rank.c — the ranking: objective values and a total order over plans (fits
+ * before tight, then the objective), so that equal objectives are broken by
+ * the strategy itself and the output never depends on which thread finished
+ * first.
  */
 #include <string.h>
 
@@ -44,9 +45,14 @@ static int cmp_strategy(const pp_strategy *a, const pp_strategy *b)
     return 0;
 }
 
+/* Plans that fit come before tight ones (the peak's error bar crosses the
+ * usable memory: docs/validation.md, "Error bars"), whatever their
+ * objective; a least-memory ranking ranks by memory alone. */
 int pp__plan_cmp(const pp_cluster *c, const pp_plan *a, const pp_plan *b, pp_objective obj, double price)
 {
-    int r = cmp_d(pp_plan_objective(c, a, obj, price), pp_plan_objective(c, b, obj, price));
+    int r = obj == PP_OBJ_MEMORY ? 0 : cmp_i(a->uncertainty.fit, b->uncertainty.fit);
+    if (r) return r;
+    r = cmp_d(pp_plan_objective(c, a, obj, price), pp_plan_objective(c, b, obj, price));
     if (r) return r;
     if (obj == PP_OBJ_MEMORY && (r = cmp_d(a->time.step_s, b->time.step_s))) return r;
     if (obj != PP_OBJ_MEMORY && (r = cmp_d(a->memory.peak_bytes, b->memory.peak_bytes))) return r;

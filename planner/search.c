@@ -67,10 +67,15 @@ typedef struct search {
 
 /* ------------------------------------------------------------ top K */
 
+/* The K-th plan's objective bounds what can still enter the top K, but only
+ * when it fits: a plan that fits outranks a tight one whatever its
+ * objective (rank.c), so while the K-th is tight nothing may be pruned. */
 static double threshold(const search *S)
 {
     if (S->n < S->k) return HUGE_VAL;
-    return pp_plan_objective(S->sp->c, &S->top[S->n - 1], S->sp->o.objective, S->sp->price);
+    const pp_plan *last = &S->top[S->n - 1];
+    if (S->sp->o.objective != PP_OBJ_MEMORY && last->uncertainty.fit != PP_FIT_FITS) return HUGE_VAL;
+    return pp_plan_objective(S->sp->c, last, S->sp->o.objective, S->sp->price);
 }
 
 static int plan_cmp(const search *S, const pp_plan *a, const pp_plan *b)
@@ -453,6 +458,111 @@ static pp_status no_valid(const pp__space *sp, const long long *hits, pp_error *
     return PP_ERR_INPUT;
 }
 
+/* A restriction no framework in the mask can run at all ("--framework
+ * megatron --zero 3"): said with the dimension, its values and the
+ * framework's rule, before any search. */
+typedef struct pinned {
+    const char *dim;
+    pp_rule rule;
+    const pp_int_set *set; /* integer dimensions */
+    unsigned mask;         /* enum dimensions (bit per value); 0 = not restricted */
+    int enum_kind;         /* PP_ENUM_* for mask, -1 for set */
+} pinned;
+
+static int fw_takes(pp_framework f, const pinned *p)
+{
+    if (p->set) {
+        for (int i = 0; i < p->set->n; i++)
+            if (pp_framework_supports(f, p->dim, p->set->v[i])) return 1;
+        return 0;
+    }
+    for (int v = 0; v < 32; v++)
+        if (p->mask >> v & 1 && pp_framework_supports(f, p->dim, v)) return 1;
+    return 0;
+}
+
+static void pinned_values(const pinned *p, char *out, size_t cap)
+{
+    size_t used = 0;
+    int n = 0;
+    const char *const *names = p->set ? NULL : pp_enum_names(p->enum_kind, &n);
+    out[0] = '\0';
+    for (int i = 0; p->set && i < p->set->n; i++)
+        used += (size_t)snprintf(out + used, used < cap ? cap - used : 0, "%s%d", i ? "," : "", p->set->v[i]);
+    for (int v = 0, k = 0; !p->set && v < n; v++)
+        if (p->mask >> v & 1) used += (size_t)snprintf(out + used, used < cap ? cap - used : 0, "%s%s", k++ ? "," : "", names[v]);
+}
+
+/* What framework f runs of p's dimension: "0,1", "bf16,fp16", "1 only". */
+static void supported_values(const pinned *p, pp_framework f, char *out, size_t cap)
+{
+    size_t used = 0;
+    int n = 4;
+    const char *const *names = p->set ? NULL : pp_enum_names(p->enum_kind, &n);
+    if (p->set && strcmp(p->dim, "zero")) {
+        int more = pp_framework_supports(f, p->dim, 2);
+        snprintf(out, cap, "%s", !strcmp(p->dim, "sp") ? (pp_framework_supports(f, "sp", 1) ? "sp" : "no sp")
+                                 : more ? "any" : "1 only");
+        return;
+    }
+    out[0] = '\0';
+    for (int v = 0, k = 0; v < n; v++)
+        if (pp_framework_supports(f, p->dim, v) && !(names && p->enum_kind == PP_ENUM_PRECISION && v == PP_PREC_TF32))
+            used += (size_t)snprintf(out + used, used < cap ? cap - used : 0, "%s%s", k++ ? "," : "",
+                                     names ? names[v] : (char[2]){(char)('0' + v), 0});
+    if (!used) snprintf(out, cap, "none");
+}
+
+static pp_status frameworks_take_restrictions(const pp_search_opts *o, pp_error *err)
+{
+    /* degrees above 1 need the framework's support; 1 every framework runs */
+    pp_int_set tp = {0}, pp = {0}, cp = {0}, ep = {0};
+    const pp_int_set *deg[] = {&o->tp, &o->pp, &o->cp, &o->ep};
+    pp_int_set *big[] = {&tp, &pp, &cp, &ep};
+    for (int d = 0; d < 4; d++) {
+        int one = 0;
+        for (int i = 0; i < deg[d]->n; i++) one |= deg[d]->v[i] == 1;
+        if (!one) *big[d] = *deg[d];
+    }
+    const pinned ps[] = {
+        {"zero", PP_RULE_FW_ZERO, o->zero.n ? &o->zero : NULL, 0, -1},
+        {"tp", PP_RULE_FW_TP, tp.n ? &tp : NULL, 0, -1},
+        {"pp", PP_RULE_FW_PP, pp.n ? &pp : NULL, 0, -1},
+        {"cp", PP_RULE_FW_CP, cp.n ? &cp : NULL, 0, -1},
+        {"ep", PP_RULE_FW_EP, ep.n ? &ep : NULL, 0, -1},
+        {"sp", PP_RULE_FW_SP, o->sp.n ? &o->sp : NULL, 0, -1},
+        {"offload", PP_RULE_FW_OFFLOAD, NULL, o->offloads, PP_ENUM_OFFLOAD},
+        {"schedule", PP_RULE_FW_SCHEDULE, NULL, o->schedules, PP_ENUM_SCHEDULE},
+        {"precision", PP_RULE_FW_PRECISION, NULL, o->precisions, PP_ENUM_PRECISION},
+        {"recompute", PP_RULE_FW_RECOMPUTE, NULL, o->recomputes, PP_ENUM_RECOMPUTE},
+    };
+    unsigned fws = o->frameworks ? o->frameworks : (1u << PP_FW_COUNT) - 1;
+    for (size_t i = 0; i < sizeof ps / sizeof *ps; i++) {
+        if (!ps[i].set && !ps[i].mask) continue;
+        int any = 0, first = -1;
+        for (int f = 0; f < PP_FW_COUNT; f++)
+            if (fws >> f & 1) {
+                if (first < 0) first = f;
+                any |= fw_takes((pp_framework)f, &ps[i]);
+            }
+        if (any || first < 0) continue;
+        char vals[128], who[256] = "";
+        pinned_values(&ps[i], vals, sizeof vals);
+        size_t used = 0;
+        for (int f = 0; f < PP_FW_COUNT; f++)
+            if (fws >> f & 1) {
+                char can[96];
+                supported_values(&ps[i], (pp_framework)f, can, sizeof can);
+                used += (size_t)snprintf(who + used, used < sizeof who ? sizeof who - used : 0, "%s%s runs %s",
+                                         used ? "; " : "", pp_framework_name((pp_framework)f), can);
+            }
+        pp__fail_field(err, ps[i].rule, ps[i].dim, vals, "no framework asked for runs it: %s (parplan frameworks) "
+                       "[rule %s]", who, pp_rule_get(ps[i].rule)->id);
+        return PP_ERR_INPUT;
+    }
+    return PP_OK;
+}
+
 static pp_status search_run(const pp_model *m, const pp_cluster *c, const pp_search_opts *o, ctl cl, pp_plan_list *list,
                             pp_error *err)
 {
@@ -462,7 +572,8 @@ static pp_status search_run(const pp_model *m, const pp_cluster *c, const pp_sea
     long long n = 0, hits[PP_RULE_COUNT];
     memset(&S, 0, sizeof S);
     pp__bounds *b = pp__bounds_new();
-    pp_status st = sp && b ? pp__space_init(sp, m, c, o, err) : pp__fail(err, PP_ERR_NOMEM, "out of memory");
+    pp_status st = sp && b ? frameworks_take_restrictions(o, err) : pp__fail(err, PP_ERR_NOMEM, "out of memory");
+    if (st == PP_OK) st = pp__space_init(sp, m, c, o, err);
     if (st) goto cleanup;
     list->objective = o->objective;
     list->usable_bytes = sp->usable;

@@ -370,10 +370,14 @@ static void enum_schedules(enum_ctx *e)
             if (level_ok(e, L_SCHED)) enum_behaviours(e);
             continue;
         }
+        /* unpinned: the v with pp x v dividing the blocks (rule
+         * interleave-layers; the search's candidates have no explicit split) */
         const pp_int_set *vs = &sp->o.virtual_stages;
-        int nv = vs->n ? vs->n : sp->m->layers / (s->pp > 0 ? s->pp : 1);
+        int dv[256], nv = vs->n;
+        if (!nv && s->pp > 0 && sp->m->layers % s->pp == 0) nv = pp__divisors(sp->m->layers / s->pp, dv, 256);
         for (int i = 0; i < nv; i++) {
-            int v = vs->n ? vs->v[i] : i + 2;
+            int v = vs->n ? vs->v[i] : dv[i];
+            if (v < 2 && !vs->n) continue;
             if (v > 255) break;
             s->virtual_stages = v;
             if (level_ok(e, L_SCHED)) enum_behaviours(e);
@@ -424,8 +428,12 @@ static void enum_states(enum_ctx *e)
 {
     const pp__space *sp = e->sp;
     pp_strategy *s = &e->s;
+    const pp__fw *f = pp__fw_get(s->framework);
     for (int z = 0; z < sp->nzero && !e->failed; z++) {
         s->zero = sp->zero[z];
+        /* Megatron's distributed optimizer over one data-parallel rank is
+         * ZeRO-0 by another name: the same plan twice in the ranking */
+        if (s->zero == 1 && (long)s->dp * s->cp == 1 && f && f->buckets == PP_BUCKETS_VIEWS) continue;
         int sh[2], nsh = shard_options(e, sh);
         for (int h = 0; h < nsh; h++) {
             s->shard = sh[h];

@@ -3,7 +3,14 @@
 the published runs, then reports leave-one-source-out errors (a source's rows
 predicted with constants fitted on the other sources only).
 
-Usage: tools/fit.py build/validate tests/reference/published_runs.csv
+Usage: tools/fit.py build/validate tests/reference/published_runs.csv [tests/data/new_gpus.csv]
+
+A family's rows are the rows of the given files whose gpu label is one of
+the family's; each family is fitted on the file that holds its rows. A
+family is fitted only when its evaluated rows come from at least two
+sources (MIN_SOURCES): with one, a leave-one-source-out error cannot be
+measured, and the catalog's estimate stays (printed, marked "not fitted").
+"Before" is the error with the catalog's constants as they stand.
 
 The fitted values go into topologies/gpus.json ("efficiency"); the output of
 this script is pasted into docs/validation.md by `make validate`."""
@@ -12,26 +19,32 @@ import csv as csvmod, os, re, subprocess, sys, statistics, itertools
 FAMILIES = {  # family -> (catalog names sharing the silicon, published gpu labels)
     "A100": (["a100_80g", "a100_40g"], ["A100-80GB", "A100-40GB"]),
     "H100": (["h100_sxm"], ["H100-80GB"]),
+    "H200": (["h200"], ["H200-141GB"]),
+    "B200": (["b200"], ["B200"]),
+    "GB200": (["gb200"], ["GB200"]),
+    "MI300": (["mi300x", "mi325x"], ["MI300X", "MI325X"]),
 }
+MIN_SOURCES = 2
 MM = [x / 100 for x in range(40, 91, 2)]
 AT = [x / 100 for x in range(10, 81, 5)]
+ROW = re.compile(r"\| (\S+) \| .* \| ([+-][\d.]+)% (hw TFLOP/s|model TFLOP/s|MFU %|throughput \(s/step\)) \|$")
 
-def errors(exe, csv, env):
-    out = subprocess.run([exe, csv], env={**os.environ, **env}, capture_output=True, text=True).stdout
+def errors(exe, csvs, env):
+    out = subprocess.run([exe, *csvs], env={**os.environ, **env}, capture_output=True, text=True).stdout
     rows = {}
     for line in out.splitlines():
-        m = re.match(r"\| (\S+) \| .* \| ([+-][\d.]+)% (hw TFLOP/s|model TFLOP/s|MFU %) \|$", line)
+        m = ROW.match(line)
         if m: rows[m.group(1)] = float(m.group(2))
     return rows
 
 def source(name): return re.split(r"[_0-9]", name)[0]
 
-def grid(exe, csv, fam):
+def grid(exe, csvs, fam):
     """errors of every row for every (matmul, attention) pair of one family"""
     out = {}
     for mm, at in itertools.product(MM, AT):
         env = {f"PARPLAN_FIT_{g}": f"{mm},{at}" for g in FAMILIES[fam][0]}
-        out[(mm, at)] = errors(exe, csv, env)
+        out[(mm, at)] = errors(exe, csvs, env)
     return out
 
 DEFAULT = (0.58, 0.25)  # costmodel/compute.c MATMUL_EFF_DEFAULT, ATTN_EFF_DEFAULT
@@ -49,21 +62,54 @@ def best(table, names):
     score, _, k = min(scored)
     return score, k
 
+def stats(errs):
+    a = [abs(e) for e in errs]
+    return f"{statistics.median(a):.1f}% | {max(a):.1f}%"
+
+def fit_family(exe, fam, csvs, names):
+    """The fit on all rows, each source predicted from the others, and the
+    verdict: the fit is adopted only when the held-out predictions, pooled,
+    have a smaller median error (equal medians: a smaller worst) than the
+    unfitted default on the same rows
+    (a fit that does not carry to a source it has not seen is no better
+    than the documented estimate)."""
+    table = grid(exe, csvs, fam)
+    (med, worst), (mm, at) = best(table, names)
+    print(f"| {fam} | all {len(names)} rows | matmul {mm:.2f}, attention {at:.2f} | {med:.1f}% | {worst:.1f}% |")
+    pooled = []
+    for src in sorted({source(n) for n in names}):
+        train = [n for n in names if source(n) != src]
+        test = [n for n in names if source(n) == src]
+        if not train: continue
+        _, (m2, a2) = best(table, train)
+        errs = [table[(m2, a2)][n] for n in test]
+        pooled += errs
+        print(f"| {fam} | held out: {src} ({len(test)} rows) | matmul {m2:.2f}, attention {a2:.2f} | {stats(errs)} |")
+    base = [table[DEFAULT][n] for n in names]
+    print(f"| {fam} | all held-out rows, pooled | each from the other sources | {stats(pooled)} |")
+    print(f"| {fam} | unfitted default | matmul {DEFAULT[0]:.2f}, attention {DEFAULT[1]:.2f} | {stats(base)} |")
+    score = lambda e: (round(statistics.median(map(abs, e)), 1), round(max(map(abs, e)), 1))
+    ok = score(pooled) < score(base)  # median first, then the worst
+    print(f"| {fam} | verdict | {'fit adopted' if ok else 'not adopted: held out, the fit is worse than the default'} | — | — |")
+
 def main():
-    exe, csv = sys.argv[1], sys.argv[2]
-    labels = {r["name"]: r["gpu"] for r in csvmod.DictReader(open(csv))}
+    exe, files = sys.argv[1], sys.argv[2:]
+    labels = {}
+    for f in files:
+        for r in csvmod.DictReader(open(f)):
+            labels[r["name"]] = (r["gpu"], f)
+    before = errors(exe, files, {})
     for fam, (_, gl) in FAMILIES.items():
-        table = grid(exe, csv, fam)
-        names = [n for n in table[(MM[0], AT[0])] if labels.get(n) in gl]
-        (med, worst), (mm, at) = best(table, names)
-        print(f"| {fam} | all {len(names)} rows | matmul {mm:.2f}, attention {at:.2f} | {med:.1f}% | {worst:.1f}% |")
-        for src in sorted({source(n) for n in names}):
-            train = [n for n in names if source(n) != src]
-            test = [n for n in names if source(n) == src]
-            if not train: continue
-            _, (m2, a2) = best(table, train)
-            errs = [abs(table[(m2, a2)][n]) for n in test]
-            print(f"| {fam} | held out: {src} ({len(test)} rows) | matmul {m2:.2f}, attention {a2:.2f} "
-                  f"| {statistics.median(errs):.1f}% | {max(errs):.1f}% |")
+        names = sorted(n for n in before if labels.get(n, ("",))[0] in gl)
+        if not names:
+            print(f"| {fam} | no evaluated row | catalog estimate, not fitted | — | — |")
+            continue
+        srcs = sorted({source(n) for n in names})
+        print(f"| {fam} | before: {len(names)} rows, {len(srcs)} source(s) ({', '.join(srcs)}) "
+              f"| catalog constants | {stats([before[n] for n in names])} |")
+        if len(srcs) < MIN_SOURCES:
+            print(f"| {fam} | not fitted: one source | catalog estimate kept | — | — |")
+            continue
+        fit_family(exe, fam, sorted({labels[n][1] for n in names}), names)
 
 main()

@@ -16,8 +16,10 @@
 #define MAXF 24
 #define MAXROWS 512
 
+#define FIELD 4096 /* notes quote the source's rows and headers */
+
 typedef struct row {
-    char f[MAXF][640];
+    char f[MAXF][FIELD];
     int n;
 } row;
 
@@ -35,13 +37,13 @@ static int parse_csv_line(const char *s, row *r)
             s++;
             while (*s && !(*s == '"' && s[1] != '"')) {
                 if (*s == '"') s++;
-                if (k < 639) out[k++] = *s;
+                if (k < FIELD - 1) out[k++] = *s;
                 s++;
             }
             if (*s == '"') s++;
         } else {
             while (*s && *s != ',' && *s != '\n' && *s != '\r') {
-                if (k < 639) out[k++] = *s;
+                if (k < FIELD - 1) out[k++] = *s;
                 s++;
             }
         }
@@ -79,7 +81,11 @@ static const char *preset_for(const char *label)
         {"MPT-125m", "mpt-125m"}, {"MPT-350m", "mpt-350m"}, {"MPT-760m", "mpt-760m"}, {"MPT-1b", "mpt-1b"},
         {"MPT-3b", "mpt-3b"}, {"MPT-7b", "mpt-7b"}, {"MPT-13b", "mpt-13b"}, {"MPT-30b", "mpt-30b"},
         {"MPT-70b", "mpt-70b"}, {"MT-NLG-530B", "korthikanti-530b"}, {"Llama-3.1-405B", "llama3.1-405b"},
-        {"korthikanti-1T", "korthikanti-1t"}};
+        {"korthikanti-1T", "korthikanti-1t"}, {"LLAMA3_8B", "llama3-8b"}, {"LLAMA3_70B", "llama3-70b"},
+        {"Llama-3-8B", "llama3-8b"}, {"Llama-3.1-8B", "llama3.1-8b"}, {"LLAMA3.1_405B", "llama3.1-405b"},
+        {"DeepSeekV3", "deepseek-v3"}, {"DeepSeekV3 (w/o MTP)", "deepseek-v3"}, {"Llama-2-70B (LoRA r16)", "llama2-70b"},
+        /* shapes transcribed for validation only: tests/data/models/ */
+        {"Qwen3_30B_a3B", "models/qwen3-30b-a3b.json"}, {"Nemotron-4-340B", "models/nemotron-4-340b.json"}};
     for (size_t i = 0; i < sizeof map / sizeof *map; i++)
         if (strcmp(label, map[i].prefix) == 0) return map[i].preset;
     return NULL;
@@ -112,15 +118,54 @@ static int bloom_model(const char *label, const char *notes, pp_model *m)
 
 static const char *cluster_for(const char *gpu)
 {
-    if (!strcmp(gpu, "A100-80GB")) return "dgx-a100-80g";
-    if (!strcmp(gpu, "A100-40GB")) return "dgx-a100-40g";
-    if (!strcmp(gpu, "H100-80GB")) return "dgx-h100";
+    static const struct { const char *label, *cluster; } map[] = {
+        {"A100-80GB", "dgx-a100-80g"}, {"A100-40GB", "dgx-a100-40g"}, {"H100-80GB", "dgx-h100"},
+        {"H200-141GB", "dgx-h200"},    {"B200", "dgx-b200"},         {"GB200", "gb200-nvl72"},
+        {"MI300X", "mi300x-8x"},       {"MI325X", "mi300x-8x"}};
+    for (size_t i = 0; i < sizeof map / sizeof *map; i++)
+        if (!strcmp(gpu, map[i].label)) return map[i].cluster;
     return NULL;
 }
 
+/* GB200 as Megatron-Bridge launches it (scripts/performance/utils/executors.py
+ * at 4ab94dfad3): Slurm nodes are 4-GPU trays ("gb200": 4 GPUs per node,
+ * argument_parser.py), and sbatch --segment puts the job's trays, or when
+ * there are more than 18 the largest divisor of their count up to 18, in one
+ * NVLink domain. Per-GPU NIC share and host memory stay the rack's. */
+static int gb200_trays(pp_cluster *c, int gpus, pp_error *err)
+{
+    if (gpus <= 4) return pp_cluster_resize(c, 0, gpus, err) == PP_OK;
+    int trays = gpus / 4, seg = trays > 18 ? 18 : trays;
+    if (gpus % 4) return 0;
+    while (trays % seg) seg--;
+    c->host_mem_bytes *= 4.0 / c->gpus_per_node;
+    c->nics_per_node = 4;
+    c->gpus_per_node = 4;
+    c->nodes = trays;
+    c->nvlink_domain = 4 * seg;
+    return 1;
+}
+
+/* The row's GPUs: the cluster preset at the run's size; the MI325X board is
+ * the MI300X platform (same 8-OAM Infinity Fabric mesh, hardware.csv) with
+ * the MI325X in it. */
+static int load_cluster(const char *label, const char *cl, int gpus, pp_cluster *c, pp_error *err)
+{
+    if (!cl || pp_cluster_load(cl, c, err) != PP_OK) return 0;
+    if (!strcmp(label, "MI325X") && pp_gpu_load("mi325x", &c->gpu, err) != PP_OK) return 0;
+    if (!strcmp(label, "GB200")) return gb200_trays(c, gpus, err);
+    return pp_cluster_resize(c, 0, gpus, err) == PP_OK;
+}
+
+/* FSDP's sharding strategies and Megatron-FSDP (FSDP > 0 in Megatron-Bridge's
+ * tables) shard weights too: priced as the fsdp framework's ZeRO-3. */
 static void set_zero(const char *z, pp_strategy *s)
 {
-    if (strstr(z, "FULL_SHARD")) s->zero = 3;
+    const char *mf = strstr(z, "FSDP=");
+    if (strstr(z, "FSDP2") || (mf && atoi(mf + 5) > 0)) {
+        s->framework = PP_FW_FSDP;
+        s->zero = 3;
+    } else if (strstr(z, "FULL_SHARD")) s->zero = 3;
     else if (strstr(z, "SHARD_GRAD_OP")) s->zero = 2;
     else if (strstr(z, "DDP")) s->zero = 1; /* Megatron distributed optimizer */
     else s->zero = atoi(z);
@@ -128,9 +173,15 @@ static void set_zero(const char *z, pp_strategy *s)
 
 static void set_recompute(const char *r, pp_strategy *s)
 {
+    const char *nl = strstr(r, " layers");
     if (!strncmp(r, "full", 4)) s->recompute = PP_RECOMPUTE_FULL;
     else if (!strncmp(r, "selective", 9)) s->recompute = PP_RECOMPUTE_SELECTIVE;
     else s->recompute = PP_RECOMPUTE_NONE;
+    /* "full, block, 21 layers": the first 21 blocks of a stage */
+    if (s->recompute == PP_RECOMPUTE_FULL && nl && nl > r && nl[-1] >= '0' && nl[-1] <= '9') {
+        while (nl > r && nl[-1] >= '0' && nl[-1] <= '9') nl--;
+        s->recompute_layers = atoi(nl);
+    }
     if (strstr(r, "sequence-parallel") && !strstr(r, "no sequence")) s->sp = 1;
 }
 
@@ -213,19 +264,24 @@ static int llama3_setup(scenario *sc)
 
 static int is(const char *name, const char *prefix) { return strncmp(name, prefix, strlen(prefix)) == 0; }
 
-/* Model and cluster of a row; 0 with a note when either is not published. */
-static int load_hardware(const row *r, scenario *sc)
+/* Model and cluster of a row; 0 with a note when either is not published.
+ * A preset named "models/..." is a file next to the CSV (dir). */
+static int load_hardware(const row *r, const char *dir, scenario *sc)
 {
-    pp_error err;
+    pp_error err = {""};
     const char *preset = preset_for(r->f[C_MODEL]);
+    char path[1100];
+    if (preset && !strncmp(preset, "models/", 7)) {
+        snprintf(path, sizeof path, "%s/%s", dir, preset);
+        preset = path;
+    }
     if (preset ? pp_model_load(preset, &sc->model, &err) != PP_OK : !bloom_model(r->f[C_MODEL], r->f[C_NOTES], &sc->model)) {
         snprintf(sc->note, sizeof sc->note, "shape not published");
         return 0;
     }
     const char *cl = is(r->f[C_NAME], "bloom") ? "jean-zay-a100" : cluster_for(r->f[C_GPU]);
-    if (!cl || pp_cluster_load(cl, &sc->cluster, &err) != PP_OK ||
-        pp_cluster_resize(&sc->cluster, 0, atoi(r->f[C_NGPU]), &err) != PP_OK) {
-        snprintf(sc->note, sizeof sc->note, "cluster: %s", err.msg);
+    if (!load_cluster(r->f[C_GPU], cl, atoi(r->f[C_NGPU]), &sc->cluster, &err)) {
+        snprintf(sc->note, sizeof sc->note, "cluster: %s", cl ? err.msg : "GPU not in the catalog");
         return 0;
     }
     apply_fit_overrides(&sc->cluster.gpu);
@@ -249,7 +305,7 @@ static void read_columns(const row *r, scenario *sc)
     s->micro_batch = r->f[C_MB][0] ? atoi(r->f[C_MB]) : 1;
     sc->mb_known = r->f[C_MB][0] != '\0';
     const char *prec = r->f[C_PREC];
-    s->precision = strstr(prec, "FP8") || strstr(prec, "fp8") ? PP_PREC_FP8 : PP_PREC_BF16;
+    s->precision = strstr(prec, "FP8") || strstr(prec, "fp8") || strstr(prec, "float8") ? PP_PREC_FP8 : PP_PREC_BF16;
     if (strstr(prec, "fp32 grad accumulation")) s->grad_accum_dtype = PP_GRAD_16_FP32;
     if (is(r->f[C_NAME], "bloom") && !strstr(prec, "bf16")) s->precision = PP_PREC_FP16;
 }
@@ -261,8 +317,9 @@ static void framework_rules(const row *r, scenario *sc)
 {
     pp_strategy *s = &sc->s;
     const char *nm = r->f[C_NAME];
-    int mcore = is(nm, "mcore") || is(nm, "nemo") || is(nm, "mbridge");
-    if (mcore || is(nm, "narayanan") || is(nm, "korthikanti")) s->framework = PP_FW_MEGATRON;
+    int mcore = is(nm, "mcore") || is(nm, "nemo") || is(nm, "mbridge") || is(nm, "dgxc"); /* dgxc: NeMo recipes */
+    int fsdp = s->framework == PP_FW_FSDP; /* Megatron-FSDP, FSDP2 (set_zero) */
+    if ((mcore || is(nm, "narayanan") || is(nm, "korthikanti")) && !fsdp) s->framework = PP_FW_MEGATRON;
     if (is(nm, "bloom") || is(nm, "mtnlg")) s->framework = PP_FW_MEGATRON_DEEPSPEED;
     if (mcore && !r->f[C_ZERO][0]) s->zero = 1; /* their recipes set use_distributed_optimizer */
     if (mcore && s->tp > 1) s->sp = 1;          /* and sequence parallelism with TP (TP overlap follows) */
@@ -285,6 +342,18 @@ static void framework_rules(const row *r, scenario *sc)
         s->framework = PP_FW_FSDP;
         s->grad_accum_dtype = PP_GRAD_16;
         s->loss = PP_LOSS_FUSED;
+    }
+    /* MLPerf Training v5.1 llama2_70b_lora: LoRA rank 16 on the attention's
+     * linear_qkv and linear_proj (megatron_gpt_peft_tuning_config.yaml),
+     * base weights frozen; single-node runs use fused_adam without the
+     * distributed optimizer. parplan's frameworks with a LoRA mode are
+     * pytorch (DDP + PEFT) and fsdp; the TP/CP layouts are not expressible. */
+    if (is(nm, "mlperf")) {
+        s->framework = PP_FW_PYTORCH;
+        s->ft.mode = PP_MODE_LORA;
+        s->ft.lora_rank = 16;
+        s->ft.lora_alpha = 32;
+        s->ft.lora_targets = PP_LORA_Q | PP_LORA_K | PP_LORA_V | PP_LORA_O;
     }
 }
 
@@ -311,10 +380,10 @@ static void schedule_rules(const row *r, scenario *sc)
     }
 }
 
-static int build(const row *r, scenario *sc)
+static int build(const row *r, const char *dir, scenario *sc)
 {
     memset(sc, 0, sizeof *sc);
-    if (!load_hardware(r, sc)) return 0;
+    if (!load_hardware(r, dir, sc)) return 0;
     read_columns(r, sc);
     framework_rules(r, sc);
     schedule_rules(r, sc);
@@ -377,9 +446,11 @@ static int cmp(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-static void summary(const char *what, double *e, int n)
+static void summary(const char *what, const double *errs, int n)
 {
+    static double e[MAXROWS];
     if (!n) return;
+    memcpy(e, errs, (size_t)n * sizeof *e); /* the caller's order stays (summary_by_gpu) */
     qsort(e, (size_t)n, sizeof *e, cmp);
     double med = n % 2 ? e[n / 2] : (e[n / 2 - 1] + e[n / 2]) / 2;
     printf("| %s | %d | %.1f%% | %.1f%% |\n", what, n, med, e[n - 1]);
@@ -388,7 +459,10 @@ static void summary(const char *what, double *e, int n)
 /* Predicted-against-reported rows of one CSV file. */
 typedef struct results {
     double terr[MAXROWS], merr[MAXROWS];
+    char tgpu[MAXROWS][24];  /* the GPU label of each terr */
     int nt, nm;
+    char resid[MAXROWS][320]; /* --residuals lines */
+    int nres;
     char tbl_t[MAXROWS][2400], tbl_m[MAXROWS][2400], tbl_o[MAXROWS][2400];
     int rows_t, rows_m, rows_o, n_oom, oom_fits;
 } results;
@@ -402,17 +476,23 @@ static void dump_if_asked(const row *r, const scenario *sc, const pp_plan *p)
     free(js);
 }
 
-static void add_throughput(results *o, const row *r, const scenario *sc, const pp_plan *p, const char *cfg)
+/* Returns truth / prediction of the step time (= predicted over reported
+ * throughput on the same FLOP basis). */
+static const char *oom_flag(const pp_plan *p, char *buf, size_t cap);
+
+static double add_throughput(results *o, const row *r, const scenario *sc, const pp_plan *p, const char *cfg)
 {
+    char flag[64];
     double tf = num(r->f[C_TFLOPS]), mfu = num(r->f[C_MFU]), pred, rep;
     const char *unit;
+    snprintf(o->tgpu[o->nt], sizeof o->tgpu[o->nt], "%.23s", r->f[C_GPU]);
     if (sc->step_s > 0) { /* throughput from time: + means predicted faster */
         double e = 100 * (sc->step_s / p->time.step_s - 1);
         o->terr[o->nt++] = fabs(e);
-        snprintf(o->tbl_t[o->rows_t++], 2400, "| %s | %s | %s%s | %.1f | %.1f | %+.1f%% throughput (s/step) |",
-                 r->f[C_NAME], r->f[C_MODEL], cfg, p->memory.fits ? "" : " (predicted OOM)", sc->step_s,
+        snprintf(o->tbl_t[o->rows_t++], 2400, "| %.200s | %.200s | %s%s | %.1f | %.1f | %+.1f%% throughput (s/step) |",
+                 r->f[C_NAME], r->f[C_MODEL], cfg, oom_flag(p, flag, sizeof flag), sc->step_s,
                  p->time.step_s, e);
-        return;
+        return sc->step_s / p->time.step_s;
     }
     if (!strcmp(sc->basis, "mfu") || tf <= 0) {
         pred = 100 * p->throughput.mfu;
@@ -425,27 +505,67 @@ static void add_throughput(results *o, const row *r, const scenario *sc, const p
     }
     double e = 100 * (pred - rep) / rep;
     o->terr[o->nt++] = fabs(e);
-    snprintf(o->tbl_t[o->rows_t++], 2400, "| %s | %s | %s%s | %.1f | %.1f | %+.1f%% %s |", r->f[C_NAME], r->f[C_MODEL],
-             cfg, p->memory.fits ? "" : " (predicted OOM)", rep, pred, e, unit);
+    snprintf(o->tbl_t[o->rows_t++], 2400, "| %.200s | %.200s | %s%s | %.1f | %.1f | %+.1f%% %s |", r->f[C_NAME], r->f[C_MODEL],
+             cfg, oom_flag(p, flag, sizeof flag), rep, pred, e, unit);
+    return pred / rep;
 }
 
-static void add_memory(results *o, const row *r, const pp_plan *p, const char *cfg, int oom)
+/* The row's memory flag: "" when it fits with its error bar, else the
+ * verdict with the peak against the usable memory. */
+static const char *oom_flag(const pp_plan *p, char *buf, size_t cap)
+{
+    pp_fit f = p->uncertainty.fit;
+    if (f == PP_FIT_FITS && p->memory.fits) return "";
+    snprintf(buf, cap, " (%s: %.1f of %.1f GiB)", f == PP_FIT_NO ? "predicted OOM" : "tight",
+             p->memory.peak_bytes / 1073741824.0, p->memory.gpu_bytes / 1073741824.0);
+    return buf;
+}
+
+/* Returns truth / prediction of the memory reading, 0 without one. */
+static double add_memory(results *o, const row *r, const pp_plan *p, const char *cfg, int oom)
 {
     double mem = num(r->f[C_MEM]);
-    if (o->rows_o >= MAXROWS || o->rows_m >= MAXROWS) return;
+    if (o->rows_o >= MAXROWS || o->rows_m >= MAXROWS) return 0;
     if (oom) {
         o->oom_fits += p->memory.fits;
         o->n_oom++;
-        snprintf(o->tbl_o[o->rows_o++], 2400, "| %s | %s | %s | %.1f | %s |", r->f[C_NAME], r->f[C_MODEL], cfg,
+        snprintf(o->tbl_o[o->rows_o++], 2400, "| %.200s | %.200s | %s | %.1f | %s |", r->f[C_NAME], r->f[C_MODEL], cfg,
                  p->memory.peak_bytes / 1073741824.0, p->memory.fits ? "**fits (wrong)**" : "OOM predicted");
     }
     if (mem > 0) {
         double pred = measured_bytes(r->f[C_NAME], &p->memory) / 1073741824.0; /* nvidia-smi prints MiB: GiB */
         double e = 100 * (pred - mem) / mem;
         o->merr[o->nm++] = fabs(e);
-        snprintf(o->tbl_m[o->rows_m++], 2400, "| %s | %s | %.1f | %.1f | %+.1f%% | %s |", r->f[C_NAME], cfg, mem, pred,
+        snprintf(o->tbl_m[o->rows_m++], 2400, "| %.200s | %s | %.1f | %.1f | %+.1f%% | %s |", r->f[C_NAME], cfg, mem, pred,
                  e, p->memory.fits ? "fits" : "OOM predicted");
+        return mem / pred;
     }
+    return 0;
+}
+
+/* The publication a row comes from: its name up to the first '_' or digit
+ * (tools/fit.py's source()). */
+static void source_of(const char *name, char *out, size_t cap)
+{
+    size_t k = 0;
+    while (name[k] && name[k] != '_' && !(name[k] >= '0' && name[k] <= '9') && k + 1 < cap) out[k] = name[k], k++;
+    out[k] = '\0';
+}
+
+/* One line of the residual table tools/uncertainty.c reads (tab-separated):
+ * name, source, GPU, framework, zero, GPUs, attention, precision, mode,
+ * offload, ep, cp, step ratio, memory ratio (truth / prediction; 0 = none). */
+static void add_residual(results *o, const row *r, const scenario *sc, const pp_plan *p, double step, double mem)
+{
+    const pp_strategy *s = &p->strategy;
+    char src[24];
+    int n;
+    if (o->nres >= MAXROWS || (step <= 0 && mem <= 0)) return;
+    source_of(r->f[C_NAME], src, sizeof src);
+    snprintf(o->resid[o->nres++], sizeof o->resid[0], "%.120s\t%s\t%s\t%s\t%d\t%d\t%s\t%s\t%s\t%s\t%d\t%d\t%.6f\t%.6f",
+             r->f[C_NAME], src, sc->cluster.gpu.name, pp_framework_name(s->framework), s->zero,
+             pp_cluster_gpus(&sc->cluster), pp_attention_name(s->attention), pp_precision_name(s->precision),
+             pp_enum_names(PP_ENUM_MODE, &n)[s->ft.mode], pp_offload_name(s->offload), s->ep, s->cp, step, mem);
 }
 
 static int run_file(const char *path, results *o)
@@ -455,9 +575,14 @@ static int run_file(const char *path, results *o)
         perror(path);
         return 0;
     }
-    static char line[8192];
+    static char line[16384];
     static row r;
     memset(o, 0, sizeof *o);
+    char dir[1024];
+    snprintf(dir, sizeof dir, "%s", path);
+    char *slash = strrchr(dir, '/');
+    if (slash) *slash = '\0';
+    else snprintf(dir, sizeof dir, ".");
     pp_plan *p = malloc(sizeof *p);
     if (!p || !fgets(line, sizeof line, f)) {
         free(p);
@@ -468,11 +593,12 @@ static int run_file(const char *path, results *o)
         if (parse_csv_line(line, &r) < C_NOTES) continue;
         double tf = num(r.f[C_TFLOPS]), mfu = num(r.f[C_MFU]), mem = num(r.f[C_MEM]);
         int oom = strstr(r.f[C_NOTES], "; OOM;") != NULL; /* the source ran it out of memory */
-        if (tf <= 0 && mfu <= 0 && mem <= 0 && !oom) continue;
+        int timed = strstr(r.f[C_NOTES], "sec/it ") != NULL;  /* seconds per step printed or derived */
+        if (tf <= 0 && mfu <= 0 && mem <= 0 && !oom && !timed) continue;
         scenario sc;
         char why[PP_ERR_LEN] = "";
-        if (!build(&r, &sc) || !evaluate(&sc, p, why, sizeof why)) {
-            snprintf(o->tbl_t[o->rows_t++], 2400, "| %s | %s | — | — | not evaluated: %s |", r.f[C_NAME], r.f[C_MODEL],
+        if (!build(&r, dir, &sc) || !evaluate(&sc, p, why, sizeof why)) {
+            snprintf(o->tbl_t[o->rows_t++], 2400, "| %.200s | %.200s | — | — | not evaluated: %s |", r.f[C_NAME], r.f[C_MODEL],
                      why[0] ? why : sc.note);
             continue;
         }
@@ -481,8 +607,8 @@ static int run_file(const char *path, results *o)
         char cfg[96];
         snprintf(cfg, sizeof cfg, "tp%d pp%d dp%d%s z%d mb%d %s", s->tp, s->pp, s->dp, s->sp ? " sp" : "", s->zero,
                  s->micro_batch, s->recompute == PP_RECOMPUTE_FULL ? "full" : s->recompute ? "sel" : "none");
-        if (tf > 0 || mfu > 0) add_throughput(o, &r, &sc, p, cfg);
-        add_memory(o, &r, p, cfg, oom);
+        double step = tf > 0 || mfu > 0 || sc.step_s > 0 ? add_throughput(o, &r, &sc, p, cfg) : 0;
+        add_residual(o, &r, &sc, p, step, add_memory(o, &r, p, cfg, oom));
     }
     fclose(f);
     free(p);
@@ -507,11 +633,20 @@ static void print_tables(const results *o, const char *h)
 /* Held-out files: what they hold, in the summary's words. */
 static const char *held_out_name(const char *path)
 {
+    if (strstr(path, "new_gpus")) return "runs on other GPUs";
     return strstr(path, "bloom_chronicles") ? "more BigScience runs" : "other published runs";
 }
 
 static const char *held_out_text(const char *path)
 {
+    if (strstr(path, "new_gpus"))
+        return "Runs on GPUs beyond A100 and H100 (Megatron-Bridge and NeMo performance tables, NVIDIA\n"
+               "DGX Cloud benchmarking, torchtitan, MLPerf Training v5.1), transcribed with their sources; the rows\n"
+               "parplan can model (the GPU is in topologies/gpus.json, the shape is a preset or in\n"
+               "tests/data/models/, the layout and batch are printed). Errors with the catalog's constants: no\n"
+               "fit was adopted for these GPUs (Calibration, below). GB200 runs on 4-GPU trays with the NVLink\n"
+               "domain Megatron-Bridge's launcher asks Slurm for (--segment); MLPerf's LoRA runs and torchtitan's\n"
+               "per-op selective recompute have no framework in parplan's table that runs them as published.";
     if (strstr(path, "bloom_chronicles"))
         return "Rows of the same chronicles-prequel.md that shared/reference does not carry, transcribed with\n"
                "their dates and sections. Nothing was fitted to them; they show the error on runs the\n"
@@ -546,7 +681,13 @@ static void print_preamble(void)
            "  \"PP comm overlap on\" means the interleaved schedule (Megatron-LM disables\n"
            "  --overlap-p2p-communication otherwise), with one block per virtual stage;\n"
            "- figures compared on the source's FLOP basis: hardware TFLOP/s (with recompute) for Narayanan\n"
-           "  and BLOOM, MFU for Korthikanti, model TFLOP/s otherwise.\n\n"
+           "  and BLOOM, MFU for Korthikanti, model TFLOP/s otherwise;\n"
+           "- runs on other GPUs (tests/data/new_gpus.csv): DGX Cloud benchmarking's NeMo recipes as\n"
+           "  Megatron-Core's; Megatron-FSDP (FSDP > 0) and FSDP2 priced as the fsdp framework's ZeRO-3; GB200\n"
+           "  on 4-GPU trays whose NVLink domain is the Slurm --segment Megatron-Bridge's launcher asks for\n"
+           "  (scripts/performance/utils/executors.py: the trays, or the largest divisor of their count up to\n"
+           "  18); MXFP8 and FP8 recipes as fp8; DGX Cloud, MLPerf and torchtitan rows compared on seconds\n"
+           "  per step (printed, or derived from the printed throughput as each row's notes say).\n\n"
            "Constants: each GPU's matmul and attention efficiency is fitted to these rows (Calibration,\n"
            "below), and the unaligned-GEMM factor of materialised attention to three BLOOM rows\n"
            "(docs/time.md); everything else (NCCL efficiency and overlap slowdown, HBM efficiency, memory\n"
@@ -554,32 +695,68 @@ static void print_preamble(void)
            "## Summary (absolute percentage error)\n\n| figure | rows | median | worst |\n|---|---|---|---|\n");
 }
 
+/* Throughput errors of one file by GPU label, in order of first row. */
+static void summary_by_gpu(const results *o)
+{
+    double e[MAXROWS];
+    char label[160];
+    for (int i = 0; i < o->nt; i++) {
+        int seen = 0, n = 0;
+        for (int j = 0; j < i && !seen; j++) seen = !strcmp(o->tgpu[j], o->tgpu[i]);
+        if (seen) continue;
+        for (int j = i; j < o->nt; j++)
+            if (!strcmp(o->tgpu[j], o->tgpu[i])) e[n++] = o->terr[j];
+        snprintf(label, sizeof label, "held out: throughput, %s", o->tgpu[i]);
+        summary(label, e, n);
+    }
+}
+
+/* --residuals FILE: every evaluated row's residuals (add_residual). */
+static int write_residuals(const char *path, const results *sets, int n)
+{
+    FILE *f = fopen(path, "w");
+    if (!f) {
+        perror(path);
+        return 0;
+    }
+    for (int i = 0; i < n; i++)
+        for (int j = 0; j < sets[i].nres; j++) fprintf(f, "%s\n", sets[i].resid[j]);
+    return fclose(f) == 0;
+}
+
 int main(int argc, char **argv)
 {
+    const char *resid = NULL;
+    if (argc > 2 && !strcmp(argv[1], "--residuals")) {
+        resid = argv[2];
+        argc -= 2, argv += 2;
+    }
     if (argc < 2 || argc > 2 + MAXMORE) {
-        fprintf(stderr, "usage: validate published_runs.csv [more_runs.csv ...] > docs/validation.md\n");
+        fprintf(stderr, "usage: validate [--residuals FILE] published_runs.csv [more_runs.csv ...] > docs/validation.md\n");
         return 2;
     }
-    static results ref, more[MAXMORE];
+    static results sets[1 + MAXMORE];
+    results *ref = &sets[0], *more = &sets[1];
     int nmore = argc - 2;
-    if (!run_file(argv[1], &ref)) return 2;
-    for (int i = 0; i < nmore; i++)
-        if (!run_file(argv[2 + i], &more[i])) return 2;
+    for (int i = 0; i <= nmore; i++)
+        if (!run_file(argv[1 + i], &sets[i])) return 2;
+    if (resid && !write_residuals(resid, sets, 1 + nmore)) return 2;
     print_preamble();
-    summary("throughput (TFLOP/s or MFU)", ref.terr, ref.nt);
-    summary("memory per GPU", ref.merr, ref.nm);
+    summary("throughput (TFLOP/s or MFU)", ref->terr, ref->nt);
+    summary("memory per GPU", ref->merr, ref->nm);
     char label[160];
     for (int i = 0; i < nmore; i++) {
         snprintf(label, sizeof label, "held out: throughput, %s", held_out_name(argv[2 + i]));
         summary(label, more[i].terr, more[i].nt);
         snprintf(label, sizeof label, "held out: memory, %s", held_out_name(argv[2 + i]));
         summary(label, more[i].merr, more[i].nm);
+        if (strstr(argv[2 + i], "new_gpus")) summary_by_gpu(&more[i]);
     }
-    printf("\nRuns the source reports as out of memory: %d; predicted to fit: %d.\n", ref.n_oom, ref.oom_fits);
+    printf("\nRuns the source reports as out of memory: %d; predicted to fit: %d.\n", ref->n_oom, ref->oom_fits);
     for (int i = 0; i < nmore; i++)
         printf("Held out, %s reported out of memory: %d; predicted to fit: %d.\n", held_out_name(argv[2 + i]),
                more[i].n_oom, more[i].oom_fits);
-    print_tables(&ref, "##");
+    print_tables(ref, "##");
     for (int i = 0; i < nmore; i++) {
         printf("\n## Held out: %s (%s)\n\n%s\n", held_out_name(argv[2 + i]), argv[2 + i], held_out_text(argv[2 + i]));
         print_tables(&more[i], "###");

@@ -601,6 +601,27 @@ Test(cli_estimate, framework_rules)
                "main_grad", "[rule fw-grad-accum]");
 }
 
+/* plan, compare and sweep: a restriction no framework asked for can run is
+ * said with the flag, what each framework runs and the rule; --emit writes
+ * nothing. */
+Test(cli_estimate, plan_framework_rules)
+{
+#define PLN "plan", "--model", "llama3-8b", "--cluster", "dgx-h100", "--global-batch", "64"
+    expect_bad(cli(PLN, "--framework", "megatron", "--zero", "3", "--emit", "never", NULL), "--zero 3",
+               "megatron runs 0,1", "[rule fw-zero]");
+    cr_expect(access("never", F_OK) != 0, "--emit wrote although the plan was refused");
+    expect_bad(cli(PLN, "--framework", "deepspeed", "--tp", "2,4", NULL), "--tp 2,4", "deepspeed runs 1 only",
+               "[rule fw-tp]");
+    expect_bad(cli(PLN, "--framework", "pytorch,megatron", "--offload", "nvme", NULL), "--offload nvme",
+               "pytorch runs none", "megatron runs none", "[rule fw-offload]");
+    expect_bad(cli(PLN, "--framework", "megatron-deepspeed,deepspeed", "--schedule", "interleaved", "--pp", "2", NULL),
+               "--schedule interleaved", "deepspeed runs 1f1b", "[rule fw-schedule]");
+    expect_bad(cli(PLN, "--framework", "jax", NULL), "--framework", "pytorch|deepspeed", "'jax'");
+    expect_bad(cli("compare", "--model", "llama3-8b", "--clusters", "dgx-h100", "--gpus", "8", "--train-tokens", "1T",
+                   "--framework", "tensorflow", NULL), "--framework", "'tensorflow'");
+#undef PLN
+}
+
 Test(cli_estimate, bad_stage_layers)
 {
     expect_bad(cli(EST, "--pp", "2", "--stage-layers", "16", NULL), "--stage-layers", "expected 2 counts");
@@ -833,4 +854,24 @@ Test(cli_presets, json_outputs_are_documented)
     expect_output_documented(doc, model);
     expect_output_documented(doc, cluster);
     free(doc);
+}
+
+/* docs/frameworks.md shows `parplan frameworks --format markdown` between
+ * its markers: the doc says what the framework table says. */
+Test(cli_presets, frameworks_doc_matches_the_table)
+{
+    run r = expect_ok(cli("frameworks", "--format", "markdown", NULL));
+    char *doc = read_file(PARPLAN_SOURCE_DIR "/docs/frameworks.md");
+    const char *b = strstr(doc, "<!-- frameworks table: begin -->\n"), *e = strstr(doc, "<!-- frameworks table: end -->");
+    cr_assert(b && e && e > b, "docs/frameworks.md lacks the table markers");
+    b += strlen("<!-- frameworks table: begin -->\n");
+    cr_expect_eq((size_t)(e - b), r.out_len, "docs/frameworks.md's table differs from `parplan frameworks --format "
+                 "markdown` (paste its output between the markers)");
+    cr_expect(!strncmp(b, r.out, r.out_len), "docs/frameworks.md's table differs:\n%s", r.out);
+    run j = expect_ok(cli("frameworks", "--format", "json", NULL));
+    cr_expect(strstr(j.out, "\"name\": \"megatron-deepspeed\"") && strstr(j.out, "\"ZeRO stages\": \"0 1\""), "%s", j.out);
+    free(doc);
+    run_free(&r);
+    run_free(&j);
+    expect_bad(cli("frameworks", "--format", "yaml", NULL), "--format", "'yaml'");
 }

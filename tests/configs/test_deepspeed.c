@@ -634,6 +634,28 @@ static void read_fails(readcase *r, const char *n1, const char *n2)
 
 static int warned(const readcase *r, const char *needle) { return has_note(&r->warn, needle); }
 
+/* All three batch keys fix DeepSpeed's data-parallel size: 64 = 1 x 16 x 4
+ * on 8 GPUs leaves 2 ranks per data-parallel rank, which only Ulysses (cp
+ * 2; its mpu reports dp = world/(tp*pp*sp)) explains. 64 = 1 x 24 x ...
+ * has no whole data-parallel size and stays DeepSpeed's batch error. */
+Test(deepspeed_read, ulysses_degree_from_the_batch_keys)
+{
+    readcase *r = read_text("{\"train_batch_size\": 64, \"train_micro_batch_size_per_gpu\": 1, "
+                            "\"gradient_accumulation_steps\": 16}", "llama3-8b", "dgx-h100", 1, 1, 1, 1);
+    cr_assert_eq(r->st, PP_OK, "%s", r->err.msg);
+    cr_expect_eq(r->s.cp, 2);
+    cr_expect_eq(r->s.dp, 4);
+    cr_expect(warned(r, "Ulysses"), "the inference is said");
+    free(r);
+    read_fails(read_text("{\"train_batch_size\": 64, \"train_micro_batch_size_per_gpu\": 1, "
+                         "\"gradient_accumulation_steps\": 24}", "llama3-8b", "dgx-h100", 1, 1, 1, 1),
+               "train_batch_size is not equal", NULL);
+    /* --cp given: the file must agree with it */
+    read_fails(read_text("{\"train_batch_size\": 64, \"train_micro_batch_size_per_gpu\": 1, "
+                         "\"gradient_accumulation_steps\": 32}", "llama3-8b", "dgx-h100", 1, 1, 1, 2),
+               "train_batch_size is not equal", NULL);
+}
+
 /* §3's table, with DP = 8 (8 GPUs, tp 1) */
 Test(deepspeed_read, batch_fill_in_table)
 {

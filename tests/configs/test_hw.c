@@ -303,6 +303,48 @@ Test(cluster, inline_gpu_object_and_path)
     cr_expect_eq(c.nvme_bytes, 1e12);
 }
 
+/* NVMe per node: capacity and the bandwidths DeepSpeed's swapper reaches;
+ * a drive without bandwidths gets the cited one-drive default (DeepNVMe's
+ * 10/5 GB/s over 4 drives: 2.5 and 1.25 GB/s); bandwidth without a drive,
+ * or zero, is refused naming the field. */
+static pp_status nvme_cluster(const char *extra, pp_cluster *c, pp_error *err)
+{
+    char text[1024];
+    snprintf(text, sizeof text,
+             "{\"name\": \"x\", \"gpu\": \"h100\", \"nodes\": 1, \"gpus_per_node\": 8,"
+             "\"intra\": {\"kind\": \"nvlink\", \"gbytes_per_s_bidir\": 900, \"latency_us\": 1},"
+             "\"inter\": {\"kind\": \"infiniband\", \"nics\": 1, \"nic_gbit_s\": 1, \"latency_us\": 1},"
+             "\"pcie\": {\"gen\": 4}, \"host_mem_gib\": 1%s}", extra);
+    return pp_cluster_parse(text, strlen(text), "nvme.json", c, err);
+}
+
+Test(cluster, nvme_bandwidths)
+{
+    pp_cluster c;
+    pp_error err = {""};
+    cr_assert_eq(nvme_cluster(", \"nvme_tb\": 2, \"nvme_read_gbytes_s\": 28, \"nvme_write_gbytes_s\": 14,"
+                              "\"nvme_source\": \"ZeRO-Infinity\"", &c, &err), PP_OK, "%s", err.msg);
+    cr_expect_eq(c.nvme_bytes, 2e12);
+    cr_expect_eq(c.nvme_read_bw, 28e9);
+    cr_expect_eq(c.nvme_write_bw, 14e9);
+    cr_assert_eq(nvme_cluster(", \"nvme_tb\": 2", &c, &err), PP_OK, "%s", err.msg);
+    cr_expect_eq(c.nvme_read_bw, 10e9 / 4, "one drive of DeepNVMe's four");
+    cr_expect_eq(c.nvme_write_bw, 5e9 / 4);
+    cr_assert_eq(nvme_cluster("", &c, &err), PP_OK, "%s", err.msg);
+    cr_expect(c.nvme_bytes == 0 && c.nvme_read_bw == 0 && c.nvme_write_bw == 0, "no drive, no bandwidth");
+    cr_assert_eq(nvme_cluster(", \"nvme_read_gbytes_s\": 3", &c, &err), PP_ERR_INPUT);
+    cr_expect(strstr(err.msg, "nvme.json: $.nvme_read_gbytes_s: expected only with nvme_tb > 0"), "%s", err.msg);
+    cr_assert_eq(nvme_cluster(", \"nvme_tb\": 1, \"nvme_write_gbytes_s\": 0", &c, &err), PP_ERR_INPUT);
+    cr_expect(strstr(err.msg, "$.nvme_write_gbytes_s: expected a number in (0, 10000], got 0"), "%s", err.msg);
+    /* every preset with a drive has its bandwidths; DGX H100 as ZeRO-Infinity measured a DGX-2 */
+    cr_assert_eq(pp_cluster_load("dgx-h100", &c, &err), PP_OK);
+    cr_expect(c.nvme_read_bw == 28e9 && c.nvme_write_bw == 14e9);
+    for (int i = 0; i < pp_preset_count(PP_PRESET_CLUSTER); i++) {
+        cr_assert_eq(pp_cluster_load(pp_preset_name(PP_PRESET_CLUSTER, i), &c, &err), PP_OK);
+        cr_expect((c.nvme_bytes > 0) == (c.nvme_read_bw > 0 && c.nvme_write_bw > 0), "%s", c.name);
+    }
+}
+
 Test(cluster, unknown_preset_lists_names)
 {
     pp_cluster c;

@@ -208,3 +208,47 @@ Test(advice, plan_nothing_fits_uses_the_same_words)
     pp_free(t);
     pp_plan_list_free(&l);
 }
+
+/* Doubling tp and pp each halves dp; with dp 2 both together leave none.
+ * The advice used to divide by that dp (SIGFPE in parplan estimate; found
+ * by tests/costmodel/test_laws.c running its commands). Mixtral-8x7B on 4
+ * AWS p4d, Megatron-DeepSpeed, dp 2, tp 2, pp 8, fp32. */
+Test(advice, combined_moves_never_leave_zero_data_parallel_ranks)
+{
+    fx *f = calloc(1, sizeof *f);
+    cr_assert(f);
+    pp_error err = {""};
+    cr_assert_eq(pp_model_load("mixtral-8x7b", &f->m, &err), PP_OK);
+    cr_assert_eq(pp_cluster_load("aws-p4d", &f->c, &err), PP_OK);
+    cr_assert_eq(pp_cluster_resize(&f->c, 4, 0, &err), PP_OK);
+    pp_strategy_default(&f->s);
+    f->s.framework = PP_FW_MEGATRON_DEEPSPEED;
+    f->s.dp = 2, f->s.tp = 2, f->s.pp = 8, f->s.sp = 1, f->s.zero = 1, f->s.micro_batch = 4;
+    f->s.global_batch = 128, f->s.seq = 32768, f->s.recompute = PP_RECOMPUTE_FULL, f->s.precision = PP_PREC_FP32;
+    cr_assert_eq(pp_estimate(&f->m, &f->c, &f->s, &f->p, &err), PP_OK, "%s", err.msg);
+    cr_assert(!f->p.memory.fits);
+    char *t = advise(f, 0);
+    cr_expect(strstr(t, "Does not fit"), "%s", t);
+    pp_free(t);
+    free(f);
+}
+
+/* Nothing fits: Llama-3.1-405B with LoRA on one RTX 4090. The advice says
+ * so (it used to pass its empty list, a NULL array, to qsort: undefined
+ * behaviour that UBSan stops on; found by test_laws.c under the sanitizers). */
+Test(advice, nothing_fits_says_so)
+{
+    fx *f = calloc(1, sizeof *f);
+    cr_assert(f);
+    pp_error err = {""};
+    cr_assert_eq(pp_model_load("llama3.1-405b", &f->m, &err), PP_OK);
+    cr_assert_eq(pp_cluster_load("workstation-1x-4090", &f->c, &err), PP_OK);
+    pp_strategy_default(&f->s);
+    f->s.framework = PP_FW_DEEPSPEED;
+    f->s.micro_batch = 2, f->s.global_batch = 20, f->s.seq = 131072, f->s.ft.mode = PP_MODE_LORA;
+    cr_assert_eq(pp_estimate(&f->m, &f->c, &f->s, &f->p, &err), PP_OK, "%s", err.msg);
+    char *t = advise(f, 0);
+    cr_expect(strstr(t, "- nothing tried fits."), "%s", t);
+    pp_free(t);
+    free(f);
+}
