@@ -246,13 +246,14 @@ static int same_destination(const char *a, const char *b)
 typedef struct slot {
     char *tmp, *backup;
     int installed;
+    int keep_backup;   /* the old file could not be put back: its copy stays */
 } slot;
 
 static void slots_free(slot *s, int n)
 {
     for (int i = 0; s && i < n; i++) {
         if (s[i].tmp) unlink(s[i].tmp);
-        if (s[i].backup) unlink(s[i].backup);
+        if (s[i].backup && !s[i].keep_backup) unlink(s[i].backup);
         free(s[i].tmp);
         free(s[i].backup);
     }
@@ -287,7 +288,9 @@ static void roll_back(const pp_out_file *f, slot *s, int n)
         if (s[i].backup && rename(s[i].backup, f[i].path) == 0) {
             free(s[i].backup);
             s[i].backup = NULL;
-        } else if (!s[i].backup) {
+        } else if (s[i].backup) {
+            s[i].keep_backup = 1; /* never lose the old file: it stays under its .old- name */
+        } else {
             unlink(f[i].path);
         }
         s[i].installed = 0;

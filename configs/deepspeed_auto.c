@@ -97,25 +97,32 @@ static void fill_bool(filler *f, cJSON *obj, const char *path, const char *key, 
     note_fill(f, path, key, v ? "true" : "false", why);
 }
 
+/* A batch count the file gives: a whole number in [1, 2^31); 0 otherwise
+ * (absent, "auto", or a value the DeepSpeed reader will refuse itself). */
+static long count_of(const cJSON *v)
+{
+    if (!cJSON_IsNumber(v)) return 0;
+    double d = v->valuedouble;
+    return isfinite(d) && d >= 1 && d < 2147483648.0 && d == floor(d) ? (long)d : 0;
+}
+
 /* One batch key: "auto" takes want; a number that differs from a value
- * the caller gave (given) is the Trainer's mismatch error; absent and given:
- * set. Returns the value the key ends with, or -1 when it has none. */
-static long batch(filler *f, cJSON *root, const char *key, long want, int given, const char *flag, const char *why)
+ * the caller gave (given) is the Trainer's mismatch error; absent and
+ * given: set. */
+static void batch(filler *f, cJSON *root, const char *key, long want, int given, const char *flag, const char *why)
 {
     cJSON *it = cJSON_GetObjectItemCaseSensitive(root, key);
-    if (fill_num(f, root, "$", key, (double)want, why)) return want;
+    if (fill_num(f, root, "$", key, (double)want, why)) return;
     if ((!it || cJSON_IsNull(it)) && given) {
         if (it) cJSON_ReplaceItemInObjectCaseSensitive(root, key, cJSON_CreateNumber((double)want));
         else cJSON_AddNumberToObject(root, key, (double)want);
         pp__note(f->notes, "%s: $.%s: absent; %s gives %ld", f->where, key, flag, want);
-        return want;
+        return;
     }
-    if (!cJSON_IsNumber(it)) return -1;
-    if (given && it->valuedouble != (double)want)
+    if (given && cJSON_IsNumber(it) && it->valuedouble != (double)want)
         jr_fail(f->jr, "$", key, "%g in the file, %s %ld: the Hugging Face Trainer raises \"Please correct the "
                 "following DeepSpeed config values that mismatch TrainingArguments values\"; make them equal or set "
                 "the key to \"auto\"", it->valuedouble, flag, want);
-    return (long)it->valuedouble;
 }
 
 /* The batch keys (trainer_config_process). */
@@ -127,8 +134,8 @@ static void fill_batch(filler *f, cJSON *root, int dp, const pp_hf_trainer_args 
     if (!is_auto(mb_v) && !is_auto(ga_v) && !is_auto(tb_v) && hf->micro_batch <= 0 && hf->global_batch <= 0) return;
     /* TrainingArguments as the user would pass them: the flags, else what
      * the file says, else the Trainer's defaults */
-    long mb = hf->micro_batch > 0 ? hf->micro_batch : cJSON_IsNumber(mb_v) ? (long)mb_v->valuedouble : HF_MICRO_BATCH;
-    long ga = cJSON_IsNumber(ga_v) ? (long)ga_v->valuedouble : 1;
+    long mb = hf->micro_batch > 0 ? hf->micro_batch : count_of(mb_v) ? count_of(mb_v) : HF_MICRO_BATCH;
+    long ga = count_of(ga_v) ? count_of(ga_v) : 1, tb = count_of(tb_v);
     if (hf->global_batch > 0) {
         if (mb < 1 || hf->global_batch % ((long)dp * mb)) {
             jr_fail(f->jr, "$", "train_batch_size", "global batch %d: expected a multiple of micro-batch x "
@@ -137,9 +144,8 @@ static void fill_batch(filler *f, cJSON *root, int dp, const pp_hf_trainer_args 
             return;
         }
         ga = hf->global_batch / ((long)dp * mb);
-    } else if (!cJSON_IsNumber(ga_v) && cJSON_IsNumber(tb_v) && mb > 0 && dp > 0 &&
-               (long)tb_v->valuedouble % (mb * dp) == 0) {
-        ga = (long)tb_v->valuedouble / (mb * dp); /* what a user passing matching arguments would give */
+    } else if (!count_of(ga_v) && tb && dp > 0 && tb % (mb * dp) == 0) {
+        ga = tb / (mb * dp); /* what a user passing matching arguments would give */
     }
     char why[160];
     snprintf(why, sizeof why, "per_device_train_batch_size%s", hf->micro_batch > 0 ? " = --micro-batch"
@@ -149,8 +155,14 @@ static void fill_batch(filler *f, cJSON *root, int dp, const pp_hf_trainer_args 
              "x data-parallel)" : cJSON_IsNumber(ga_v) || cJSON_IsNumber(tb_v) ? "" : ", the Trainer's default 1; "
              "--global-batch sets it");
     batch(f, root, "gradient_accumulation_steps", ga, hf->global_batch > 0, "--global-batch / (micro x dp)", why);
+    double total = (double)dp * (double)mb * (double)ga;
+    if (total > 67108864.0) { /* 2^26 sequences per step, as the reader's limit */
+        jr_fail(f->jr, "$", "train_batch_size", "world_size x micro-batch x accumulation = %d x %ld x %ld: expected at "
+                "most 67108864 sequences per step", dp, mb, ga);
+        return;
+    }
     snprintf(why, sizeof why, "world_size x micro-batch x accumulation = %d x %ld x %ld", dp, mb, ga);
-    batch(f, root, "train_batch_size", (long)dp * mb * ga, hf->global_batch > 0, "--global-batch", why);
+    batch(f, root, "train_batch_size", (long)total, hf->global_batch > 0, "--global-batch", why);
 }
 
 /* fp16/bf16/amp "enabled" from the precision the Trainer runs. */
