@@ -327,6 +327,8 @@ static void memory_flags(pp__sbuf *b, const pp_strategy *s, const pp_megatron_op
         else pp__note(notes, "fp8: Megatron-DeepSpeed runs --bf16; the fp8 GEMMs come from Transformer Engine layers "
                              "in the model code");
     }
+    /* --bf16 makes main_grad fp32 unless --grad-reduce-in-bf16 (arguments.py) */
+    if (lm && pp__ds_is_bf16(s) && s->grad_accum_dtype == PP_GRAD_16) flag(b, "--grad-reduce-in-bf16");
     if (s->precision == PP_PREC_FP16) {
         flag(b, "--fp16");
         flag_num(b, "--initial-loss-scale", ldexp(1.0, hp->initial_scale_power));

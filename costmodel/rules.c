@@ -644,7 +644,9 @@ static unsigned grads_allowed(const pp__fw *f, const pp_strategy *s)
     if (s->precision == PP_PREC_FP32) return g16 | g32 | g48; /* fp32 gradients whatever the setting */
     if (f->weights == PP_W_FSDP) return g32 | g16;           /* reduce_dtype fp32, or bf16 (mixed_precision PURE) */
     if (f->weights != PP_W_MASTER16) return g32;             /* .grad of fp32 parameters */
-    if (f->buckets == PP_BUCKETS_VIEWS) return s->precision == PP_PREC_FP16 ? g16 | g32 : g32;
+    /* Megatron: fp32 main_grad, or 16 bits with --grad-reduce-in-bf16 (what
+     * NVIDIA's NeMo and Megatron-Bridge performance recipes set) */
+    if (f->buckets == PP_BUCKETS_VIEWS) return g16 | g32;
     if (s->precision == PP_PREC_FP16) return g16;
     if (s->zero == 0) return g48;                            /* BF16_Optimizer */
     if (s->zero == 1 && s->offload == PP_OFFLOAD_NONE) return g16 | g48;
@@ -659,7 +661,8 @@ static int fw_grad_accum_ok(const why *w)
         [PP_FW_PYTORCH] = "PyTorch AMP keeps fp32 parameters, so gradients are fp32",
         [PP_FW_DEEPSPEED] = "DeepSpeed accumulates fp16 and ZeRO-2/3 (or offloaded) gradients in 16 bits, bf16 without "
                             "ZeRO in BF16_Optimizer's 16bit+fp32, and has no fp32-only buffer",
-        [PP_FW_MEGATRON] = "Megatron-LM accumulates bf16 gradients in an fp32 main_grad (fp16: 16bit or fp32)",
+        [PP_FW_MEGATRON] = "Megatron-LM accumulates gradients in a main_grad buffer: fp32, or 16 bits with "
+                           "--grad-reduce-in-bf16 (bf16) or without --accumulate-allreduce-grads-in-fp32 (fp16)",
         [PP_FW_MEGATRON_DEEPSPEED] = "Megatron-DeepSpeed accumulates as DeepSpeed does",
         [PP_FW_FSDP] = "FSDP keeps fp32 sharded parameters and reduces gradients in fp32 (or 16 bits)",
     };

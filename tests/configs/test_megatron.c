@@ -338,6 +338,7 @@ Test(megatron_flags, precision)
     argv_t a = bash_args(t);
     expect(&a, "--bf16", "");
     expect(&a, "--fp8-format", "hybrid");
+    cr_assert(!val(&a, "--grad-reduce-in-bf16"), "fp32 main_grad is Megatron's default");
     free(a.buf);
     pp_free(t);
     s = base(&m, &c, 1, 1, 1);
@@ -350,18 +351,28 @@ Test(megatron_flags, precision)
     expect(&a, "--accumulate-allreduce-grads-in-fp32", "");
     free(a.buf);
     pp_free(t);
-    /* check refuses what Megatron does not do (16-bit accumulation with bf16:
-     * it forces an fp32 main_grad); adapt hands the choice back to Megatron
-     * and says what changed */
+    /* bf16 with 16-bit accumulation: --grad-reduce-in-bf16 (arguments.py:
+     * main_grad takes the bf16 dtype; NeMo's performance recipes set it) */
     s = base(&m, &c, 1, 1, 1);
     s.framework = PP_FW_MEGATRON;
     s.grad_accum_dtype = PP_GRAD_16;
+    t = must_args(&m, &c, &s, PP_MEGATRON_LM);
+    a = bash_args(t);
+    expect(&a, "--bf16", "");
+    expect(&a, "--grad-reduce-in-bf16", "");
+    free(a.buf);
+    pp_free(t);
+    /* check refuses what Megatron does not do (DeepSpeed's 16bit+fp32 pair);
+     * adapt hands the choice back to Megatron and says what changed */
+    s = base(&m, &c, 1, 1, 1);
+    s.framework = PP_FW_MEGATRON;
+    s.grad_accum_dtype = PP_GRAD_16_FP32;
     pp_error err = {""};
     cr_assert_eq(pp_megatron_check(&m, &c, &s, NULL, &err), PP_ERR_INPUT);
     cr_assert(strstr(err.msg, "main_grad") && err.rule == PP_RULE_FW_GRAD_ACCUM, "%s", err.msg);
     pp_notes n = {0};
     cr_assert_eq(pp_megatron_adapt(&m, &c, &s, PP_MEGATRON_LM, &n, &err), PP_OK);
-    cr_assert(n.n == 1 && strstr(n.line[0], "16bit -> fp32"), "%s", n.n ? n.line[0] : "no note");
+    cr_assert(n.n == 1 && strstr(n.line[0], "16bit+fp32 -> fp32"), "%s", n.n ? n.line[0] : "no note");
     cr_assert_eq(pp_megatron_check(&m, &c, &s, NULL, &err), PP_OK, "%s", err.msg);
 }
 

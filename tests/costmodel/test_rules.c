@@ -270,7 +270,8 @@ Test(rules, each_rule_written_once)
     static const char *const files[] = {
         "costmodel/rules.c", "costmodel/strategy.c", "costmodel/framework.c", "planner/space.c", "planner/search.c",
         "planner/explain.c", "configs/deepspeed.c", "configs/megatron.c", "configs/deepspeed_read.c",
-        "configs/scenario.c", "cli/cmd_estimate.c", "cli/cmd_plan.c"};
+        "configs/scenario.c", "configs/megatron_read.c", "configs/fsdp_read.c", "configs/hf_args_read.c",
+        "configs/launch.c", "cli/cmd_estimate.c", "cli/cmd_plan.c", "cli/cmd_compare.c", "cli/cmd_sweep.c"};
     for (size_t f = 0; f < sizeof files / sizeof *files; f++) {
         char path[512];
         snprintf(path, sizeof path, "%s/%s", PARPLAN_SOURCE_DIR, files[f]);
