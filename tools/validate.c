@@ -322,6 +322,11 @@ static void framework_rules(const row *r, scenario *sc)
     if ((mcore || is(nm, "narayanan") || is(nm, "korthikanti")) && !fsdp) s->framework = PP_FW_MEGATRON;
     if (is(nm, "bloom") || is(nm, "mtnlg")) s->framework = PP_FW_MEGATRON_DEEPSPEED;
     if (mcore && !r->f[C_ZERO][0]) s->zero = 1; /* their recipes set use_distributed_optimizer */
+    /* NeMo's scripts/performance (helpers.py set_precision_configs) and
+     * Megatron-Bridge's performance recipes set grad_reduce_in_fp32 = False:
+     * a bf16 main_grad (--grad-reduce-in-bf16), whatever the compute dtype.
+     * NeMo 24.07 predates those scripts (NeMo 1.0 launcher): Megatron's default */
+    if ((is(nm, "nemo") && !is(nm, "nemo2407")) || is(nm, "mbridge") || is(nm, "dgxc")) s->grad_accum_dtype = PP_GRAD_16;
     if (mcore && s->tp > 1) s->sp = 1;          /* and sequence parallelism with TP (TP overlap follows) */
     /* BigScience tr11 scripts always pass --checkpoint-activations */
     if (is(nm, "bloom") && !r->f[C_RECOMP][0]) s->recompute = PP_RECOMPUTE_FULL;
