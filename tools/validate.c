@@ -382,6 +382,16 @@ static void schedule_rules(const row *r, scenario *sc)
     if (v > 1 && s->pp > 1 && sc->model.layers % (s->pp * v) == 0) {
         s->schedule = PP_SCHED_INTERLEAVED;
         s->virtual_stages = v;
+    } else if (v > 1 && s->pp > 1 && (sc->model.layers + 2) % (s->pp * v) == 0) {
+        /* NeMo's and Megatron-Bridge's 405B recipes set
+         * account_for_embedding_in_pipeline_split and
+         * account_for_loss_in_pipeline_split: the embedding and the loss
+         * each take a block's place (126 + 2 = 8 x 8 x 2), so the first and
+         * last stages hold one block fewer */
+        int per = (sc->model.layers + 2) / s->pp;
+        for (int i = 0; i < s->pp; i++) s->stage_layers[i] = i == 0 || i == s->pp - 1 ? per - 1 : per;
+        s->schedule = PP_SCHED_INTERLEAVED;
+        s->virtual_stages = v;
     }
 }
 
@@ -648,8 +658,9 @@ static const char *held_out_text(const char *path)
         return "Runs on GPUs beyond A100 and H100 (Megatron-Bridge and NeMo performance tables, NVIDIA\n"
                "DGX Cloud benchmarking, torchtitan, MLPerf Training v5.1), transcribed with their sources; the rows\n"
                "parplan can model (the GPU is in topologies/gpus.json, the shape is a preset or in\n"
-               "tests/data/models/, the layout and batch are printed). Errors with the catalog's constants: no\n"
-               "fit was adopted for these GPUs (Calibration, below). GB200 runs on 4-GPU trays with the NVLink\n"
+               "tests/data/models/, the layout and batch are printed). Errors with the catalog's constants: B200's\n"
+               "and GB200's were fitted to these rows (in-sample here; their leave-one-source-out errors are\n"
+               "under Calibration, below), the other GPUs' are estimates. GB200 runs on 4-GPU trays with the NVLink\n"
                "domain Megatron-Bridge's launcher asks Slurm for (--segment); MLPerf's LoRA runs and torchtitan's\n"
                "per-op selective recompute have no framework in parplan's table that runs them as published.";
     if (strstr(path, "bloom_chronicles"))
