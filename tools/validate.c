@@ -696,6 +696,10 @@ static void print_preamble(void)
            "  overlap with TP > 1; the 25.09 Megatron-Bridge table (no precision column) repeats FP8 recipes;\n"
            "  \"PP comm overlap on\" means the interleaved schedule (Megatron-LM disables\n"
            "  --overlap-p2p-communication otherwise), with one block per virtual stage;\n"
+           "- NeMo (24.12 on), Megatron-Bridge and DGX Cloud: a bf16 main_grad (their performance scripts set\n"
+           "  grad_reduce_in_fp32 = False); with a printed VP that does not divide the blocks, the embedding\n"
+           "  and the loss count as pipeline layers (account_for_embedding/loss_in_pipeline_split: 405B's\n"
+           "  126 + 2 blocks, the first and last stages one short);\n"
            "- figures compared on the source's FLOP basis: hardware TFLOP/s (with recompute) for Narayanan\n"
            "  and BLOOM, MFU for Korthikanti, model TFLOP/s otherwise;\n"
            "- runs on other GPUs (tests/data/new_gpus.csv): DGX Cloud benchmarking's NeMo recipes as\n"
@@ -722,7 +726,9 @@ static void summary_by_gpu(const results *o)
         if (seen) continue;
         for (int j = i; j < o->nt; j++)
             if (!strcmp(o->tgpu[j], o->tgpu[i])) e[n++] = o->terr[j];
-        snprintf(label, sizeof label, "held out: throughput, %s", o->tgpu[i]);
+        /* B200 and GB200 efficiencies were fitted to these rows (Calibration) */
+        int fitted = !strcmp(o->tgpu[i], "B200") || !strcmp(o->tgpu[i], "GB200");
+        snprintf(label, sizeof label, "%s: throughput, %s", fitted ? "fitted" : "held out", o->tgpu[i]);
         summary(label, e, n);
     }
 }
@@ -762,7 +768,8 @@ int main(int argc, char **argv)
     summary("memory per GPU", ref->merr, ref->nm);
     char label[160];
     for (int i = 0; i < nmore; i++) {
-        snprintf(label, sizeof label, "held out: throughput, %s", held_out_name(argv[2 + i]));
+        snprintf(label, sizeof label, "%s: throughput, %s", strstr(argv[2 + i], "new_gpus") ? "partly fitted" : "held out",
+                 held_out_name(argv[2 + i]));
         summary(label, more[i].terr, more[i].nt);
         snprintf(label, sizeof label, "held out: memory, %s", held_out_name(argv[2 + i]));
         summary(label, more[i].merr, more[i].nm);

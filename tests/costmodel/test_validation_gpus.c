@@ -33,9 +33,11 @@ static void read_summaries(summary *s, int n)
 
 Test(validation_gpus, runs_beyond_a100_h100_are_evaluated_within_bounds)
 {
-    summary s[] = {{"held out: throughput, runs on other GPUs", 0, 0, 0},
-                   {"held out: throughput, GB200", 0, 0, 0},
-                   {"held out: throughput, B200", 0, 0, 0}};
+    /* B200's and GB200's efficiencies are fitted to these rows (their
+     * leave-one-source-out errors are in docs/validation.md, Calibration) */
+    summary s[] = {{"partly fitted: throughput, runs on other GPUs", 0, 0, 0},
+                   {"fitted: throughput, GB200", 0, 0, 0},
+                   {"fitted: throughput, B200", 0, 0, 0}};
     read_summaries(s, 3);
     cr_expect_geq(s[0].rows, 60, "rows evaluated: %d of 70", s[0].rows);
     cr_expect_geq(s[1].rows, 40, "GB200 rows: %d", s[1].rows);
