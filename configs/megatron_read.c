@@ -786,6 +786,17 @@ static void read_recompute(mr_ctx *x, pp_strategy *s)
     s->recompute_layers = (int)k * (s->virtual_stages > 1 ? s->virtual_stages : 1);
 }
 
+/* --cpu-offloading-num-layers N (Megatron-Core's CPU offloading through
+ * Transformer Engine; validate_args turns cpu_offloading on for N > 0):
+ * the first N blocks' activations go to host memory (rule fw-act-offload
+ * holds Megatron's own asserts). */
+static void read_act_offload(mr_ctx *x, pp_strategy *s)
+{
+    long n = 0;
+    if (int_flag(x, "--cpu-offloading-num-layers", 0, PP_MAX_LAYERS, &n)) s->act_offload_layers = (int)n;
+    set_src(x, "act_offload_layers", "--cpu-offloading-num-layers");
+}
+
 static int split_even(int layers, int p, int *out)
 {
     if (layers % p) return 0;
@@ -1067,6 +1078,7 @@ static void read_strategy(mr_ctx *x, pp_strategy *s)
     if (!x->st) read_precision(x, s);
     if (!x->st) read_split(x, s);
     if (!x->st) read_recompute(x, s);
+    if (!x->st && !x->mds) read_act_offload(x, s);
     if (!x->st) read_behaviour(x, s);
 }
 

@@ -68,6 +68,8 @@ typedef struct pp__fw {
     int fixed_order;          /* ranks ordered tp-cp-dp-pp */
     int tp_overlap;           /* can overlap TP traffic with GEMMs (needs sp) */
     int dp_overlap_pp;        /* overlaps DP traffic with backward when pp > 1 */
+    int act_offload;          /* activations of the first N blocks to host memory
+                                 (Megatron-Core + Transformer Engine CPU offloading) */
     /* how it runs */
     pp__weights_kind weights;
     pp__bucket_kind buckets;

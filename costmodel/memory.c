@@ -141,10 +141,29 @@ static double inflight(const pp_strategy *s, int i)
     }
 }
 
-/* Stored activations of one micro-batch through the stage's blocks. */
+/* Activations Megatron's CPU offloading moves to the host per micro-batch:
+ * what the stage's first act_offload_layers blocks store (no recompute:
+ * rule fw-act-offload); *largest gets the largest block's share. */
+double pp__act_offload_bytes(const pp_model *m, const pp_strategy *s, int first, int last, double *largest)
+{
+    double sum = 0, big = 0;
+    for (int i = first, n = 0; i <= last && i >= 0 && n < s->act_offload_layers; i++, n++) {
+        double b = pp__block_act_bytes(m, s, m->block_kind[i], PP_RECOMPUTE_NONE);
+        sum += b;
+        if (b > big) big = b;
+    }
+    if (largest) *largest = big;
+    return sum;
+}
+
+/* Stored activations of one micro-batch through the stage's blocks. An
+ * offloaded block's leave the GPU once copied out: Transformer Engine's
+ * offload handler keeps one block in flight (the copy out of one overlaps
+ * the next block's forward; the reload of one the later block's backward). */
 static double stage_act(const pp_model *m, const pp_strategy *s, int stage, int first, int last, double *one_block)
 {
     double sum = 0;
+    pp__act_offload_bytes(m, s, first, last, &sum); /* the block in flight */
     int n = 0, k = pp__recomputed_blocks(s, stage, last - first + 1);
     *one_block = 0;
     for (int i = first; i <= last && i >= 0; i++, n++) {
@@ -153,9 +172,10 @@ static double stage_act(const pp_model *m, const pp_strategy *s, int stage, int 
         if (!pp__block_needs_backward(s, i)) continue; /* frozen prefix: nothing stored */
         double lora_act;
         pp__lora_block_params(m, s, m->block_kind[i], &lora_act);
-        if (r != PP_RECOMPUTE_FULL)
+        int offloaded = n < s->act_offload_layers;
+        if (r != PP_RECOMPUTE_FULL && !offloaded)
             sum += lora_act * s->micro_batch * s->seq / s->cp / s->tp;
-        sum += pp__block_act_bytes(m, s, m->block_kind[i], r);
+        if (!offloaded) sum += pp__block_act_bytes(m, s, m->block_kind[i], r);
         /* backward working set: the gradients of one block's activations,
          * plus, when it was recomputed, the activations themselves */
         double full = pp__block_act_bytes(m, s, m->block_kind[i], PP_RECOMPUTE_NONE);
@@ -427,6 +447,8 @@ static void stage_estimate(const pp_model *m, const pp_cluster *c, const pp_stra
     o->optimizer_bytes = st.opt;
     o->host_bytes = st.host;
     o->nvme_bytes = st.nvme;
+    o->act_offload_bytes = pp__act_offload_bytes(m, s, first, last, NULL);
+    o->host_bytes += o->act_offload_bytes; /* pinned buffers, one micro-batch (pp = 1) */
 
     double extra = 0, ab = pp__act_bytes(s);
     if (is_first && m->dropout > 0) extra += tok * m->hidden / rep;     /* embedding dropout mask */

@@ -82,6 +82,10 @@ static void summary(const pp_plan *p, char *buf, size_t cap)
         size_t l = strlen(buf);
         snprintf(buf + l, cap - l, "%d)", s->virtual_stages);
     }
+    if (s->act_offload_layers > 0) {
+        size_t l = strlen(buf);
+        snprintf(buf + l, cap - l, ", activations of %d blocks offloaded", s->act_offload_layers);
+    }
 }
 
 typedef struct term {

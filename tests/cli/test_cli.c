@@ -600,6 +600,17 @@ Test(cli_estimate, framework_rules)
                "--schedule interleaved", "[rule fw-schedule]");
     expect_bad(cli(EST, "--framework", "megatron", "--grad-accum", "16bit+fp32", NULL), "--grad-accum 16bit+fp32",
                "main_grad", "[rule fw-grad-accum]");
+    /* Megatron-Core's CPU offloading: its own asserts, and no other framework has it */
+    expect_bad(cli(EST, "--framework", "deepspeed", "--act-offload-layers", "4", NULL), "--act-offload-layers 4",
+               "frameworks that do: megatron", "[rule fw-act-offload]");
+    expect_bad(cli(EST, "--framework", "megatron", "--pp", "2", "--act-offload-layers", "4", NULL), "--pp 2",
+               "pipeline parallelism", "[rule fw-act-offload]");
+    expect_bad(cli(EST, "--framework", "megatron", "--recompute", "full", "--act-offload-layers", "4", NULL),
+               "--recompute full", "recomputation", "[rule fw-act-offload]");
+    expect_bad(cli(EST, "--framework", "megatron", "--act-offload-layers", "32", NULL), "--act-offload-layers 32",
+               "fewer blocks than the model has (32)", "[rule fw-act-offload]");
+    expect_bad(cli(EST, "--framework", "megatron", "--act-offload-layers", "-1", NULL), "--act-offload-layers");
+    expect_bad(cli(EST, "--framework", "megatron", "--act-offload-layers", "x", NULL), "--act-offload-layers");
 }
 
 /* plan, compare and sweep: a restriction no framework asked for can run is
