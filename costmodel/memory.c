@@ -272,6 +272,12 @@ static states model_states(const pp_model *m, const pp_strategy *s, const stage_
         st.opt_temp = s->precision == PP_PREC_FP32 ? 0 : 4.0 * opt_elems; /* fp32 grads */
         if (zs == 1) st.opt_temp += 2.0 * f * train;                       /* the averaged 16-bit partition */
     }
+    /* Megatron's optimizer takes its fp32 .grad from main_grad with .float()
+     * (optimizer.py _copy_model_grads_to_main_grads; distrib_optimizer.py,
+     * the rank's shard): the same tensor for an fp32 main_grad, a new fp32
+     * copy at the step for a 16-bit one (--grad-reduce-in-bf16, fp16) */
+    if (fw->buckets == PP_BUCKETS_VIEWS && s->precision != PP_PREC_FP32 && pp__grad_bytes(s) < 4)
+        st.opt_temp += 4.0 * opt_elems;
     st.gather_after_step = fw->buckets == PP_BUCKETS_DEEPSPEED && (zs == 1 || zs == 2) && nd > 1
                                ? fmin(s->buf.allgather_bucket, train) * w : 0;
     /* autocast caches the 16-bit cast of every fp32 weight a GEMM uses */
