@@ -629,6 +629,16 @@ Test(cli_estimate, plan_framework_rules)
     expect_bad(cli(PLN, "--framework", "megatron-deepspeed,deepspeed", "--schedule", "interleaved", "--pp", "2", NULL),
                "--schedule interleaved", "deepspeed runs 1f1b", "[rule fw-schedule]");
     expect_bad(cli(PLN, "--framework", "jax", NULL), "--framework", "pytorch|deepspeed", "'jax'");
+    /* a pinned activation offload: what stands in its way, before searching */
+    expect_bad(cli(PLN, "--act-offload-layers", "32", "--emit", "never", NULL), "--act-offload-layers 32",
+               "expected 1 to 31", "[rule fw-act-offload]");
+    cr_expect(access("never", F_OK) != 0, "--emit wrote although the plan was refused");
+    expect_bad(cli(PLN, "--framework", "deepspeed,fsdp", "--act-offload-layers", "8", NULL), "--act-offload-layers 8",
+               "only megatron", "[rule fw-act-offload]");
+    expect_bad(cli(PLN, "--pp", "2,4", "--act-offload-layers", "8", NULL), "--pp 2", "pipeline parallelism",
+               "[rule fw-act-offload]");
+    expect_bad(cli(PLN, "--recompute", "full", "--act-offload-layers", "8", NULL), "--recompute full",
+               "recomputation", "[rule fw-act-offload]");
     expect_bad(cli("compare", "--model", "llama3-8b", "--clusters", "dgx-h100", "--gpus", "8", "--train-tokens", "1T",
                    "--framework", "tensorflow", NULL), "--framework", "'tensorflow'");
 #undef PLN
