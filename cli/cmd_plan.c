@@ -287,7 +287,8 @@ static void join(char *buf, size_t cap, const int *v, int n)
 
 static void print_csv(const pp_model *m, const pp_cluster *c, const pp_plan_list *l)
 {
-    printf("rank,framework,model,cluster,gpus,dp,tp,pp,cp,ep,sp,zero,shard,offload,recompute,precision,micro_batch,grad_accum,"
+    printf("rank,framework,model,cluster,gpus,dp,tp,pp,cp,ep,sp,zero,shard,offload,recompute,act_offload_layers,precision,"
+           "micro_batch,grad_accum,"
            "global_batch,seq,schedule,virtual_stages,stage_layers,stage_recompute,peak_bytes,peak_stage,step_s,"
            "compute_s,recompute_s,tp_comm_s,cp_comm_s,ep_comm_s,pp_comm_s,dp_comm_exposed_s,bubble_s,optimizer_s,"
            "offload_s,tokens_per_s,model_tflops_per_gpu,mfu,train_days,train_cost_usd,train_energy_kwh\n");
@@ -303,11 +304,12 @@ static void print_csv(const pp_model *m, const pp_cluster *c, const pp_plan_list
                    : s->recompute_layers < 0 || s->recompute_layers > s->stage_layers[k] ? s->stage_layers[k] : s->recompute_layers;
         join(lay, sizeof lay, s->stage_layers, s->pp);
         join(rc, sizeof rc, rcv, s->pp);
-        printf("%d,%s,%s,%s,%d,%d,%d,%d,%d,%d,%d,%d,%d,%s,%s,%s,%d,%d,%d,%d,%s,%d,%s,%s,%.9g,%d,%.9g,%.9g,%.9g,%.9g,%.9g,"
+        printf("%d,%s,%s,%s,%d,%d,%d,%d,%d,%d,%d,%d,%d,%s,%s,%d,%s,%d,%d,%d,%d,%s,%d,%s,%s,%.9g,%d,%.9g,%.9g,%.9g,%.9g,%.9g,"
                "%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g\n",
                i + 1, pp_framework_name(s->framework), cli_csv(m->name), cli_csv(c->name), pp_cluster_gpus(c), s->dp,
                s->tp, s->pp, s->cp, s->ep, s->sp, s->zero, s->shard,
-               pp_offload_name(s->offload), pp_recompute_name(s->recompute), prec_name(s->precision), s->micro_batch,
+               pp_offload_name(s->offload), pp_recompute_name(s->recompute), s->act_offload_layers,
+               prec_name(s->precision), s->micro_batch,
                s->grad_accum, s->global_batch, s->seq, pp_schedule_name(s->schedule), s->virtual_stages, lay, rc,
                p->memory.peak_bytes, p->memory.peak_stage, t->step_s, t->compute_s, t->recompute_s, t->tp_comm_s,
                t->cp_comm_s, t->ep_comm_s, t->pp_comm_s, t->dp_comm_exposed_s, t->bubble_s, t->optimizer_s,

@@ -143,27 +143,24 @@ static double inflight(const pp_strategy *s, int i)
 
 /* Activations Megatron's CPU offloading moves to the host per micro-batch:
  * what the stage's first act_offload_layers blocks store (no recompute:
- * rule fw-act-offload); *largest gets the largest block's share. */
-double pp__act_offload_bytes(const pp_model *m, const pp_strategy *s, int first, int last, double *largest)
+ * rule fw-act-offload). */
+double pp__act_offload_bytes(const pp_model *m, const pp_strategy *s, int first, int last)
 {
-    double sum = 0, big = 0;
-    for (int i = first, n = 0; i <= last && i >= 0 && n < s->act_offload_layers; i++, n++) {
-        double b = pp__block_act_bytes(m, s, m->block_kind[i], PP_RECOMPUTE_NONE);
-        sum += b;
-        if (b > big) big = b;
-    }
-    if (largest) *largest = big;
+    double sum = 0;
+    for (int i = first, n = 0; i <= last && i >= 0 && n < s->act_offload_layers; i++, n++)
+        sum += pp__block_act_bytes(m, s, m->block_kind[i], PP_RECOMPUTE_NONE);
     return sum;
 }
 
 /* Stored activations of one micro-batch through the stage's blocks. An
- * offloaded block's leave the GPU once copied out: Transformer Engine's
- * offload handler keeps one block in flight (the copy out of one overlaps
- * the next block's forward; the reload of one the later block's backward). */
+ * offloaded block's are on the host by the end of the forward: Transformer
+ * Engine's DefaultOffloadSynchronizer finishes block i's copy before block
+ * L - N + i and starts its reload one block earlier in the backward, so the
+ * GPU holds L - N blocks' activations at most (cpu_offload.py; its v1
+ * handler, NVTE_CPU_OFFLOAD_V1, held one block more). */
 static double stage_act(const pp_model *m, const pp_strategy *s, int stage, int first, int last, double *one_block)
 {
     double sum = 0;
-    pp__act_offload_bytes(m, s, first, last, &sum); /* the block in flight */
     int n = 0, k = pp__recomputed_blocks(s, stage, last - first + 1);
     *one_block = 0;
     for (int i = first; i <= last && i >= 0; i++, n++) {
@@ -453,7 +450,7 @@ static void stage_estimate(const pp_model *m, const pp_cluster *c, const pp_stra
     o->optimizer_bytes = st.opt;
     o->host_bytes = st.host;
     o->nvme_bytes = st.nvme;
-    o->act_offload_bytes = pp__act_offload_bytes(m, s, first, last, NULL);
+    o->act_offload_bytes = pp__act_offload_bytes(m, s, first, last);
     o->host_bytes += o->act_offload_bytes; /* pinned buffers, one micro-batch (pp = 1) */
 
     double extra = 0, ab = pp__act_bytes(s);

@@ -383,11 +383,13 @@ static void schedule_rules(const row *r, scenario *sc)
         s->schedule = PP_SCHED_INTERLEAVED;
         s->virtual_stages = v;
     } else if (v > 1 && s->pp > 1 && (sc->model.layers + 2) % (s->pp * v) == 0) {
-        /* NeMo's and Megatron-Bridge's 405B recipes set
+        /* NeMo's and Megatron-Bridge's recipes for the models whose blocks
+         * VP does not divide (Llama 3.1 405B, Qwen3-235B: "Pipeline split
+         * accounting (required for 235B model)") set
          * account_for_embedding_in_pipeline_split and
          * account_for_loss_in_pipeline_split: the embedding and the loss
-         * each take a block's place (126 + 2 = 8 x 8 x 2), so the first and
-         * last stages hold one block fewer */
+         * each take a block's place (405B: 126 + 2 = 8 x 8 x 2), so the
+         * first and last stages hold one block fewer */
         int per = (sc->model.layers + 2) / s->pp;
         for (int i = 0; i < s->pp; i++) s->stage_layers[i] = i == 0 || i == s->pp - 1 ? per - 1 : per;
         s->schedule = PP_SCHED_INTERLEAVED;

@@ -196,6 +196,11 @@ Test(megatron_args, cpu_offloading_reads_and_follows_megatrons_asserts)
         ARGS(MG_MODEL, "--megatron-args", "a.sh"), ARGS("pipeline parallelism", "[rule fw-act-offload]"));
     bad("a.sh", S(MG_HEAD "  --cpu-offloading-num-layers 8\n  --recompute-activations\n)\n"),
         ARGS(MG_MODEL, "--megatron-args", "a.sh"), ARGS("recomputation", "[rule fw-act-offload]"));
+    /* transformer_config.py: per-layer CUDA graphs and per-module offload refuse it */
+    bad("a.sh", S(MG_HEAD "  --cpu-offloading-num-layers 8\n  --cuda-graph-impl local\n)\n"),
+        ARGS(MG_MODEL, "--megatron-args", "a.sh"), ARGS("a.sh:", "--cuda-graph-impl local", "CUDA graphs not supported"));
+    bad("a.sh", S(MG_HEAD "  --cpu-offloading-num-layers 8\n  --fine-grained-activation-offloading\n)\n"),
+        ARGS(MG_MODEL, "--megatron-args", "a.sh"), ARGS("a.sh:", "--fine-grained-activation-offloading"));
 }
 
 Test(megatron_args, truncated) { bad("a.sh", S(MG_HEAD), ARGS(MG_MODEL, "--megatron-args", "a.sh"), ARGS("a.sh", "is not closed")); }

@@ -64,8 +64,10 @@ Test(act_offload, megatron_asserts_are_rules)
 
 /* Memory. Llama-3-8B's 32 blocks are alike, so with b one block's stored
  * activations:
- *   host    H(N) = N b                       (pinned buffers, per GPU)
- *   GPU     A(N) = A(0) - N b + b  (N >= 1)  (one block in flight)
+ *   host    H(N) = N b        (pinned buffers, per GPU)
+ *   GPU     A(N) = A(0) - N b (Transformer Engine's DefaultOffloadSynchronizer
+ *                              has every offloaded block's copy done before
+ *                              the last block: (L - N) T at most, its docstring)
  *   stage   A(0) = 32 b + the final norm's and the head's inputs,
  *                  2 x 2 bytes x 8192 tokens x 4096 = 134,217,728 bytes
  * The host side is pp__act_offload_bytes, the GPU side stage_act's loop:
@@ -88,7 +90,7 @@ Test(act_offload, memory_moves_to_the_host)
         const pp_stage_mem *st = &p.memory.stages[0];
         cr_expect(fabs(st->act_offload_bytes - n * b) < 1e-6 * n * b, "N %d: host %.9g, by hand %.9g", n,
                   st->act_offload_bytes, n * b);
-        double gpu = s0->act_per_microbatch - (n - 1) * b;
+        double gpu = s0->act_per_microbatch - n * b;
         cr_expect(fabs(st->act_per_microbatch - gpu) < 1e-6 * gpu, "N %d: GPU %.9g, by hand %.9g", n,
                   st->act_per_microbatch, gpu);
         cr_expect(fabs(p.memory.host_bytes_per_node - 8 * n * b) < 1e-6 * n * b, "N %d: node %.9g", n,
@@ -100,7 +102,11 @@ Test(act_offload, memory_moves_to_the_host)
  * during the forward, back during the backward, so per micro-batch
  *   exposed = max(0, t - forward) + max(0, t - backward),  t = H / PCIe.
  * Over a 1 GB/s link every copy outlasts its pass, so over m micro-batches
- *   offload_s = m (2 t - forward - backward) = 2 m t - compute_s. */
+ *   offload_s = m (2 t - forward - backward) = 2 m t - compute_s.
+ * On links where the forward is shorter than t and the backward longer
+ * (t between 0.45 and 0.55 of a micro-batch's compute: the backward is about
+ * twice the forward), only the way out shows, m (t - forward), so two such
+ * links differ by m (t2 - t1) = 0.1 compute_s whatever the forward is. */
 Test(act_offload, exposed_copy_time_by_hand)
 {
     pp_model m = fx_model("llama3-8b");
@@ -114,6 +120,16 @@ Test(act_offload, exposed_copy_time_by_hand)
     double want = 2 * mb * t - p.time.compute_s;
     cr_expect(want > 0);
     cr_expect(fabs(p.time.offload_s - want) < 1e-9 * want, "offload %.9g s, by hand %.9g s", p.time.offload_s, want);
+    double per_mb = p.time.compute_s / mb, off[2];
+    for (int i = 0; i < 2; i++) {
+        c.pcie.bw = p.memory.stages[0].act_offload_bytes / ((i ? 0.55 : 0.45) * per_mb);
+        pp_plan q;
+        cr_assert_eq(run(&m, &c, 24, mb, &q, &err), PP_OK, "%s", err.msg);
+        off[i] = q.time.offload_s;
+    }
+    cr_expect(off[0] > 0, "t = 0.45 of a micro-batch: the copy out outlasts the forward");
+    cr_expect(fabs(off[1] - off[0] - 0.1 * p.time.compute_s) < 1e-9 * p.time.compute_s,
+              "out only: %.9g s more, by hand %.9g s", off[1] - off[0], 0.1 * p.time.compute_s);
     double sum = p.time.compute_s + p.time.recompute_s + p.time.tp_comm_s + p.time.cp_comm_s + p.time.ep_comm_s +
                  p.time.pp_comm_s + p.time.dp_comm_exposed_s + p.time.bubble_s + p.time.optimizer_s + p.time.offload_s;
     cr_expect(fabs(sum - p.time.step_s) < 1e-9 * p.time.step_s, "breakdown %.9g s, step %.9g s", sum, p.time.step_s);
