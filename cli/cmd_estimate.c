@@ -29,7 +29,8 @@ static const cli_opt opts[] = {
     {"attention", 1, "flash|materialised (default flash)"},
     {"cp-comm", 1, "with --cp: ring (send/recv under attention), allgather (of K/V) or a2a (Ulysses) "
                    "(default: the framework's)"},
-    {"loss", 1, "loss kernel: fp32 (Megatron, HF), fused (flash-attn, TE) or chunked (Liger) (default fp32)"},
+    {"loss", 1, "loss kernel: fp32 (the framework's: Megatron's, or PyTorch's on logits.float()), fused (flash-attn, "
+                "TE) or chunked (Liger) (default fp32)"},
     {"micro-batch", 1, "sequences per GPU per micro-step (default 1)"},
     {"global-batch", 1, "sequences per step (default micro-batch*dp)"},
     {"seq", 1, "sequence length (default: the model's)"},

@@ -355,9 +355,19 @@ double pp__nccl_bytes(const pp_strategy *s)
  *         2^ceil(log2(tokens / ceil(V/h))) tokens at a time (fp32 logits and
  *         their gradient, 8 bytes per logit of the chunk).
  * GPipe keeps every micro-batch's loss inputs until its backward. */
+/* The loss kernel's bytes at its peak, the start of the backward.
+ * fp32 is the framework's: Megatron's vocab-parallel cross-entropy keeps
+ * the 16-bit logits and an fp32 softmax (ab + 4 per logit); PyTorch's
+ * F.cross_entropy on logits.float() (HF Transformers' ForCausalLMLoss,
+ * torchtitan's cross_entropy_loss) keeps log_softmax's fp32 output, and its
+ * backward holds that, the incoming fp32 gradient and the fp32 gradient it
+ * makes at once: 12 per logit (the 16-bit logits and their fp32 copy are
+ * dropped before the backward: the Trainer returns the loss alone,
+ * torchtitan deletes pred). */
 static double logits_bytes(const pp_model *m, const pp_strategy *s, double tok)
 {
     double V = pp__vocab(m, s), logits = tok * V / s->tp, ab = pp__act_bytes(s); /* elements of one micro-batch */
+    const pp__fw *fw = pp__fw_get(s->framework);
     double per, keep;
     switch (s->loss) {
     case PP_LOSS_FUSED: per = 2 * ab * logits, keep = ab * logits; break;
@@ -366,7 +376,7 @@ static double logits_bytes(const pp_model *m, const pp_strategy *s, double tok)
         per = 8 * (chunk < tok ? chunk : tok) * V / s->tp, keep = 0;
         break;
     }
-    default: per = (ab + 4) * logits, keep = 4 * logits; break;
+    default: per = (fw && fw->ce_upcast ? 12 : ab + 4) * logits, keep = 4 * logits; break;
     }
     double stored = s->pp > 1 && s->schedule == PP_SCHED_GPIPE ? (s->grad_accum - 1) * keep : 0;
     return per + stored;

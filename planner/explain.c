@@ -519,9 +519,14 @@ static void try_combo(advisor *A, const int *dims, const int *vals, int n)
     if (s.dp < 1 || (long long)s.dp * s.tp * s.pp * s.cp != pp_cluster_gpus(&c)) return;
     if ((long long)s.micro_batch * s.dp > s.global_batch || s.global_batch % (s.micro_batch * s.dp)) return;
     pp_error e;
-    if (pp_rules_check(A->m, &c, &s, &e) != PP_OK) return; /* not a strategy: not tried */
+    pp_status st = pp_estimate(A->m, &c, &s, A->p, &e); /* resolves again what the changes touch */
+    if (st == PP_ERR_INPUT) return;                     /* not a strategy its framework runs: not tried */
     A->f.tried++;
-    if (pp_estimate(A->m, &c, &s, A->p, &e) != PP_OK || !A->p->memory.fits) return;
+    if (st != PP_OK || !A->p->memory.fits) return;
+    if (A->p->strategy.framework != A->s->framework) { /* a framework the estimate chose, not the user */
+        size_t k = strlen(what);
+        snprintf(what + k, sizeof what - k, " (run by %s)", pp_framework_name(A->p->strategy.framework));
+    }
     if (A->nfit < 256) A->fit[A->nfit++] = bits;
     fixes_add(&A->f, what, &c, A->p, A->p->memory.gpu_bytes);
 }
