@@ -74,6 +74,7 @@ static const char *preset_for(const char *label)
         {"megatron-gpt-1.7B", "megatron-1.7b"}, {"megatron-gpt-7.5B", "megatron-7.5b"},
         {"megatron-gpt-39.1B", "megatron-39.1b"}, {"megatron-gpt-145.6B", "megatron-145.6b"},
         {"megatron-gpt-529.6B", "megatron-529.6b"}, {"korthikanti-22B", "korthikanti-22b"},
+        {"megatron-gpt-174.6B", "gpt3-175b"}, /* Narayanan's Table 2: GPT-3's 96 x 12288 shape */
         {"korthikanti-530B", "korthikanti-530b"}, {"korthikanti-175B", "korthikanti-175b"},
         {"mcore-gpt-1.7B", "mcore-gpt-1.7b"}, {"mcore-gpt-16B", "mcore-gpt-16b"}, {"mcore-gpt-70B", "mcore-gpt-70b"},
         {"mcore-gpt-177B", "mcore-gpt-177b"}, {"mcore-gpt-462B", "mcore-gpt-462b"}, {"Llama-2-70B", "llama2-70b"},
@@ -321,6 +322,13 @@ static void framework_rules(const row *r, scenario *sc)
     int fsdp = s->framework == PP_FW_FSDP; /* Megatron-FSDP, FSDP2 (set_zero) */
     if ((mcore || is(nm, "narayanan") || is(nm, "korthikanti")) && !fsdp) s->framework = PP_FW_MEGATRON;
     if (is(nm, "bloom") || is(nm, "mtnlg")) s->framework = PP_FW_MEGATRON_DEEPSPEED;
+    /* Narayanan 2021's ZeRO-3 baseline: DeepSpeed's ZeRO-3 under its Megatron
+     * model ("We integrated ZeRO into our codebase using the DeepSpeed Python
+     * library", Sec. 5.2), with activation recomputation as in every run of
+     * the paper (its Eq. 3 counts the recomputed forward; without it 96
+     * blocks of 4 x 2048 x 12288 activations need ~330 GB a GPU) */
+    if (is(nm, "narayanan") && s->zero >= 2) s->framework = PP_FW_MEGATRON_DEEPSPEED;
+    if (is(nm, "narayanan") && !r->f[C_RECOMP][0]) s->recompute = PP_RECOMPUTE_FULL;
     if (mcore && !r->f[C_ZERO][0]) s->zero = 1; /* their recipes set use_distributed_optimizer */
     /* NeMo's scripts/performance (helpers.py set_precision_configs) and
      * Megatron-Bridge's performance recipes set grad_reduce_in_fp32 = False:
