@@ -251,6 +251,14 @@ static void safe_copy(const char *s, char *b, size_t cap)
     b[k] = '\0';
 }
 
+const char *cli_act_offload(const pp_strategy *s)
+{
+    static char buf[64];
+    if (s->act_offload_layers <= 0) return "";
+    snprintf(buf, sizeof buf, ", activations of %d blocks offloaded", s->act_offload_layers);
+    return buf;
+}
+
 const char *cli_safe(const char *s)
 {
     static char buf[8][2 * PP_TEXT_LEN];

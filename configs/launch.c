@@ -424,9 +424,11 @@ static char *readme(const pp_model *m, const pp_cluster *c, const pp_plan *p, co
                   p->memory.peak_bytes / 1073741824.0, p->memory.peak_stage, p->memory.fits ? "fits" : "DOES NOT FIT",
                   p->time.step_s, p->throughput.tokens_per_s, 100 * p->throughput.mfu);
     pp__sb_printf(&b, "Strategy: dp %d, tp %d%s, pp %d, cp %d, ep %d, ZeRO-%d, %s, recompute %s, micro-batch %d x %d, "
-                      "%s.\n\n", s->dp, s->tp, s->sp ? " +sp" : "", s->pp, s->cp, s->ep, s->zero,
+                      "%s", s->dp, s->tp, s->sp ? " +sp" : "", s->pp, s->cp, s->ep, s->zero,
                   pp_precision_name(s->precision), pp_recompute_name(s->recompute), s->micro_batch, s->grad_accum,
                   pp_schedule_name(s->schedule));
+    if (s->act_offload_layers > 0) pp__sb_printf(&b, ", activations of %d blocks offloaded", s->act_offload_layers);
+    pp__sb_printf(&b, ".\n\n");
     readme_launch(&b, c, p, l);
     readme_check(&b, m, c, p, l);
     pp__sb_printf(&b, "\nFiles:\n");

@@ -352,6 +352,8 @@ static void memory_flags(pp__sbuf *b, const pp_strategy *s, const pp_megatron_op
         }
         if (!lm) flag(b, "--deepspeed-activation-checkpointing");
     }
+    /* Megatron-Core's CPU offloading (validate_args sets cpu_offloading) */
+    if (lm && s->act_offload_layers > 0) flag_int(b, "--cpu-offloading-num-layers", s->act_offload_layers);
     if (!lm && s->attention == PP_ATTN_FLASH) flag(b, "--use-flash-attn-v2");
     if (lm && s->attention == PP_ATTN_MATERIALISED) pp__sb_printf(b, "  --attention-backend unfused\n");
     if (!lm && s->offload != PP_OFFLOAD_NONE) flag(b, "--cpu-optimizer");

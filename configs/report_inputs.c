@@ -122,7 +122,8 @@ void pp__report_strategy(pp__sbuf *b, const pp_strategy *s, const char *caption)
     row(b, "framework", "%s", pp_framework_name(s->framework));
     row(b, "degrees", "dp %d, tp %d, pp %d, cp %d, ep %d; sequence parallel %s; rank order %s", s->dp, s->tp, s->pp,
         s->cp, s->ep, yes(s->sp), s->order);
-    row(b, "ZeRO / offload", "stage %d; offload %s", s->zero, pp_offload_name(s->offload));
+    row(b, "ZeRO / offload", "stage %d; offload %s; activations of %d blocks offloaded", s->zero,
+        pp_offload_name(s->offload), s->act_offload_layers);
     row(b, "precision / optimizer", "%s; %s; gradients accumulate as %s", enum_name(PP_ENUM_PRECISION, s->precision),
         pp_optimizer_name(s->optimizer), enum_name(PP_ENUM_GRAD_ACCUM, s->grad_accum_dtype));
     row(b, "recompute", "%s%s", pp_recompute_name(s->recompute),

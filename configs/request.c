@@ -17,7 +17,8 @@ static const char *const estimate_keys[] = {
     "reduce_bucket", "allgather_bucket", "cuda_context_gib", "fragmentation", "order", "dp_overlap", "tp_overlap",
     "train_tokens", "price_per_gpu_hour", "tdp_w", "framework", "shard",
     /* read by pp__scenario_read_base, as in a scenario */
-    "optimizer", "attention", "cp_comm", "loss", "free_pipeline_outputs", "grad_accum_dtype", "mode", "lora_rank",
+    "optimizer", "attention", "cp_comm", "loss", "free_pipeline_outputs", "grad_accum_dtype", "act_offload_layers",
+    "mode", "lora_rank",
     "lora_alpha", "lora_dropout", "lora_targets", "freeze_embeddings", "freeze_layers", NULL};
 
 typedef struct est_req {

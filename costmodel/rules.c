@@ -75,6 +75,7 @@ static const rule_def defs[PP_RULE_COUNT] = {
     [PP_RULE_FW_OUTPUTS] = {{"fw-pipeline-outputs", "free_pipeline_outputs", "pipeline outputs are kept or freed as the framework does"}, D(FW) | D(DEG) | D(BEHAV)},
     [PP_RULE_FW_LOSS] = {{"fw-loss", "loss", "the framework has the loss kernel"}, D(FW) | D(BEHAV)},
     [PP_RULE_FW_LAUNCHER] = {{"fw-launcher", "model", "a launcher of the framework runs the model with these settings"}, D(FW) | D(DEG) | D(PREC) | D(BASE) | D(LAUNCH)},
+    [PP_RULE_FW_ACT_OFFLOAD] = {{"fw-act-offload", "act_offload_layers", "activations go to the CPU only where the framework offloads them: Megatron-Core with pp 1, no recompute, fewer blocks than the model's"}, D(FW) | D(DEG) | D(RC) | D(BASE)},
 };
 #undef D
 
@@ -149,6 +150,7 @@ static int has_opt(const pp__fw *f, int v) { return (f->optimizers >> v) & 1; }
 static int has_mode(const pp__fw *f, int v) { return (f->modes >> v) & 1; }
 static int has_loss(const pp__fw *f, int v) { return (f->losses >> v) & 1; }
 static int has_cp_comm(const pp__fw *f, int v) { return f->cp && ((f->cp_comm >> v) & 1); }
+static int has_act_offload(const pp__fw *f, int v) { return (void)v, f->act_offload; }
 
 /* "megatron has no X (frameworks that do: a, b)" */
 static int no_fw(const why *w, const char *value, int (*pred)(const pp__fw *, int), int v, const char *what)
@@ -685,6 +687,27 @@ static int fw_loss_ok(const why *w)
     return no_fw(w, ename(PP_ENUM_LOSS, l), has_loss, l, "such loss kernel");
 }
 
+/* Megatron-Core's CPU offloading (Transformer Engine's offload context):
+ * transformer_config.py refuses it with pipeline parallelism, with
+ * recomputation, and for num_layers or more blocks (Megatron-LM
+ * d98e8a64dd). */
+static int fw_act_offload_ok(const why *w)
+{
+    const pp_strategy *s = w->x->s;
+    int n = s->act_offload_layers;
+    if (n == 0) return 1;
+    if (n < 0) return no(w, NULL, I(n), "expected a block count >= 0");
+    if (!FW(w)->act_offload) return no_fw(w, I(n), has_act_offload, 1, "activation offload to the CPU");
+    if (s->pp > 1)
+        return no(w, "pp", I(s->pp), "Megatron-Core has no CPU offloading with pipeline parallelism (pp must be 1)");
+    if (s->recompute != PP_RECOMPUTE_NONE)
+        return no(w, "recompute", ename(PP_ENUM_RECOMPUTE, s->recompute),
+                  "Megatron-Core's CPU offloading does not work with activation recomputation");
+    if (n >= w->x->m->layers)
+        return no(w, NULL, I(n), "Megatron-Core offloads fewer blocks than the model has (%d)", w->x->m->layers);
+    return 1;
+}
+
 /* FSDP is launched by HF Accelerate (any HF model; no pipeline stages, no
  * fp8) or torchtitan (pipeline stages and fp8 too, for the models it
  * builds: Llama 3 8B/70B/405B; no LoRA). */
@@ -794,7 +817,7 @@ static int (*const checks[PP_RULE_COUNT])(const why *) = {
     [PP_RULE_FW_FINETUNE] = fw_finetune_ok, [PP_RULE_FW_ARCH] = fw_arch_ok, [PP_RULE_FW_ORDER] = fw_order_ok,
     [PP_RULE_FW_TP_OVERLAP] = fw_tp_overlap_ok, [PP_RULE_FW_DP_OVERLAP] = fw_dp_overlap_ok,
     [PP_RULE_FW_GRAD_ACCUM] = fw_grad_accum_ok, [PP_RULE_FW_OUTPUTS] = fw_outputs_ok, [PP_RULE_FW_LOSS] = fw_loss_ok,
-    [PP_RULE_FW_LAUNCHER] = fw_launcher_ok,
+    [PP_RULE_FW_LAUNCHER] = fw_launcher_ok, [PP_RULE_FW_ACT_OFFLOAD] = fw_act_offload_ok,
 };
 
 int pp__rule_eval(const pp__rule_ctx *x, pp_rule r, pp_error *err)

@@ -389,6 +389,22 @@ static void optimizer_time(const pp_model *m, const pp_cluster *c, const pp_stra
         st->offload += nvme_step(c, per_node, shard, k, s->precision == PP_PREC_FP32 ? 4 : 2, st->bwd);
 }
 
+/* Megatron's CPU offloading: each offloaded block's activations go to the
+ * host over PCIe during the forward and come back during the backward, on
+ * streams of their own (Transformer Engine's offload synchronizer waits
+ * for a copy only where the schedule needs it); what the forward or
+ * backward compute does not cover adds to every micro-batch. The budget is
+ * the stage's whole forward or backward, the head's included, though the
+ * copies must end before the last block: slightly optimistic. */
+static void act_offload_time(const pp_model *m, const pp_cluster *c, const pp_strategy *s, int first, int last,
+                             stage_t *st)
+{
+    double bytes = pp__act_offload_bytes(m, s, first, last);
+    if (bytes <= 0) return;
+    double pcie = c->pcie.bw > 0 ? c->pcie.bw : 16e9, t = bytes / pcie, fwd = st->compute - st->bwd;
+    st->offload += s->grad_accum * (fmax(0, t - fwd) + fmax(0, t - st->bwd));
+}
+
 static void stage_time(const pp_model *m, const pp_cluster *c, const pp_strategy *s, const groups *g, int i,
                        int first, stage_t *st)
 {
@@ -412,6 +428,7 @@ static void stage_time(const pp_model *m, const pp_cluster *c, const pp_strategy
     st->zero3 = zero3_exposed(s, g, st);
     dp_comm(s, g, st);
     optimizer_time(m, c, s, st);
+    act_offload_time(m, c, s, first, last, st);
 }
 
 static double mb_time(const stage_t *st)

@@ -337,6 +337,10 @@ typedef struct pp_strategy {
     int recompute_layers;        /* with FULL: blocks per stage recomputed; -1 = all */
     int per_stage_recompute;     /* 1: stage_recompute[] overrides recompute_layers */
     int stage_recompute[PP_MAX_STAGES]; /* with FULL: blocks recomputed on each stage */
+    int act_offload_layers;      /* Megatron-Core's CPU offloading (--cpu-offloading-num-
+                                    layers, through Transformer Engine): the activations of
+                                    the first N blocks go to host memory after their forward
+                                    and come back for their backward; 0 = none */
     pp_precision precision;      /* fp32, or bf16/fp16/fp8 mixed with fp32 master */
     pp_optimizer optimizer;
     pp_grad_accum grad_accum_dtype; /* AUTO (default): the framework's */
@@ -401,7 +405,7 @@ typedef enum pp_rule {
     PP_RULE_FW_SCHEDULE, PP_RULE_FW_PRECISION, PP_RULE_FW_RECOMPUTE, PP_RULE_FW_PARTIAL_RECOMPUTE,
     PP_RULE_FW_SPLIT, PP_RULE_FW_OPTIMIZER, PP_RULE_FW_OFFLOAD_OPTIMIZER, PP_RULE_FW_FINETUNE,
     PP_RULE_FW_ARCH, PP_RULE_FW_ORDER, PP_RULE_FW_TP_OVERLAP, PP_RULE_FW_DP_OVERLAP, PP_RULE_FW_GRAD_ACCUM,
-    PP_RULE_FW_OUTPUTS, PP_RULE_FW_LOSS, PP_RULE_FW_LAUNCHER,
+    PP_RULE_FW_OUTPUTS, PP_RULE_FW_LOSS, PP_RULE_FW_LAUNCHER, PP_RULE_FW_ACT_OFFLOAD,
     PP_RULE_COUNT
 } pp_rule;
 
@@ -423,7 +427,8 @@ PP_API pp_status pp_rules_check(const pp_model *m, const pp_cluster *c, const pp
  * pp > 1), shard (1: hybrid sharding), offload, schedule, precision,
  * recompute, partial_recompute (1: a block count per stage), optimizer,
  * mode, cp_comm, loss (enum values), freeze (1: frozen layers), split (0:
- * any counts per stage, 1: DeepSpeed's partition_method, 2: even only).
+ * any counts per stage, 1: DeepSpeed's partition_method, 2: even only),
+ * act_offload (1: activations offloaded to host memory).
  * For tables and quick filters; pp_rules_check is the authority. */
 PP_API int pp_framework_supports(pp_framework f, const char *dim, int value);
 /* The split DeepSpeed's PipelineModule makes (Megatron-DeepSpeed):
@@ -478,7 +483,9 @@ typedef struct pp_stage_mem {
                                       gradients (+ its activations if recomputed) */
     double context_bytes;          /* CUDA context etc. */
     double fragmentation_bytes;
-    double host_bytes;             /* states offloaded to host, per GPU */
+    double host_bytes;             /* states (and offloaded activations) on the host, per GPU */
+    double act_offload_bytes;      /* activations Megatron's CPU offloading moves to the
+                                      host and back, per micro-batch (act_offload_layers) */
     double nvme_bytes;             /* states swapped to NVMe, per GPU (offload nvme) */
     double grads_total_bytes;      /* every gradient, as at the optimizer step */
     double grads_persistent_bytes; /* of which a buffer alive all step (Megatron's

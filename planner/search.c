@@ -597,6 +597,36 @@ static pp_status frameworks_take_restrictions(const pp_search_opts *o, pp_error 
     return PP_OK;
 }
 
+/* A pinned activation offload (base.act_offload_layers) holds for every
+ * candidate or none (rule fw-act-offload): said before searching, naming
+ * what stands in its way. */
+static pp_status act_offload_takes(const pp_model *m, const pp_search_opts *o, pp_error *err)
+{
+    int n = o->base.act_offload_layers;
+    char v[16];
+    snprintf(v, sizeof v, "%d", n);
+    const pp_rule r = PP_RULE_FW_ACT_OFFLOAD;
+    if (n == 0) return PP_OK;
+    if (n < 0 || n >= m->layers)
+        return pp__fail_field(err, r, "act_offload_layers", v, "expected 1 to %d: Megatron offloads fewer blocks than "
+                              "%s has (%d) [rule fw-act-offload]", m->layers - 1, m->name, m->layers);
+    unsigned fws = o->frameworks ? o->frameworks : (1u << PP_FW_COUNT) - 1;
+    int any = 0;
+    for (int f = 0; f < PP_FW_COUNT; f++) any |= (fws >> f & 1) && pp_framework_supports((pp_framework)f, "act_offload", 1);
+    if (!any)
+        return pp__fail_field(err, r, "act_offload_layers", v, "no framework asked for offloads activations: only "
+                              "megatron does (parplan frameworks) [rule fw-act-offload]");
+    int pp1 = !o->pp.n;
+    for (int i = 0; i < o->pp.n; i++) pp1 |= o->pp.v[i] == 1;
+    if (!pp1)
+        return pp__fail_field(err, r, "pp", o->pp.n ? (snprintf(v, sizeof v, "%d", o->pp.v[0]), v) : "", "Megatron-Core "
+                              "has no CPU offloading with pipeline parallelism (pp must be 1) [rule fw-act-offload]");
+    if (o->recomputes && !(o->recomputes >> PP_RECOMPUTE_NONE & 1))
+        return pp__fail_field(err, r, "recompute", pp_recompute_name(__builtin_ctz(o->recomputes)), "Megatron-Core's "
+                              "CPU offloading does not work with activation recomputation [rule fw-act-offload]");
+    return PP_OK;
+}
+
 static pp_status search_run(const pp_model *m, const pp_cluster *c, const pp_search_opts *o, ctl cl, pp_plan_list *list,
                             pp_error *err)
 {
@@ -607,6 +637,7 @@ static pp_status search_run(const pp_model *m, const pp_cluster *c, const pp_sea
     memset(&S, 0, sizeof S);
     pp__bounds *b = pp__bounds_new();
     pp_status st = sp && b ? frameworks_take_restrictions(o, err) : pp__fail(err, PP_ERR_NOMEM, "out of memory");
+    if (st == PP_OK) st = act_offload_takes(m, o, err);
     if (st == PP_OK) st = pp__space_init(sp, m, c, o, err);
     if (st) goto cleanup;
     list->objective = o->objective;

@@ -382,6 +382,18 @@ static void schedule_rules(const row *r, scenario *sc)
     if (v > 1 && s->pp > 1 && sc->model.layers % (s->pp * v) == 0) {
         s->schedule = PP_SCHED_INTERLEAVED;
         s->virtual_stages = v;
+    } else if (v > 1 && s->pp > 1 && (sc->model.layers + 2) % (s->pp * v) == 0) {
+        /* NeMo's and Megatron-Bridge's recipes for the models whose blocks
+         * VP does not divide (Llama 3.1 405B, Qwen3-235B: "Pipeline split
+         * accounting (required for 235B model)") set
+         * account_for_embedding_in_pipeline_split and
+         * account_for_loss_in_pipeline_split: the embedding and the loss
+         * each take a block's place (405B: 126 + 2 = 8 x 8 x 2), so the
+         * first and last stages hold one block fewer */
+        int per = (sc->model.layers + 2) / s->pp;
+        for (int i = 0; i < s->pp; i++) s->stage_layers[i] = i == 0 || i == s->pp - 1 ? per - 1 : per;
+        s->schedule = PP_SCHED_INTERLEAVED;
+        s->virtual_stages = v;
     }
 }
 
@@ -648,8 +660,9 @@ static const char *held_out_text(const char *path)
         return "Runs on GPUs beyond A100 and H100 (Megatron-Bridge and NeMo performance tables, NVIDIA\n"
                "DGX Cloud benchmarking, torchtitan, MLPerf Training v5.1), transcribed with their sources; the rows\n"
                "parplan can model (the GPU is in topologies/gpus.json, the shape is a preset or in\n"
-               "tests/data/models/, the layout and batch are printed). Errors with the catalog's constants: no\n"
-               "fit was adopted for these GPUs (Calibration, below). GB200 runs on 4-GPU trays with the NVLink\n"
+               "tests/data/models/, the layout and batch are printed). Errors with the catalog's constants: B200's\n"
+               "and GB200's were fitted to these rows (in-sample here; their leave-one-source-out errors are\n"
+               "under Calibration, below), the other GPUs' are estimates. GB200 runs on 4-GPU trays with the NVLink\n"
                "domain Megatron-Bridge's launcher asks Slurm for (--segment); MLPerf's LoRA runs and torchtitan's\n"
                "per-op selective recompute have no framework in parplan's table that runs them as published.";
     if (strstr(path, "bloom_chronicles"))
@@ -685,6 +698,10 @@ static void print_preamble(void)
            "  overlap with TP > 1; the 25.09 Megatron-Bridge table (no precision column) repeats FP8 recipes;\n"
            "  \"PP comm overlap on\" means the interleaved schedule (Megatron-LM disables\n"
            "  --overlap-p2p-communication otherwise), with one block per virtual stage;\n"
+           "- NeMo (24.12 on), Megatron-Bridge and DGX Cloud: a bf16 main_grad (their performance scripts set\n"
+           "  grad_reduce_in_fp32 = False); with a printed VP that does not divide the blocks, the embedding\n"
+           "  and the loss count as pipeline layers (account_for_embedding/loss_in_pipeline_split: 405B's\n"
+           "  126 + 2 blocks, the first and last stages one short);\n"
            "- figures compared on the source's FLOP basis: hardware TFLOP/s (with recompute) for Narayanan\n"
            "  and BLOOM, MFU for Korthikanti, model TFLOP/s otherwise;\n"
            "- runs on other GPUs (tests/data/new_gpus.csv): DGX Cloud benchmarking's NeMo recipes as\n"
@@ -711,7 +728,9 @@ static void summary_by_gpu(const results *o)
         if (seen) continue;
         for (int j = i; j < o->nt; j++)
             if (!strcmp(o->tgpu[j], o->tgpu[i])) e[n++] = o->terr[j];
-        snprintf(label, sizeof label, "held out: throughput, %s", o->tgpu[i]);
+        /* B200 and GB200 efficiencies were fitted to these rows (Calibration) */
+        int fitted = !strcmp(o->tgpu[i], "B200") || !strcmp(o->tgpu[i], "GB200");
+        snprintf(label, sizeof label, "%s: throughput, %s", fitted ? "fitted" : "held out", o->tgpu[i]);
         summary(label, e, n);
     }
 }
@@ -751,7 +770,8 @@ int main(int argc, char **argv)
     summary("memory per GPU", ref->merr, ref->nm);
     char label[160];
     for (int i = 0; i < nmore; i++) {
-        snprintf(label, sizeof label, "held out: throughput, %s", held_out_name(argv[2 + i]));
+        snprintf(label, sizeof label, "%s: throughput, %s", strstr(argv[2 + i], "new_gpus") ? "partly fitted" : "held out",
+                 held_out_name(argv[2 + i]));
         summary(label, more[i].terr, more[i].nt);
         snprintf(label, sizeof label, "held out: memory, %s", held_out_name(argv[2 + i]));
         summary(label, more[i].merr, more[i].nm);

@@ -179,6 +179,30 @@ Test(megatron_args, grad_reduce_in_bf16_halves_main_grad)
     cr_assert(system(p) == 0);
 }
 
+Test(megatron_args, cpu_offloading_reads_and_follows_megatrons_asserts)
+{
+    /* --cpu-offloading-num-layers: Megatron-Core's activation offload */
+    fresh_dir();
+    put("a.sh", S(MG_HEAD "  --cpu-offloading-num-layers 8\n)\n"));
+    char *out, *err;
+    int rc = estimate(ARGS(MG_MODEL, "--megatron-args", "a.sh"), &out, &err);
+    cr_expect_eq(rc, 0, "%s", err);
+    cr_expect(strstr(out, "activations of 8 blocks offloaded") && strstr(out, "host: "), "%s", out);
+    cr_expect(!strstr(err, "not priced"), "%s", err);
+    free(out);
+    free(err);
+    /* Megatron refuses it with pipeline parallelism and with recomputation */
+    bad("a.sh", S(MG_HEAD "  --cpu-offloading-num-layers 8\n  --pipeline-model-parallel-size 2\n)\n"),
+        ARGS(MG_MODEL, "--megatron-args", "a.sh"), ARGS("pipeline parallelism", "[rule fw-act-offload]"));
+    bad("a.sh", S(MG_HEAD "  --cpu-offloading-num-layers 8\n  --recompute-activations\n)\n"),
+        ARGS(MG_MODEL, "--megatron-args", "a.sh"), ARGS("recomputation", "[rule fw-act-offload]"));
+    /* transformer_config.py: per-layer CUDA graphs and per-module offload refuse it */
+    bad("a.sh", S(MG_HEAD "  --cpu-offloading-num-layers 8\n  --cuda-graph-impl local\n)\n"),
+        ARGS(MG_MODEL, "--megatron-args", "a.sh"), ARGS("a.sh:", "--cuda-graph-impl local", "CUDA graphs not supported"));
+    bad("a.sh", S(MG_HEAD "  --cpu-offloading-num-layers 8\n  --fine-grained-activation-offloading\n)\n"),
+        ARGS(MG_MODEL, "--megatron-args", "a.sh"), ARGS("a.sh:", "--fine-grained-activation-offloading"));
+}
+
 Test(megatron_args, truncated) { bad("a.sh", S(MG_HEAD), ARGS(MG_MODEL, "--megatron-args", "a.sh"), ARGS("a.sh", "is not closed")); }
 
 Test(megatron_args, binary)
