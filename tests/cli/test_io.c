@@ -265,7 +265,16 @@ Test(io_in, a_fifo_as_input_never_hangs)
         {"cluster", "show", "in.json", NULL},
         {"estimate", "--model", "llama3-8b", "--cluster", "dgx-h100", "--deepspeed", "in.json", NULL},
         {"compare", "--model", "in.json", "--clusters", "dgx-h100", "--train-tokens", "1T"},
+        {"estimate", "--model", "llama3-8b", "--cluster", "dgx-h100", "--megatron-args", "in.json", NULL},
+        {"estimate", "--model", "llama3-8b", "--cluster", "dgx-h100", "--fsdp-config", "in.json", NULL},
+        {"estimate", "--model", "llama3-8b", "--cluster", "dgx-h100", "--training-args", "in.json", NULL},
+        {"sweep", "spec.json", "--output", "o.jsonl", "--resume", "in.json", NULL},
     };
+    char spec[PATH_MAX];
+    at(spec, "spec.json");
+    FILE *f = fopen(spec, "w");
+    cr_assert(f && fputs("{\"scenarios\": [{\"model\": \"gpt3-125m\", \"cluster\": \"dgx-h100\", \"global_batch\": 8}]}",
+                         f) >= 0 && fclose(f) == 0);
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         const char **c = cases[i];
         res r = run(NULL, 0, c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7], NULL);
