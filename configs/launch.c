@@ -225,7 +225,10 @@ static char *torchtitan_toml(const pp_model *m, const pp_cluster *c, const pp_pl
             }
         pp__sb_printf(&b, "]\n");
     }
-    pp__sb_printf(&b, "\n[activation_checkpoint]\nmode = \"%s\"\n", s->recompute == PP_RECOMPUTE_FULL ? "full" : "none");
+    if (s->recompute == PP_RECOMPUTE_SELECTIVE) /* the per-op policy; torchtitan's default is every 2nd block */
+        pp__sb_printf(&b, "\n[activation_checkpoint]\nmode = \"selective\"\nselective_ac_option = \"op\"\n");
+    else
+        pp__sb_printf(&b, "\n[activation_checkpoint]\nmode = \"%s\"\n", s->recompute == PP_RECOMPUTE_FULL ? "full" : "none");
     return pp__sb_take(&b);
 }
 
@@ -481,7 +484,7 @@ static pp_status fsdp_files(const pp_model *m, const pp_cluster *c, const pp_pla
                             pp_launch *out, pp_error *err)
 {
     const pp_strategy *s = &p->strategy;
-    if (s->pp > 1 || s->precision == PP_PREC_FP8) /* the rule fw-launcher says torchtitan builds it */
+    if (s->pp > 1 || s->precision == PP_PREC_FP8 || s->recompute == PP_RECOMPUTE_SELECTIVE) /* rule fw-launcher: torchtitan */
         return add_file(out, "torchtitan.toml", torchtitan_toml(m, c, p, &o->hp), err);
     pp_status st = add_file(out, "accelerate_fsdp.yaml", accelerate_yaml(m, c, p, &out->notes), err);
     if (st == PP_OK) st = add_file(out, "training_args.json", training_args(p, &o->hp, NULL), err);

@@ -42,6 +42,9 @@ double pp__nvme_write_bw(const pp_cluster *c);
  * under recompute mode r (NONE, SELECTIVE or FULL). Korthikanti et al. 2022
  * Sec. 4, generalised: GQA, gated MLP, MoE, dropout, flash attention, CP. */
 double pp__block_act_bytes(const pp_model *m, const pp_strategy *s, int kind, pp_recompute r);
+/* torchtitan's per-op selective checkpointing in a Llama block: the
+ * weights per token of the GEMMs it recomputes (wk, wo, w3) and of all. */
+void pp__op_sac_gemms(const pp_model *m, double *redo, double *all);
 /* Activations Megatron's CPU offloading moves to the host per micro-batch
  * (blocks first..last). */
 double pp__act_offload_bytes(const pp_model *m, const pp_strategy *s, int first, int last);

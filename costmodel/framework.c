@@ -87,13 +87,15 @@ static const pp__fw table[PP_FW_COUNT] = {
      * False, no reshard or reduce-scatter before the last micro-batch):
      * zero 2 only,
      * torch.distributed.pipelining schedules, CP all-gather/ring rotation,
-     * CPU offload of parameters and optimizer, fused AdamW. */
+     * CPU offload of parameters and optimizer, fused AdamW; selective
+     * recompute is torchtitan's per-op policy (activation_checkpoint mode
+     * selective, selective_ac_option "op"). */
     [PP_FW_FSDP] = {
         .name = "fsdp", .ce_upcast = 1, .title = "PyTorch FSDP2 (torchtitan, HF Accelerate)",
         .zero = B(2) | B(3), .zero_pp = B(2), .tp = 1, .pp = 1, .cp = 1, .sp = 2, .shard = 1,
         .cp_comm = B(PP_CP_ALLGATHER) | B(PP_CP_RING), .offload = B(PP_OFFLOAD_NONE) | B(PP_OFFLOAD_OPT_PARAMS),
         .schedules = B(PP_SCHED_1F1B) | B(PP_SCHED_INTERLEAVED) | B(PP_SCHED_GPIPE),
-        .precisions = B(PP_PREC_FP32) | B(PP_PREC_BF16) | B(PP_PREC_FP8), .recompute = RC_BLOCKS,
+        .precisions = B(PP_PREC_FP32) | B(PP_PREC_BF16) | B(PP_PREC_FP8), .recompute = RC_ALL, .selective_ops = 1,
         .optimizers = ALL_OPT & ~B(PP_OPT_ADAM8BIT), .modes = B(PP_MODE_FULL) | B(PP_MODE_LORA), .freeze = 1,
         .losses = B(PP_LOSS_FP32) | B(PP_LOSS_FUSED), .split = PP_SPLIT_ANY, .fixed_order = 1, .dp_overlap_pp = 1,
         .weights = PP_W_FSDP, .buckets = PP_BUCKETS_FSDP, .opt_temp = PP_OPT_TEMP_NONE,

@@ -72,6 +72,8 @@ typedef struct pp__fw {
                                  (Megatron-Core + Transformer Engine CPU offloading) */
     int ce_upcast;            /* loss fp32 is PyTorch's cross_entropy on logits.float()
                                  (HF Transformers, torchtitan), not Megatron's kernel */
+    int selective_ops;        /* selective recompute is torchtitan's per-op policy (saves
+                                 attention and every other matmul), not Megatron's core_attn */
     /* how it runs */
     pp__weights_kind weights;
     pp__bucket_kind buckets;

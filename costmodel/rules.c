@@ -61,7 +61,7 @@ static const rule_def defs[PP_RULE_COUNT] = {
     [PP_RULE_FW_OFFLOAD] = {{"fw-offload", "offload", "the framework has the offload"}, D(FW) | D(OFFLOAD)},
     [PP_RULE_FW_SCHEDULE] = {{"fw-schedule", "schedule", "the framework runs the pipeline schedule"}, D(FW) | D(SCHED) | D(DEG)},
     [PP_RULE_FW_PRECISION] = {{"fw-precision", "precision", "the framework trains at the precision"}, D(FW) | D(PREC)},
-    [PP_RULE_FW_RECOMPUTE] = {{"fw-recompute", "recompute", "the framework has the recompute granularity"}, D(FW) | D(RC)},
+    [PP_RULE_FW_RECOMPUTE] = {{"fw-recompute", "recompute", "the framework has the recompute granularity"}, D(FW) | D(RC) | D(BASE)},
     [PP_RULE_FW_PARTIAL_RECOMPUTE] = {{"fw-partial-recompute", "recompute_layers", "the framework can recompute that many blocks per stage"}, D(FW) | D(RC) | D(SCHED) | D(SPLIT)},
     [PP_RULE_FW_SPLIT] = {{"fw-split", "stage_layers", "the framework's launcher can write the stage split"}, D(FW) | D(DEG) | D(SCHED) | D(SPLIT)},
     [PP_RULE_FW_OPTIMIZER] = {{"fw-optimizer", "optimizer", "the framework has the optimizer"}, D(FW) | D(BASE)},
@@ -524,8 +524,17 @@ static int fw_precision_ok(const why *w)
 static int fw_recompute_ok(const why *w)
 {
     int r = w->x->s->recompute;
-    if ((unsigned)r >= PP_RECOMPUTE_COUNT || (FW(w)->recompute >> r & 1)) return 1;
-    return no_fw(w, ename(PP_ENUM_RECOMPUTE, r), has_rc, r, "such recompute granularity");
+    const pp_model *m = w->x->m;
+    if ((unsigned)r < PP_RECOMPUTE_COUNT && !(FW(w)->recompute >> r & 1))
+        return no_fw(w, ename(PP_ENUM_RECOMPUTE, r), has_rc, r, "such recompute granularity");
+    /* torchtitan's per-op policy, priced for the Llama block it runs */
+    if (r == PP_RECOMPUTE_SELECTIVE && FW(w)->selective_ops &&
+        (m->experts || m->mla.kv_lora_rank || !m->gated_mlp || w->x->s->ft.mode != PP_MODE_FULL))
+        return no(w, NULL, "selective", "%s's selective recompute is torchtitan's per-op policy, priced for full "
+                  "training of dense blocks with a gated MLP (Llama's); %s has %s", FW(w)->name, m->name,
+                  w->x->s->ft.mode != PP_MODE_FULL ? "adapters (torchtitan has no LoRA)"
+                  : m->experts ? "experts" : m->mla.kv_lora_rank ? "latent attention" : "a plain MLP");
+    return 1;
 }
 
 /* Blocks recomputed per stage must be all of them, or one count for every
@@ -721,8 +730,9 @@ static int fw_launcher_ok(const why *w)
         return no(w, NULL, m->name, "uses %s: the Megatron-DeepSpeed arguments parplan writes (microsoft/Megatron-DeepSpeed) "
                   "cannot build it; BigScience's fork can (--position-embedding-type alibi, --embed-layernorm)",
                   m->position == PP_POS_ALIBI ? "ALiBi positions" : "a norm after the embedding");
-    if (FW(w)->weights != PP_W_FSDP || (s->pp == 1 && s->precision != PP_PREC_FP8)) return 1;
-    const char *why_tt = s->pp > 1 ? "pipeline stages" : "fp8";
+    int sac = s->recompute == PP_RECOMPUTE_SELECTIVE;
+    if (FW(w)->weights != PP_W_FSDP || (s->pp == 1 && s->precision != PP_PREC_FP8 && !sac)) return 1;
+    const char *why_tt = s->pp > 1 ? "pipeline stages" : s->precision == PP_PREC_FP8 ? "fp8" : "selective recompute";
     if (s->ft.mode != PP_MODE_FULL)
         return no(w, "mode", ename(PP_ENUM_MODE, s->ft.mode), "FSDP with %s is launched by torchtitan, which has no "
                   "LoRA; HF Accelerate (LoRA) has no %s", why_tt, why_tt);

@@ -180,6 +180,8 @@ static void stage_blocks(const pp_model *m, const pp_cluster *c, const pp_strate
                          int first, int last, stage_t *st)
 {
     int n = 0, k = pp__recomputed_blocks(s, stage, last - first + 1);
+    const pp__fw *fw = pp__fw_get(s->framework);
+    int op_sac = fw && fw->selective_ops; /* torchtitan's per-op selective checkpointing */
     kind_cost kc[PP_BLOCK_COUNT];
     kind_costs(m, c, s, g, kc);
     for (int i = first; i <= last && i >= 0; i++, n++) {
@@ -204,6 +206,16 @@ static void stage_blocks(const pp_model *m, const pp_cluster *c, const pp_strate
         if (full) {
             st->recompute += fwd;
             st->hw_flops += f;
+        } else if (s->recompute == PP_RECOMPUTE_SELECTIVE && back && op_sac) {
+            /* torchtitan's per-op policy: wk, wo, w3 and the elementwise
+             * work (norms, rotary, activation) again; attention is saved */
+            double redo, all;
+            pp__op_sac_gemms(m, &redo, &all);
+            st->recompute += redo / all * q->bt.gemm_fwd_s + fmax(0, q->bt.fwd_s - q->bt.gemm_fwd_s - q->bt.core_fwd_s) +
+                             (s->attention == PP_ATTN_FLASH ? 0 : q->bt.core_fwd_s); /* the math path runs again */
+            st->hw_flops += 2 * (double)s->micro_batch * s->seq / s->cp * redo / s->tp;
+            if (s->attention != PP_ATTN_FLASH)
+                st->hw_flops += 4 * (double)s->micro_batch * s->seq / s->cp * s->seq * m->heads * pp__head_dim(m) / s->tp;
         } else if (s->recompute == PP_RECOMPUTE_SELECTIVE && back) {
             st->recompute += q->bt.core_fwd_s;
             double qk = m->heads * (double)pp__head_dim(m);

@@ -611,6 +611,12 @@ Test(cli_estimate, framework_rules)
                "fewer blocks than the model has (32)", "[rule fw-act-offload]");
     expect_bad(cli(EST, "--framework", "megatron", "--act-offload-layers", "-1", NULL), "--act-offload-layers");
     expect_bad(cli(EST, "--framework", "megatron", "--act-offload-layers", "x", NULL), "--act-offload-layers");
+    /* fsdp's selective recompute is torchtitan's per-op policy: Llama-style dense blocks, full training */
+    expect_bad(cli("estimate", "--model", "mixtral-8x7b", "--cluster", "dgx-h100", "--framework", "fsdp", "--zero", "3",
+                   "--recompute", "selective", NULL), "--recompute selective", "per-op policy", "has experts",
+               "[rule fw-recompute]");
+    expect_bad(cli(EST, "--framework", "fsdp", "--zero", "3", "--recompute", "selective", "--mode", "lora", NULL),
+               "--recompute selective", "torchtitan has no LoRA", "[rule fw-recompute]");
 }
 
 /* plan, compare and sweep: a restriction no framework asked for can run is

@@ -383,6 +383,24 @@ Test(fsdp_config, torchtitan_reads)
     cr_assert(system(p) == 0);
 }
 
+Test(fsdp_config, torchtitan_per_op_sac_reads)
+{
+    /* selective_ac_option "op": torchtitan's per-op policy, fsdp's selective */
+    fresh_dir();
+    put("t.toml", S("[model]\nname = \"llama3\"\nflavor = \"8B\"\n[training]\nlocal_batch_size = 2\n"
+                    "global_batch_size = 16\nseq_len = 8192\n[activation_checkpoint]\nmode = \"selective\"\n"
+                    "selective_ac_option = \"op\"\n"));
+    char *out, *err;
+    int rc = estimate(ARGS(MG_MODEL, "--fsdp-config", "t.toml"), &out, &err);
+    cr_expect_eq(rc, 0, "%s", err);
+    cr_expect(strstr(out, "with fsdp") && strstr(out, "recompute selective"), "%s", out);
+    free(out);
+    free(err);
+    char p[512];
+    snprintf(p, sizeof p, "rm -rf '%s'", dir);
+    cr_assert(system(p) == 0);
+}
+
 Test(fsdp_config, torchtitan_bad)
 {
     bad("t.toml", S(TT "[parallelism]\ntensor_paralel_degree = 2\n"), ARGS(MG_MODEL, "--fsdp-config", "t.toml"),
@@ -393,8 +411,11 @@ Test(fsdp_config, torchtitan_bad)
     bad("t.toml", S(TT "[parallelism]\nx = {a = 1}\n"), ARGS(MG_MODEL, "--fsdp-config", "t.toml"), ARGS("inline tables"));
     bad("t.toml", S("[model]\nname = \"llama3\"\nflavor = \"70B\"\n"), ARGS(MG_MODEL, "--fsdp-config", "t.toml"),
         ARGS("$.model.flavor", "\"70B\" contradicts llama3-8b"));
+    /* torchtitan's default: selective, one block in 2 checkpointed whole */
     bad("t.toml", S("[model]\nflavor = \"8B\"\n"), ARGS(MG_MODEL, "--fsdp-config", "t.toml"),
-        ARGS("$.activation_checkpoint.mode", "absent: torchtitan's default", "not priced"));
+        ARGS("$.activation_checkpoint.selective_ac_option", "absent: torchtitan's default", "not priced"));
+    bad("t.toml", S("[model]\nflavor = \"8B\"\n[activation_checkpoint]\nmode = \"selective\"\nselective_ac_option = \"opp\"\n"),
+        ARGS(MG_MODEL, "--fsdp-config", "t.toml"), ARGS("$.activation_checkpoint.selective_ac_option", "\"opp\""));
     bad("t.toml", S(TT "[parallelism]\ncontext_parallel_degree = 3\n"), ARGS(MG_MODEL, "--fsdp-config", "t.toml"),
         ARGS("data_parallel_shard_degree", "does not make the 8 GPUs"));
 }
