@@ -55,6 +55,7 @@ static const cli_opt opts[] = {
     {"no-partition", 0, "keep the default even stage split (no ILP)"},
     {"no-stage-recompute", 0, "full recompute is uniform, not chosen per stage"},
     {"ilp-time-limit", 1, "safety net per stage-split ILP, s (default 10)"},
+    {"ilp-budget", 1, "all stage-split ILPs together, s (default 5); then default splits; 0 = none"},
     {"reduce-bucket", 1, "DeepSpeed reduce_bucket_size, elements (default 5e8)"},
     {"allgather-bucket", 1, "DeepSpeed allgather_bucket_size, elements (default 5e8)"},
     {"cuda-context-gib", 1, "CUDA context and kernels per GPU, GiB (default 1.0)"},
@@ -132,6 +133,7 @@ static int search_opts(const cli_args *a, const pp_model *m, const pp_cluster *c
         (rc = cli_int(a, "top", 1, PP_TOP_MAX, 3, &o->top_k)) || (rc = cli_int(a, "threads", 1, 4096, 0, &o->threads)) ||
         (rc = cli_int(a, "max-tp-per-node", 1, 1 << 16, 0, &o->max_tp_per_node)) ||
         (rc = cli_num(a, "ilp-time-limit", 0.001, 3600, 10, &o->ilp_time_limit_s)) ||
+        (rc = cli_num(a, "ilp-budget", 0, 86400, 5, &o->ilp_budget_s)) ||
         (rc = cli_num(a, "price-per-gpu-hour", 0, 1e4, 0, &o->price_usd_per_gpu_hour)) || (rc = parse_objective(a, &o->objective)))
         return rc;
     if ((rc = int_list(a, "dp", 1, 1 << 24, &o->dp)) || (rc = int_list(a, "tp", 1, 1 << 16, &o->tp)) ||
@@ -228,8 +230,12 @@ static void print_table(const pp_model *m, const pp_cluster *c, const pp_search_
     printf("%s on %d x %s (%s), global batch %d, seq %d\n", cli_safe(m->name), pp_cluster_gpus(c), cli_safe(c->gpu.name), cli_safe(c->name),
            o->global_batch, o->seq ? o->seq : m->seq);
     printf("searched %lld valid strategies: %lld over memory by bound, %lld beyond the top %d by bound, %lld costed "
-           "(%lld fit), %d stage-split ILPs\n\n",
+           "(%lld fit), %d stage-split ILPs",
            st->enumerated, st->pruned_memory, st->pruned_bound, o->top_k, st->costed, st->fitting, st->ilp_solved);
+    if (st->ilp_budget_skipped)
+        printf(", %d kept the default split (ILP budget of %g s spent)", st->ilp_budget_skipped, o->ilp_budget_s);
+    if (st->ilp_time_limit_hits) printf(", %d stopped at the %g s limit", st->ilp_time_limit_hits, o->ilp_time_limit_s);
+    printf("\n\n");
     for (int i = 0; i < l->n; i++) {
         print_plan(i + 1, &l->plans[i]);
         printf("\n");
@@ -261,10 +267,11 @@ static int print_json(const pp_model *m, const pp_cluster *c, const pp_plan_list
     }
     printf("],\n\"search\": {\"enumerated\": %lld, \"pruned_memory\": %lld, \"pruned_bound\": %lld, \"costed\": %lld, "
            "\"fitting\": %lld, \"probes\": %d, \"ilp_considered\": %d, \"ilp_bounded\": %d, \"ilp_solved\": %d, "
-           "\"ilp_cache_hits\": %d, \"ilp_improved\": %d, \"ilp_time_limit_hits\": %d, \"ilp_fallbacks\": %d}",
+           "\"ilp_cache_hits\": %d, \"ilp_improved\": %d, \"ilp_time_limit_hits\": %d, \"ilp_fallbacks\": %d, "
+           "\"ilp_budget_skipped\": %d}",
            st->enumerated, st->pruned_memory, st->pruned_bound, st->costed, st->fitting, st->probes, st->ilp_considered,
            st->ilp_bounded, st->ilp_solved, st->ilp_cache_hits, st->ilp_improved, st->ilp_time_limit_hits,
-           st->ilp_fallbacks);
+           st->ilp_fallbacks, st->ilp_budget_skipped);
     if (explain) {
         printf(",\n\"explain\": \"");
         for (const char *p = explain; *p; p++) {

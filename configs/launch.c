@@ -147,8 +147,9 @@ static char *accelerate_yaml(const pp_model *m, const pp_cluster *c, const pp_pl
     const char *cls = hf_layer_class(m);
     if (!cls) pp__note(notes, "accelerate_fsdp.yaml: set fsdp_transformer_layer_cls_to_wrap to %s's decoder-layer class", m->name);
     pp__sbuf b = {0};
+    char nm[2][PP_NAME_LEN];
     pp__sb_printf(&b, "# HF Accelerate %s FSDP2 config for %s on %d x %s, written by parplan %s.\n", ACCELERATE_VERSION,
-                  m->name, world, c->gpu.name, pp_version());
+                  pp__safe(m->name, nm[0], sizeof nm[0]), world, pp__safe(c->gpu.name, nm[1], sizeof nm[1]), pp_version());
     pp__sb_printf(&b, "compute_environment: LOCAL_MACHINE\ndistributed_type: FSDP\n");
     pp__sb_printf(&b, "mixed_precision: %s\n", s->precision == PP_PREC_BF16 ? "bf16" : "'no'");
     pp__sb_printf(&b, "num_machines: %d\nnum_processes: %d\nmachine_rank: 0\nmain_training_function: main\n"
@@ -181,8 +182,10 @@ static char *torchtitan_toml(const pp_model *m, const pp_cluster *c, const pp_pl
     int nd = s->dp * s->cp, shard = s->shard > 0 && s->shard < nd ? s->shard : nd;
     static const char *const sched[PP_SCHED_COUNT] = {"1F1B", "Interleaved1F1B", "GPipe"};
     pp__sbuf b = {0};
-    pp__sb_printf(&b, "# torchtitan %s job for %s on %d x %s, written by parplan %s.\n", TORCHTITAN_VERSION, m->name,
-                  pp_cluster_gpus(c), c->gpu.name, pp_version());
+    char nm[2][PP_NAME_LEN];
+    pp__sb_printf(&b, "# torchtitan %s job for %s on %d x %s, written by parplan %s.\n", TORCHTITAN_VERSION,
+                  pp__safe(m->name, nm[0], sizeof nm[0]), pp_cluster_gpus(c), pp__safe(c->gpu.name, nm[1], sizeof nm[1]),
+                  pp_version());
     pp__sb_printf(&b, "[job]\ndump_folder = \"./outputs\"\n\n[model]\nname = \"llama3\"\nflavor = \"%s\"\n",
                   pp__torchtitan_flavor(m));
     /* torchtitan v0.2.2 docs/float8.md: the converter's registered name */
@@ -303,8 +306,10 @@ static int is_preset(pp_preset_kind kind, const char *name)
 }
 
 /* A word for the shell: as it is when plain, else in single quotes. */
-static void sh_word(pp__sbuf *b, const char *w)
+static void sh_word(pp__sbuf *b, const char *word)
 {
+    char w[2 * PP_TEXT_LEN]; /* control characters as '?': README is read on a terminal */
+    pp__safe(word, w, sizeof w);
     int plain = *w != '\0';
     for (const char *p = w; *p && plain; p++)
         plain = strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./,:+=", *p) != NULL;
@@ -414,8 +419,10 @@ static char *readme(const pp_model *m, const pp_cluster *c, const pp_plan *p, co
 {
     const pp_strategy *s = &p->strategy;
     pp__sbuf b = {0};
-    pp__sb_printf(&b, "%s on %d x %s (%s), run by %s, written by parplan %s.\n\n", m->name, pp_cluster_gpus(c),
-                  c->gpu.name, c->name, pp_framework_name(s->framework), pp_version());
+    char nm[3][PP_NAME_LEN];
+    pp__sb_printf(&b, "%s on %d x %s (%s), run by %s, written by parplan %s.\n\n", pp__safe(m->name, nm[0], sizeof nm[0]),
+                  pp_cluster_gpus(c), pp__safe(c->gpu.name, nm[1], sizeof nm[1]), pp__safe(c->name, nm[2], sizeof nm[2]),
+                  pp_framework_name(s->framework), pp_version());
     pp__sb_printf(&b, "Predicted: peak %.2f GiB per GPU on stage %d (%s), step %.3f s, %.0f tokens/s, MFU %.1f%%.\n",
                   p->memory.peak_bytes / 1073741824.0, p->memory.peak_stage, p->memory.fits ? "fits" : "DOES NOT FIT",
                   p->time.step_s, p->throughput.tokens_per_s, 100 * p->throughput.mfu);

@@ -201,8 +201,9 @@ void pp__report_search(pp__sbuf *b, const pp_search_opts *o)
     mask_text(rc, sizeof rc, o->recomputes, PP_ENUM_RECOMPUTE);
     mask_text(sc, sizeof sc, o->schedules, PP_ENUM_SCHEDULE);
     row(b, "dimensions", "precision %s; offload %s; recompute %s; schedule %s", pr, of, rc, sc);
-    row(b, "stage split", "ILP %s; per-stage recompute %s; ILP time limit %g s; max TP per node %d (0 = NVLink domain)",
-        yes(o->stage_partition), yes(o->stage_recompute), o->ilp_time_limit_s, o->max_tp_per_node);
+    row(b, "stage split", "ILP %s; per-stage recompute %s; ILP time limit %g s, budget %g s; max TP per node %d "
+        "(0 = NVLink domain)", yes(o->stage_partition), yes(o->stage_recompute), o->ilp_time_limit_s, o->ilp_budget_s,
+        o->max_tp_per_node);
     if (o->price_usd_per_gpu_hour > 0) row(b, "price", "$%g per GPU-hour (given)", o->price_usd_per_gpu_hour);
     pp__sb_printf(b, "</table>\n");
     pp__report_strategy(b, &o->base, "Fixed for every candidate (optimizer, buffers, overlap, fine-tuning)");

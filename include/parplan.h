@@ -1071,6 +1071,11 @@ typedef struct pp_search_opts {
                                   many blocks each stage recomputes */
     double ilp_time_limit_s;   /* safety net per ILP solve, s (default 10); a hit
                                   is counted in the stats, never silent */
+    double ilp_budget_s;       /* all the search's ILP solves together, s of their
+                                  wall time (default 5; each solve's limit is
+                                  also cut to what is left); once spent, the
+                                  remaining pipeline candidates keep the default
+                                  split (stats.ilp_budget_skipped). 0: no ILP */
     double price_usd_per_gpu_hour; /* cost objective; 0 = the catalog price */
     pp_strategy base;          /* what is not searched: optimizer, attention,
                                   gradient dtype, buffers, rank order, overlap */
@@ -1094,7 +1099,8 @@ typedef struct pp_search_opts {
 PP_API void pp_search_opts_default(pp_search_opts *o);
 
 /* What the search did. Deterministic (no timings): the same for any thread
- * count. */
+ * count, unless an ILP hit its time limit or the ILP budget ran out (both
+ * counted here). */
 typedef struct pp_search_stats {
     long long enumerated;     /* valid candidates (strategies before the stage split) */
     long long pruned_memory;  /* dropped by the memory lower bound, never costed */
@@ -1110,6 +1116,9 @@ typedef struct pp_search_stats {
     int ilp_time_limit_hits;  /* solves stopped by the time limit (may be suboptimal) */
     int ilp_fallbacks;        /* solved by the exact DP instead (coefficient check failed
                                  or the layer pattern has too many runs) */
+    int ilp_budget_skipped;   /* not solved: ilp_budget_s was spent, so they kept the
+                                 default split (timing-dependent, like
+                                 ilp_time_limit_hits; 0 unless the budget ran out) */
 } pp_search_stats;
 
 typedef struct pp_plan_list {

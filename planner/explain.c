@@ -269,6 +269,19 @@ static void tight_lines(sbuf *b, const pp_plan_list *l)
     }
 }
 
+/* When the stage splits were not all the ILP's optimum: the budget ran out
+ * (the rest kept the default split) or solves stopped at their time limit. */
+static void ilp_lines(sbuf *b, const pp_search_opts *o, const pp_search_stats *st)
+{
+    if (st->ilp_budget_skipped)
+        sb_printf(b, "Stage splits: the ILP budget of %g s was spent after %d ILPs; %d other pipeline candidates kept "
+                     "the default split, so a better split of theirs may be missed (--ilp-budget gives more time).\n",
+                  o->ilp_budget_s, st->ilp_solved, st->ilp_budget_skipped);
+    if (st->ilp_time_limit_hits)
+        sb_printf(b, "Stage splits: %d ILPs stopped at the %g s limit with their best split so far, which may not be "
+                     "optimal (--ilp-time-limit).\n", st->ilp_time_limit_hits, o->ilp_time_limit_s);
+}
+
 pp_status pp_plan_explain(const pp_model *m, const pp_cluster *c, const pp_search_opts *o, const pp_plan_list *list,
                           char **text, pp_error *err)
 {
@@ -287,6 +300,7 @@ pp_status pp_plan_explain(const pp_model *m, const pp_cluster *c, const pp_searc
         sb_printf(&b, ".\n");
     }
     tight_lines(&b, list);
+    ilp_lines(&b, o, &list->stats);
     sb_printf(&b, "Common alternatives:\n");
     pp_search_opts a = *o;
     pin(&a.tp, 1), pin(&a.pp, 1), pin(&a.cp, 1), pin(&a.ep, 1), pin(&a.zero, 3);

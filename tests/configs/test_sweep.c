@@ -530,4 +530,10 @@ Test(sweep, estimate_request_equals_the_library_estimate)
     cr_expect_eq(st, PP_ERR_INPUT);
     cr_expect(strstr(out, "\"field\":\"$.lora_rank\"") != NULL, "%s", out);
     pp_free(out);
+    /* a rule on the strategy's overlap_tp is the request's key tp_overlap (found by fuzz_estimate_request's seeds) */
+    out = pp_estimate_request("{\"model\": \"llama3-8b\", \"cluster\": \"dgx-h100\", \"tp\": 2, \"sp\": true,"
+                              " \"tp_overlap\": true, \"framework\": \"megatron-deepspeed\"}", &st);
+    cr_expect_eq(st, PP_ERR_INPUT);
+    cr_expect(strstr(out, "\"field\":\"$.tp_overlap\"") && strstr(out, "\"message\":\"$.tp_overlap = on: "), "%s", out);
+    pp_free(out);
 }
