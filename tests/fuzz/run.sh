@@ -11,7 +11,8 @@ build=${2:-build-fuzz}
 here=$(cd "$(dirname "$0")" && pwd)
 status=0
 for pair in model_json:model hf_config:hf gpu_catalog:gpus cluster_json:cluster deepspeed:deepspeed \
-            megatron_args:megatron fsdp_config:fsdp sweep_spec:sweep estimate_request:request; do
+            megatron_args:megatron fsdp_config:fsdp sweep_spec:sweep estimate_request:request \
+            sweep_resume:resume; do
   name=fuzz_${pair%%:*}
   seeds=$here/corpus/${pair##*:}
   bin=$build/$name
