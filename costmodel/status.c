@@ -49,6 +49,10 @@ pp_status pp__fail_field(pp_error *err, int rule, const char *field, const char 
     if (!err) return PP_ERR_INPUT;
     snprintf(err->field, sizeof err->field, "%s", field ? field : "");
     snprintf(err->value, sizeof err->value, "%s", value ? value : "");
+    /* a value comes from the caller's input: its control characters (a
+     * newline, a terminal escape) are shown as '?' in every message */
+    for (char *p = err->value; *p; p++)
+        if ((unsigned char)*p < 0x20 || *p == 0x7f) *p = '?';
     int n = snprintf(err->msg, sizeof err->msg, "%s%s%s: ", err->field, err->value[0] ? " " : "", err->value);
     if (n < 0 || n >= (int)sizeof err->msg) n = 0;
     err->detail = n;

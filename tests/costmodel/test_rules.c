@@ -288,3 +288,22 @@ Test(rules, each_rule_written_once)
         free(text);
     }
 }
+
+/* A value from the caller's input is quoted in the message with its
+ * control characters as '?' (found by fuzz_estimate_request: an "order"
+ * holding a carriage return came back raw in the request's JSON error). */
+Test(rules, quoted_values_have_no_control_characters)
+{
+    pp_model m = fx_model("llama3-8b");
+    pp_cluster c = fx_cluster("dgx-h100", 1, 0);
+    pp_strategy s;
+    pp_strategy_default(&s);
+    s.dp = 8;
+    snprintf(s.order, sizeof s.order, "\rtp-cp\n\x1b[2J");
+    pp_plan p;
+    pp_error err = {""};
+    cr_assert_eq(pp_estimate(&m, &c, &s, &p, &err), PP_ERR_INPUT);
+    for (const char *q = err.msg; *q; q++) cr_assert((unsigned char)*q >= 0x20 && *q != 0x7f, "%s", err.msg);
+    for (const char *q = err.value; *q; q++) cr_assert((unsigned char)*q >= 0x20 && *q != 0x7f, "%s", err.value);
+    cr_expect(strstr(err.msg, "?tp-cp?"), "%s", err.msg);
+}
