@@ -387,12 +387,23 @@ static int bag_distance(int cnt[256], int ls, const char *b)
     return extra_s > extra_b ? extra_s : extra_b;
 }
 
-/* The first of names nearest to s; only a strictly nearer name replaces it,
- * so a name is measured only while a lower bound says it can still win. */
+/* The first of names nearest to s, returned when within a third of s's
+ * length or when one holds the other (their distance is then the length
+ * difference). Only a strictly nearer name replaces the best, so the search
+ * starts at the bound past which nothing would be returned, and measures a
+ * name only while a lower bound says it can still win. */
 const char *jr_nearest(const char *s, const char *const *names, int n)
 {
+    int ls = (int)strlen(s), limit = ls / 3 + 1;
+    if (limit < 2) limit = 2;
+    int held = 1 << 30; /* the nearest name that holds s or that s holds */
+    for (int i = 0; i < n; i++)
+        if (strstr(names[i], s) || strstr(s, names[i])) {
+            int lb = (int)strlen(names[i]), d = ls > 63 || lb > 63 ? 99 : abs(ls - lb);
+            if (d < held) held = d;
+        }
     const char *best = NULL;
-    int bd = 1 << 30, cnt[256] = {0}, ls = (int)strlen(s);
+    int bd = (held < (1 << 30) && held > limit ? held : limit) + 1, cnt[256] = {0};
     for (int j = 0; j < ls; j++) cnt[(unsigned char)s[j]]++;
     for (int i = 0; i < n; i++) {
         if (ls <= 63 && strlen(names[i]) <= 63 && bag_distance(cnt, ls, names[i]) >= bd) continue;
@@ -402,8 +413,6 @@ const char *jr_nearest(const char *s, const char *const *names, int n)
             best = names[i];
         }
     }
-    int limit = (int)strlen(s) / 3 + 1;
-    if (limit < 2) limit = 2;
     if (best && (bd <= limit || strstr(best, s) || strstr(s, best))) return best;
     return NULL;
 }
