@@ -397,11 +397,13 @@ const char *jr_nearest(const char *s, const char *const *names, int n)
     int ls = (int)strlen(s), limit = ls / 3 + 1;
     if (limit < 2) limit = 2;
     int held = 1 << 30; /* the nearest name that holds s or that s holds */
-    for (int i = 0; i < n; i++)
-        if (strstr(names[i], s) || strstr(s, names[i])) {
-            int lb = (int)strlen(names[i]), d = ls > 63 || lb > 63 ? 99 : abs(ls - lb);
+    for (int i = 0; i < n; i++) {
+        int lb = (int)strlen(names[i]);
+        if (lb >= ls ? strstr(names[i], s) != NULL : strstr(s, names[i]) != NULL) {
+            int d = ls > 63 || lb > 63 ? 99 : abs(ls - lb);
             if (d < held) held = d;
         }
+    }
     const char *best = NULL;
     int bd = (held < (1 << 30) && held > limit ? held : limit) + 1, cnt[256] = {0};
     for (int j = 0; j < ls; j++) cnt[(unsigned char)s[j]]++;
