@@ -20,15 +20,23 @@ typedef struct bench_case {
     const char *id, *model, *cluster;
     int nodes, global_batch, seq;
     const char *what;
+    int layers, top, pp[2]; /* > 0: the preset's shape with this many blocks; top K; --pp pins */
 } bench_case;
 
-/* Issue 5's scenarios; (e) gives no batch: 1024 sequences of 4096 tokens. */
+/* Issue 5's scenarios; (e) gives no batch: 1024 sequences of 4096 tokens.
+ * Issue 14's: (f) the largest global batch plan takes (micro-batch
+ * candidates are the divisors of gb/dp, O(sqrt n) each: 16 s before), and
+ * (g) a 1,021-block model with --pp 32,64 --top 20, hundreds of stage-split
+ * ILPs under the search's ILP budget (219 s before, at 10 s per slow ILP). */
 static const bench_case cases[] = {
     {"a", "llama3-8b", "dgx-h100", 1, 512, 8192, "Llama-3-8B, 1 x DGX H100 (8 GPUs), gb 512, seq 8192"},
     {"b", "gpt3-175b", "dgx-a100-80g", 128, 1536, 0, "GPT-3 175B, 128 x DGX A100-80G (1024 GPUs), gb 1536"},
     {"c", "megatron-1t", "dgx-a100-80g", 384, 3072, 0, "Megatron 1T, 384 x DGX A100-80G (3072 GPUs), gb 3072"},
     {"d", "llama3.1-405b", "dgx-h100", 2048, 2048, 8192, "Llama-3.1-405B, 2048 x DGX H100 (16384 GPUs), gb 2048, seq 8192"},
     {"e", "mixtral-8x22b", "dgx-h100", 64, 1024, 4096, "Mixtral-8x22B, 64 x DGX H100 (512 GPUs), gb 1024, seq 4096"},
+    {"f", "megatron-1t", "dgx-a100-80g", 8192, 1 << 26, 0, "Megatron 1T, 8192 x DGX A100-80G (65536 GPUs), gb 2^26"},
+    {"g", "llama3-8b", "dgx-h100", 64, 512, 0, "Llama-3-8B shape with 1021 blocks, 64 x DGX H100, gb 512, pp 32,64, top 20",
+     1021, 20, {32, 64}},
 };
 
 static double now(void)
@@ -50,13 +58,15 @@ static int speed(const char *id, int runs, int threads)
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++)
         if (!strcmp(cases[i].id, id)) k = &cases[i];
     if (!k || runs < 1 || runs > 101) {
-        fprintf(stderr, "parplan_bench speed: expected a case a-e and 1-101 runs\n");
+        fprintf(stderr, "parplan_bench speed: expected a case a-g and 1-101 runs\n");
         return 2;
     }
     pp_model m;
     pp_cluster c;
     pp_error e = {""};
-    if (pp_model_load(k->model, &m, &e) || pp_cluster_load(k->cluster, &c, &e) || pp_cluster_resize(&c, k->nodes, 0, &e)) {
+    if (pp_model_load(k->model, &m, &e) || pp_cluster_load(k->cluster, &c, &e) || pp_cluster_resize(&c, k->nodes, 0, &e) ||
+        (k->layers && ((m.layers = k->layers), snprintf(m.name, sizeof m.name, "deep%d", k->layers),
+                       pp_model_validate(&m, "bench", &e)))) {
         fprintf(stderr, "parplan_bench: %s\n", e.msg);
         return 2;
     }
@@ -65,6 +75,8 @@ static int speed(const char *id, int runs, int threads)
     o.global_batch = k->global_batch;
     o.seq = k->seq;
     o.threads = threads;
+    if (k->top) o.top_k = k->top;
+    for (int i = 0; i < 2 && k->pp[i]; i++) o.pp.v[o.pp.n++] = k->pp[i];
     double t[101];
     pp_plan_list l;
     memset(&l, 0, sizeof l);
@@ -84,9 +96,9 @@ static int speed(const char *id, int runs, int threads)
     getrusage(RUSAGE_SELF, &ru);
     const pp_search_stats *s = &l.stats;
     const pp_plan *b = &l.plans[0];
-    printf("| (%s) %s | %lld | %lld | %lld | %d (%d at the time limit, %d by DP) | %.3f | %.3f | %.0f | %.0f | %.1f | "
-           "%.0f tok/s, MFU %.1f%% |\n", k->id, k->what, s->enumerated, s->pruned_memory, s->costed, s->ilp_solved,
-           s->ilp_time_limit_hits, s->ilp_fallbacks, med, t[runs - 1], s->enumerated / med,
+    printf("| (%s) %s | %lld | %lld | %lld | %d (%d at the time limit, %d by DP, %d over the budget) | %.3f | %.3f | %.0f | "
+           "%.0f | %.1f | %.0f tok/s, MFU %.1f%% |\n", k->id, k->what, s->enumerated, s->pruned_memory, s->costed,
+           s->ilp_solved, s->ilp_time_limit_hits, s->ilp_fallbacks, s->ilp_budget_skipped, med, t[runs - 1], s->enumerated / med,
            s->costed / med, ru.ru_maxrss / 1024.0, b->throughput.tokens_per_s, 100 * b->throughput.mfu);
     pp_plan_list_free(&l);
     return 0;
@@ -111,7 +123,7 @@ int main(int argc, char **argv)
     if (argc >= 3 && !strcmp(argv[1], "speed"))
         return speed(argv[2], argc > 3 ? atoi(argv[3]) : 7, argc > 4 ? atoi(argv[4]) : 0);
     if (argc == 3 && !strcmp(argv[1], "published")) return published(argv[2]);
-    fprintf(stderr, "usage: parplan_bench speed a|b|c|d|e [RUNS] [THREADS]\n"
+    fprintf(stderr, "usage: parplan_bench speed a|b|c|d|e|f|g [RUNS] [THREADS]\n"
                     "       parplan_bench published tests/reference/published_runs.csv > docs/planner_vs_published.md\n");
     return 2;
 }

@@ -209,7 +209,7 @@ static void flag_of(const char *field, char *buf, size_t cap)
 {
     static const struct { const char *field, *flag; } map[] = {
         {"grad_accum_dtype", "grad-accum"}, {"overlap_dp", "no-dp-overlap"}, {"overlap_tp", "tp-overlap"},
-        {"top_k", "top"}, {"ilp_time_limit_s", "ilp-time-limit"}, {"price_usd_per_gpu_hour", "price-per-gpu-hour"},
+        {"top_k", "top"}, {"ilp_time_limit_s", "ilp-time-limit"}, {"ilp_budget_s", "ilp-budget"}, {"price_usd_per_gpu_hour", "price-per-gpu-hour"},
         {"freeze_layers", "freeze"}, {"grad_accum", "global-batch"}, {"stage_recompute", "stage-layers"}};
     for (size_t i = 0; i < sizeof map / sizeof *map; i++)
         if (!strcmp(field, map[i].field)) {
@@ -249,6 +249,14 @@ static void safe_copy(const char *s, char *b, size_t cap)
         else b[k++] = *p < 0x20 || *p == 0x7f ? '?' : (char)*p;
     }
     b[k] = '\0';
+}
+
+const char *cli_act_offload(const pp_strategy *s)
+{
+    static char buf[64];
+    if (s->act_offload_layers <= 0) return "";
+    snprintf(buf, sizeof buf, ", activations of %d blocks offloaded", s->act_offload_layers);
+    return buf;
 }
 
 const char *cli_safe(const char *s)

@@ -60,6 +60,9 @@ const char *cli_qn(const char *s, size_t n); /* the first n characters of s */
  * quote (four at a time). */
 const char *cli_safe(const char *s);
 const char *cli_csv(const char *s);
+/* ", activations of N blocks offloaded" when the strategy offloads
+ * activations (Megatron's CPU offloading), else "" (static storage). */
+const char *cli_act_offload(const pp_strategy *s);
 /* Prints multi-line text (an explanation), each line through cli_safe. */
 void cli_print_text(FILE *f, const char *text);
 /* Prints err and returns the exit code of st. */

@@ -34,6 +34,7 @@ static const cli_opt opts[] = {
     {"threads", 1, "OpenMP threads per search (default: all); the result is the same for any"},
     {"no-partition", 0, "keep the default even stage split (no ILP): faster for large models"},
     {"ilp-time-limit", 1, "safety net per stage-split ILP, s (default 10)"},
+    {"ilp-budget", 1, "all stage-split ILPs of one search together, s (default 5); then default splits"},
     {"format", 1, "table (default), json or csv"},
     {"plot", 1, "write the cost/time chart as SVG to FILE"},
     CLI_REPORT_OPT,
@@ -279,6 +280,7 @@ static int parse_search(const cli_args *a, req *q)
     if ((rc = cli_int(a, "max-nodes", 1, 1 << 20, o->max_nodes, &o->max_nodes))) return rc;
     if ((rc = cli_num(a, "ilp-time-limit", 0.01, 3600, o->search.ilp_time_limit_s, &o->search.ilp_time_limit_s)))
         return rc;
+    if ((rc = cli_num(a, "ilp-budget", 0, 86400, o->search.ilp_budget_s, &o->search.ilp_budget_s))) return rc;
     if (cli_has(a, "no-partition")) o->search.stage_partition = 0;
     if ((rc = parse_precisions(a, &o->search.precisions))) return rc;
     if ((rc = cli_enum_list(a, "framework", PP_ENUM_FRAMEWORK, &o->search.frameworks))) return rc;
@@ -580,7 +582,7 @@ const cli_cmd cli_cmd_compare = {"compare", "what-if: cluster types x GPU counts
     "                  [--deadline-days D] [--budget-usd X] [--price-per-gpu-hour CLUSTER=PRICE,...]\n"
     "                  [--purchase-usd-per-gpu CLUSTER=PRICE,... --amortize-years Y [--usd-per-kwh E]]\n"
     "                  [--global-batch G] [--seq S] [--precision bf16] [--objective throughput|cost] [--max-nodes N]\n"
-    "                  [--no-partition] [--ilp-time-limit S] [--format table|json|csv] [--plot FILE.svg [--force]]",
+    "                  [--no-partition] [--ilp-time-limit S] [--ilp-budget S] [--format table|json|csv] [--plot FILE.svg [--force]]",
     "  parplan compare --model llama3-70b --clusters dgx-h100,dgx-a100-80g --gpus 256,512 --train-tokens 2T\n"
     "  parplan compare --model llama3-8b --clusters dgx-h100,dgx-a100-80g,dgx-b200 --nodes 4,8 \\\n"
     "                  --train-tokens 1T --deadline-days 14 --plot cost.svg\n"

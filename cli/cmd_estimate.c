@@ -22,12 +22,15 @@ static const cli_opt opts[] = {
     {"shard", 1, "ranks one ZeRO/FSDP shard spans (default all dp*cp; fewer: hybrid sharding, fsdp)"},
     {"recompute", 1, "none|selective|full (default none)"},
     {"recompute-layers", 1, "with full: blocks per stage to recompute (default all)"},
+    {"act-offload-layers", 1, "megatron: the first N blocks' activations go to host memory and back "
+                              "(--cpu-offloading-num-layers; pp 1, no recompute; default 0)"},
     {"precision", 1, "fp32|fp16|bf16|fp8 (default bf16)"},
     {"optimizer", 1, "adamw|adam8bit|adafactor|sgd|lion|adagrad|rmsprop (default adamw)"},
     {"attention", 1, "flash|materialised (default flash)"},
     {"cp-comm", 1, "with --cp: ring (send/recv under attention), allgather (of K/V) or a2a (Ulysses) "
                    "(default: the framework's)"},
-    {"loss", 1, "loss kernel: fp32 (Megatron, HF), fused (flash-attn, TE) or chunked (Liger) (default fp32)"},
+    {"loss", 1, "loss kernel: fp32 (the framework's: Megatron's, or PyTorch's on logits.float()), fused (flash-attn, "
+                "TE) or chunked (Liger) (default fp32)"},
     {"micro-batch", 1, "sequences per GPU per micro-step (default 1)"},
     {"global-batch", 1, "sequences per step (default micro-batch*dp)"},
     {"seq", 1, "sequence length (default: the model's)"},
@@ -157,7 +160,8 @@ int cli_strategy(const cli_args *a, const pp_model *m, const pp_cluster *c, pp_s
         (rc = cli_int(a, "shard", 1, 1 << 24, 0, &s->shard)) ||
         (rc = cli_int(a, "micro-batch", 1, 1 << 20, 1, &s->micro_batch)) ||
         (rc = cli_int(a, "seq", 1, 1 << 24, m->seq, &s->seq)) ||
-        (rc = cli_int(a, "recompute-layers", 0, PP_MAX_LAYERS, -1, &s->recompute_layers)))
+        (rc = cli_int(a, "recompute-layers", 0, PP_MAX_LAYERS, -1, &s->recompute_layers)) ||
+        (rc = cli_int(a, "act-offload-layers", 0, PP_MAX_LAYERS, 0, &s->act_offload_layers)))
         return rc;
     if ((rc = parse_enums(a, s)) || (rc = parse_buffers(a, &s->buf)) || (rc = cli_finetune(a, &s->ft))) return rc;
     s->sp = cli_has(a, "sp");
@@ -187,11 +191,11 @@ static void print_memory(const pp_model *m, const pp_cluster *c, const pp_plan *
 {
     const pp_strategy *s = &p->strategy;
     const pp_memory *mem = &p->memory;
-    printf("%s on %d x %s with %s: dp %d, tp %d, pp %d, cp %d, ep %d%s, ZeRO-%d, %s, recompute %s, micro-batch %d x %d, seq %d\n",
+    printf("%s on %d x %s with %s: dp %d, tp %d, pp %d, cp %d, ep %d%s, ZeRO-%d, %s, recompute %s%s, micro-batch %d x %d, seq %d\n",
            cli_safe(m->name), pp_cluster_gpus(c), cli_safe(c->gpu.name), pp_framework_name(s->framework), s->dp, s->tp,
            s->pp, s->cp, s->ep, s->sp ? " +sp" : "",
            s->zero, pp_enum_names(PP_ENUM_PRECISION, &(int){0})[s->precision], pp_recompute_name(s->recompute),
-           s->micro_batch, s->grad_accum, s->seq);
+           cli_act_offload(s), s->micro_batch, s->grad_accum, s->seq);
     if (s->ft.mode != PP_MODE_FULL || p->params_trainable < p->params_total) {
         int n;
         printf("training: %s, %.4g M of %.4g B parameters trainable (%.3f%%)\n",
@@ -308,8 +312,8 @@ static int read_megatron(const cli_args *a, const pp_model *m, const pp_cluster 
         return 2;
     }
     static const char *const from_file[] = {"tp", "pp", "dp", "cp", "ep", "sp", "zero", "shard", "recompute",
-                                            "recompute-layers", "precision", "optimizer", "attention", "cp-comm",
-                                            "loss", "micro-batch", "global-batch", "seq", "schedule",
+                                            "recompute-layers", "act-offload-layers", "precision", "optimizer",
+                                            "attention", "cp-comm", "loss", "micro-batch", "global-batch", "seq", "schedule",
                                             "virtual-stages", "stage-layers", "offload", "grad-accum", "deepspeed",
                                             "no-dp-overlap", "tp-overlap", "reduce-bucket", "allgather-bucket", NULL};
     int rc = refuse_from_file(a, from_file, "megatron-args");

@@ -33,6 +33,7 @@ static const row rows[] = {
     {"precision", "precision", PP_ENUM_PRECISION, -1, -1},
     {"recompute", "recompute", PP_ENUM_RECOMPUTE, -1, -1},
     {"recompute k blocks per stage", "partial_recompute", -1, 1, 1},
+    {"activation offload to CPU (pp 1)", "act_offload", -1, 1, 1},
     {"optimizer", "optimizer", PP_ENUM_OPTIMIZER, -1, -1},
     {"training mode", "mode", PP_ENUM_MODE, -1, -1},
     {"frozen layers", "freeze", -1, 1, 1},

@@ -50,9 +50,12 @@ static const cli_opt opts[] = {
     {"cp-comm", 1, "context parallelism: ring, allgather or a2a (default: each framework's)"},
     {"loss", 1, "loss kernel: fp32, fused or chunked (default fp32)"},
     {"grad-accum", 1, "gradient accumulation: 16bit, fp32 or 16bit+fp32 (default: each framework's)"},
+    {"act-offload-layers", 1, "megatron, pp 1, no recompute: the first N blocks' activations go to host memory "
+                              "(default 0)"},
     {"no-partition", 0, "keep the default even stage split (no ILP)"},
     {"no-stage-recompute", 0, "full recompute is uniform, not chosen per stage"},
     {"ilp-time-limit", 1, "safety net per stage-split ILP, s (default 10)"},
+    {"ilp-budget", 1, "all stage-split ILPs together, s (default 5); then default splits; 0 = none"},
     {"reduce-bucket", 1, "DeepSpeed reduce_bucket_size, elements (default 5e8)"},
     {"allgather-bucket", 1, "DeepSpeed allgather_bucket_size, elements (default 5e8)"},
     {"cuda-context-gib", 1, "CUDA context and kernels per GPU, GiB (default 1.0)"},
@@ -103,7 +106,7 @@ static int parse_objective(const cli_args *a, pp_objective *o)
 /* Options estimate also has that fix what is not searched. */
 static int base_strategy(const cli_args *a, const pp_model *m, const pp_cluster *c, pp_strategy *s)
 {
-    static const char *const keep[] = {"optimizer", "attention", "cp-comm", "loss", "grad-accum", "reduce-bucket", "allgather-bucket", "cuda-context-gib",
+    static const char *const keep[] = {"optimizer", "attention", "cp-comm", "loss", "grad-accum", "act-offload-layers", "reduce-bucket", "allgather-bucket", "cuda-context-gib",
                                        "fragmentation", "free-pipeline-outputs", "order", "no-dp-overlap", "tp-overlap", "mode", "lora-alpha",
                                        "lora-dropout", "lora-targets", "freeze"};
     cli_args f;
@@ -130,6 +133,7 @@ static int search_opts(const cli_args *a, const pp_model *m, const pp_cluster *c
         (rc = cli_int(a, "top", 1, PP_TOP_MAX, 3, &o->top_k)) || (rc = cli_int(a, "threads", 1, 4096, 0, &o->threads)) ||
         (rc = cli_int(a, "max-tp-per-node", 1, 1 << 16, 0, &o->max_tp_per_node)) ||
         (rc = cli_num(a, "ilp-time-limit", 0.001, 3600, 10, &o->ilp_time_limit_s)) ||
+        (rc = cli_num(a, "ilp-budget", 0, 86400, 5, &o->ilp_budget_s)) ||
         (rc = cli_num(a, "price-per-gpu-hour", 0, 1e4, 0, &o->price_usd_per_gpu_hour)) || (rc = parse_objective(a, &o->objective)))
         return rc;
     if ((rc = int_list(a, "dp", 1, 1 << 24, &o->dp)) || (rc = int_list(a, "tp", 1, 1 << 16, &o->tp)) ||
@@ -196,10 +200,10 @@ static void print_plan(int rank, const pp_plan *p)
     const pp_uncertainty *u = &p->uncertainty;
     printf("#%d  %.0f tokens/s  MFU %.1f%%  step %.3f s  peak %.2f GiB (stage %d)  %s\n", rank, p->throughput.tokens_per_s,
            100 * p->throughput.mfu, p->time.step_s, gib(p->memory.peak_bytes), p->memory.peak_stage, pp_fit_name(u->fit));
-    printf("    strategy %s: dp %d, tp %d%s, pp %d, cp %d, ep %d, ZeRO-%d%s, offload %s, %s, recompute %s, micro-batch %d x %d, %s",
+    printf("    strategy %s: dp %d, tp %d%s, pp %d, cp %d, ep %d, ZeRO-%d%s, offload %s, %s, recompute %s%s, micro-batch %d x %d, %s",
            pp_framework_name(s->framework), s->dp, s->tp, s->sp ? " +sp" : "", s->pp, s->cp, s->ep, s->zero,
            s->shard && s->shard < s->dp * s->cp ? " (hybrid)" : "", pp_offload_name(s->offload),
-           prec_name(s->precision), pp_recompute_name(s->recompute), s->micro_batch, s->grad_accum,
+           prec_name(s->precision), pp_recompute_name(s->recompute), cli_act_offload(s), s->micro_batch, s->grad_accum,
            pp_schedule_name(s->schedule));
     if (s->schedule == PP_SCHED_INTERLEAVED) printf(" v%d", s->virtual_stages);
     printf("\n");
@@ -226,8 +230,12 @@ static void print_table(const pp_model *m, const pp_cluster *c, const pp_search_
     printf("%s on %d x %s (%s), global batch %d, seq %d\n", cli_safe(m->name), pp_cluster_gpus(c), cli_safe(c->gpu.name), cli_safe(c->name),
            o->global_batch, o->seq ? o->seq : m->seq);
     printf("searched %lld valid strategies: %lld over memory by bound, %lld beyond the top %d by bound, %lld costed "
-           "(%lld fit), %d stage-split ILPs\n\n",
+           "(%lld fit), %d stage-split ILPs",
            st->enumerated, st->pruned_memory, st->pruned_bound, o->top_k, st->costed, st->fitting, st->ilp_solved);
+    if (st->ilp_budget_skipped)
+        printf(", %d kept the default split (ILP budget of %g s spent)", st->ilp_budget_skipped, o->ilp_budget_s);
+    if (st->ilp_time_limit_hits) printf(", %d stopped at the %g s limit", st->ilp_time_limit_hits, o->ilp_time_limit_s);
+    printf("\n\n");
     for (int i = 0; i < l->n; i++) {
         print_plan(i + 1, &l->plans[i]);
         printf("\n");
@@ -259,10 +267,11 @@ static int print_json(const pp_model *m, const pp_cluster *c, const pp_plan_list
     }
     printf("],\n\"search\": {\"enumerated\": %lld, \"pruned_memory\": %lld, \"pruned_bound\": %lld, \"costed\": %lld, "
            "\"fitting\": %lld, \"probes\": %d, \"ilp_considered\": %d, \"ilp_bounded\": %d, \"ilp_solved\": %d, "
-           "\"ilp_cache_hits\": %d, \"ilp_improved\": %d, \"ilp_time_limit_hits\": %d, \"ilp_fallbacks\": %d}",
+           "\"ilp_cache_hits\": %d, \"ilp_improved\": %d, \"ilp_time_limit_hits\": %d, \"ilp_fallbacks\": %d, "
+           "\"ilp_budget_skipped\": %d}",
            st->enumerated, st->pruned_memory, st->pruned_bound, st->costed, st->fitting, st->probes, st->ilp_considered,
            st->ilp_bounded, st->ilp_solved, st->ilp_cache_hits, st->ilp_improved, st->ilp_time_limit_hits,
-           st->ilp_fallbacks);
+           st->ilp_fallbacks, st->ilp_budget_skipped);
     if (explain) {
         printf(",\n\"explain\": \"");
         for (const char *p = explain; *p; p++) {
@@ -285,7 +294,8 @@ static void join(char *buf, size_t cap, const int *v, int n)
 
 static void print_csv(const pp_model *m, const pp_cluster *c, const pp_plan_list *l)
 {
-    printf("rank,framework,model,cluster,gpus,dp,tp,pp,cp,ep,sp,zero,shard,offload,recompute,precision,micro_batch,grad_accum,"
+    printf("rank,framework,model,cluster,gpus,dp,tp,pp,cp,ep,sp,zero,shard,offload,recompute,act_offload_layers,precision,"
+           "micro_batch,grad_accum,"
            "global_batch,seq,schedule,virtual_stages,stage_layers,stage_recompute,peak_bytes,peak_stage,step_s,"
            "compute_s,recompute_s,tp_comm_s,cp_comm_s,ep_comm_s,pp_comm_s,dp_comm_exposed_s,bubble_s,optimizer_s,"
            "offload_s,tokens_per_s,model_tflops_per_gpu,mfu,train_days,train_cost_usd,train_energy_kwh\n");
@@ -301,11 +311,12 @@ static void print_csv(const pp_model *m, const pp_cluster *c, const pp_plan_list
                    : s->recompute_layers < 0 || s->recompute_layers > s->stage_layers[k] ? s->stage_layers[k] : s->recompute_layers;
         join(lay, sizeof lay, s->stage_layers, s->pp);
         join(rc, sizeof rc, rcv, s->pp);
-        printf("%d,%s,%s,%s,%d,%d,%d,%d,%d,%d,%d,%d,%d,%s,%s,%s,%d,%d,%d,%d,%s,%d,%s,%s,%.9g,%d,%.9g,%.9g,%.9g,%.9g,%.9g,"
+        printf("%d,%s,%s,%s,%d,%d,%d,%d,%d,%d,%d,%d,%d,%s,%s,%d,%s,%d,%d,%d,%d,%s,%d,%s,%s,%.9g,%d,%.9g,%.9g,%.9g,%.9g,%.9g,"
                "%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g\n",
                i + 1, pp_framework_name(s->framework), cli_csv(m->name), cli_csv(c->name), pp_cluster_gpus(c), s->dp,
                s->tp, s->pp, s->cp, s->ep, s->sp, s->zero, s->shard,
-               pp_offload_name(s->offload), pp_recompute_name(s->recompute), prec_name(s->precision), s->micro_batch,
+               pp_offload_name(s->offload), pp_recompute_name(s->recompute), s->act_offload_layers,
+               prec_name(s->precision), s->micro_batch,
                s->grad_accum, s->global_batch, s->seq, pp_schedule_name(s->schedule), s->virtual_stages, lay, rc,
                p->memory.peak_bytes, p->memory.peak_stage, t->step_s, t->compute_s, t->recompute_s, t->tp_comm_s,
                t->cp_comm_s, t->ep_comm_s, t->pp_comm_s, t->dp_comm_exposed_s, t->bubble_s, t->optimizer_s,

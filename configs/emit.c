@@ -10,6 +10,17 @@
 
 #include "configs/emit.h"
 
+const char *pp__safe(const char *s, char *buf, size_t cap)
+{
+    size_t k = 0;
+    for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p && k + 1 < cap; p++) {
+        if (*p == 0xc2 && p[1] >= 0x80 && p[1] <= 0x9f) p++, buf[k++] = '?';
+        else buf[k++] = *p < 0x20 || *p == 0x7f ? '?' : (char)*p;
+    }
+    if (cap) buf[k] = '\0';
+    return buf;
+}
+
 void pp__note(pp_notes *notes, const char *fmt, ...)
 {
     if (!notes) return;
@@ -19,8 +30,10 @@ void pp__note(pp_notes *notes, const char *fmt, ...)
     }
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(notes->line[notes->n], PP_NOTE_LEN, fmt, ap);
+    char raw[PP_NOTE_LEN];
+    vsnprintf(raw, sizeof raw, fmt, ap);
     va_end(ap);
+    pp__safe(raw, notes->line[notes->n], PP_NOTE_LEN); /* one line, whatever a name holds */
     for (int i = 0; i < notes->n; i++) /* the same note twice says nothing new */
         if (!strcmp(notes->line[i], notes->line[notes->n])) return;
     notes->n++;

@@ -14,6 +14,12 @@
 /* Appends one line to notes (NULL: dropped silently). */
 void pp__note(pp_notes *notes, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/* s with control characters (C0, DEL, C1) as '?', into buf (cut at cap):
+ * names and descriptions come from users' files, and the launcher files
+ * put them in comments, where a newline would end the comment and start a
+ * command of a sourced script. Returns buf. */
+const char *pp__safe(const char *s, char *buf, size_t cap);
+
 /* A growable NUL-terminated string. oom is sticky; sb_take returns NULL then. */
 typedef struct pp__sbuf {
     char *p;

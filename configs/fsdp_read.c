@@ -571,14 +571,30 @@ static void tt_batch(fr *r, const cJSON *root, pp_strategy *s)
 static void tt_rest(fr *r, const cJSON *root, pp_strategy *s)
 {
     const cJSON *ac = cJSON_GetObjectItemCaseSensitive(root, "activation_checkpoint");
-    char mode[24] = "selective";
-    int given = jr_str(&r->jr, ac, "$.activation_checkpoint", "mode", 0, mode, sizeof mode);
+    /* torchtitan v0.2.2 ActivationCheckpoint: mode "selective" and
+     * selective_ac_option "2" (every 2nd block fully) by default; "op" is the
+     * per-op policy (fsdp's selective recompute) */
+    char mode[24] = "selective", acopt[16] = "2";
+    jr_str(&r->jr, ac, "$.activation_checkpoint", "mode", 0, mode, sizeof mode);
+    jr_str(&r->jr, ac, "$.activation_checkpoint", "selective_ac_option", 0, acopt, sizeof acopt);
+    char *end = NULL;
+    long every = strtol(acopt, &end, 10);
     if (!strcmp(mode, "full")) s->recompute = PP_RECOMPUTE_FULL, s->recompute_layers = -1;
     else if (!strcmp(mode, "none")) s->recompute = PP_RECOMPUTE_NONE;
-    else if (r->jr.st == PP_OK)
-        jr_fail(&r->jr, "$.activation_checkpoint", "mode", "\"%s\"%s: not priced (parplan prices none or full: "
-                "torchtitan's selective checkpoints every n-th block or chosen ops)", mode,
-                given ? "" : " (absent: torchtitan's default)");
+    else if (strcmp(mode, "selective")) {
+        if (r->jr.st == PP_OK)
+            jr_fail(&r->jr, "$.activation_checkpoint", "mode", "\"%s\": expected selective, full or none", mode);
+    } else if (!strcmp(acopt, "op")) {
+        s->recompute = PP_RECOMPUTE_SELECTIVE;
+    } else if (r->jr.st == PP_OK && end && *end == '\0' && end != acopt && every >= 1) {
+        jr_fail(&r->jr, "$.activation_checkpoint", "selective_ac_option", "\"%s\"%s: one block in %ld checkpointed "
+                "whole is not priced (parplan prices torchtitan's \"op\" policy, full or none)", acopt,
+                ac && cJSON_GetObjectItemCaseSensitive(ac, "selective_ac_option") ? "" : " (absent: torchtitan's default)",
+                every);
+    } else if (r->jr.st == PP_OK) {
+        jr_fail(&r->jr, "$.activation_checkpoint", "selective_ac_option", "\"%s\": expected \"op\" or a block "
+                "interval", acopt);
+    }
     const cJSON *opt = cJSON_GetObjectItemCaseSensitive(root, "optimizer");
     char name[16] = "AdamW", impl[16] = "fused";
     jr_str(&r->jr, opt, "$.optimizer", "name", 0, name, sizeof name);

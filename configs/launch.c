@@ -147,8 +147,9 @@ static char *accelerate_yaml(const pp_model *m, const pp_cluster *c, const pp_pl
     const char *cls = hf_layer_class(m);
     if (!cls) pp__note(notes, "accelerate_fsdp.yaml: set fsdp_transformer_layer_cls_to_wrap to %s's decoder-layer class", m->name);
     pp__sbuf b = {0};
+    char nm[2][PP_NAME_LEN];
     pp__sb_printf(&b, "# HF Accelerate %s FSDP2 config for %s on %d x %s, written by parplan %s.\n", ACCELERATE_VERSION,
-                  m->name, world, c->gpu.name, pp_version());
+                  pp__safe(m->name, nm[0], sizeof nm[0]), world, pp__safe(c->gpu.name, nm[1], sizeof nm[1]), pp_version());
     pp__sb_printf(&b, "compute_environment: LOCAL_MACHINE\ndistributed_type: FSDP\n");
     pp__sb_printf(&b, "mixed_precision: %s\n", s->precision == PP_PREC_BF16 ? "bf16" : "'no'");
     pp__sb_printf(&b, "num_machines: %d\nnum_processes: %d\nmachine_rank: 0\nmain_training_function: main\n"
@@ -181,8 +182,10 @@ static char *torchtitan_toml(const pp_model *m, const pp_cluster *c, const pp_pl
     int nd = s->dp * s->cp, shard = s->shard > 0 && s->shard < nd ? s->shard : nd;
     static const char *const sched[PP_SCHED_COUNT] = {"1F1B", "Interleaved1F1B", "GPipe"};
     pp__sbuf b = {0};
-    pp__sb_printf(&b, "# torchtitan %s job for %s on %d x %s, written by parplan %s.\n", TORCHTITAN_VERSION, m->name,
-                  pp_cluster_gpus(c), c->gpu.name, pp_version());
+    char nm[2][PP_NAME_LEN];
+    pp__sb_printf(&b, "# torchtitan %s job for %s on %d x %s, written by parplan %s.\n", TORCHTITAN_VERSION,
+                  pp__safe(m->name, nm[0], sizeof nm[0]), pp_cluster_gpus(c), pp__safe(c->gpu.name, nm[1], sizeof nm[1]),
+                  pp_version());
     pp__sb_printf(&b, "[job]\ndump_folder = \"./outputs\"\n\n[model]\nname = \"llama3\"\nflavor = \"%s\"\n",
                   pp__torchtitan_flavor(m));
     /* torchtitan v0.2.2 docs/float8.md: the converter's registered name */
@@ -222,7 +225,10 @@ static char *torchtitan_toml(const pp_model *m, const pp_cluster *c, const pp_pl
             }
         pp__sb_printf(&b, "]\n");
     }
-    pp__sb_printf(&b, "\n[activation_checkpoint]\nmode = \"%s\"\n", s->recompute == PP_RECOMPUTE_FULL ? "full" : "none");
+    if (s->recompute == PP_RECOMPUTE_SELECTIVE) /* the per-op policy; torchtitan's default is every 2nd block */
+        pp__sb_printf(&b, "\n[activation_checkpoint]\nmode = \"selective\"\nselective_ac_option = \"op\"\n");
+    else
+        pp__sb_printf(&b, "\n[activation_checkpoint]\nmode = \"%s\"\n", s->recompute == PP_RECOMPUTE_FULL ? "full" : "none");
     return pp__sb_take(&b);
 }
 
@@ -300,8 +306,10 @@ static int is_preset(pp_preset_kind kind, const char *name)
 }
 
 /* A word for the shell: as it is when plain, else in single quotes. */
-static void sh_word(pp__sbuf *b, const char *w)
+static void sh_word(pp__sbuf *b, const char *word)
 {
+    char w[2 * PP_TEXT_LEN]; /* control characters as '?': README is read on a terminal */
+    pp__safe(word, w, sizeof w);
     int plain = *w != '\0';
     for (const char *p = w; *p && plain; p++)
         plain = strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./,:+=", *p) != NULL;
@@ -411,15 +419,19 @@ static char *readme(const pp_model *m, const pp_cluster *c, const pp_plan *p, co
 {
     const pp_strategy *s = &p->strategy;
     pp__sbuf b = {0};
-    pp__sb_printf(&b, "%s on %d x %s (%s), run by %s, written by parplan %s.\n\n", m->name, pp_cluster_gpus(c),
-                  c->gpu.name, c->name, pp_framework_name(s->framework), pp_version());
+    char nm[3][PP_NAME_LEN];
+    pp__sb_printf(&b, "%s on %d x %s (%s), run by %s, written by parplan %s.\n\n", pp__safe(m->name, nm[0], sizeof nm[0]),
+                  pp_cluster_gpus(c), pp__safe(c->gpu.name, nm[1], sizeof nm[1]), pp__safe(c->name, nm[2], sizeof nm[2]),
+                  pp_framework_name(s->framework), pp_version());
     pp__sb_printf(&b, "Predicted: peak %.2f GiB per GPU on stage %d (%s), step %.3f s, %.0f tokens/s, MFU %.1f%%.\n",
                   p->memory.peak_bytes / 1073741824.0, p->memory.peak_stage, p->memory.fits ? "fits" : "DOES NOT FIT",
                   p->time.step_s, p->throughput.tokens_per_s, 100 * p->throughput.mfu);
     pp__sb_printf(&b, "Strategy: dp %d, tp %d%s, pp %d, cp %d, ep %d, ZeRO-%d, %s, recompute %s, micro-batch %d x %d, "
-                      "%s.\n\n", s->dp, s->tp, s->sp ? " +sp" : "", s->pp, s->cp, s->ep, s->zero,
+                      "%s", s->dp, s->tp, s->sp ? " +sp" : "", s->pp, s->cp, s->ep, s->zero,
                   pp_precision_name(s->precision), pp_recompute_name(s->recompute), s->micro_batch, s->grad_accum,
                   pp_schedule_name(s->schedule));
+    if (s->act_offload_layers > 0) pp__sb_printf(&b, ", activations of %d blocks offloaded", s->act_offload_layers);
+    pp__sb_printf(&b, ".\n\n");
     readme_launch(&b, c, p, l);
     readme_check(&b, m, c, p, l);
     pp__sb_printf(&b, "\nFiles:\n");
@@ -472,7 +484,7 @@ static pp_status fsdp_files(const pp_model *m, const pp_cluster *c, const pp_pla
                             pp_launch *out, pp_error *err)
 {
     const pp_strategy *s = &p->strategy;
-    if (s->pp > 1 || s->precision == PP_PREC_FP8) /* the rule fw-launcher says torchtitan builds it */
+    if (s->pp > 1 || s->precision == PP_PREC_FP8 || s->recompute == PP_RECOMPUTE_SELECTIVE) /* rule fw-launcher: torchtitan */
         return add_file(out, "torchtitan.toml", torchtitan_toml(m, c, p, &o->hp), err);
     pp_status st = add_file(out, "accelerate_fsdp.yaml", accelerate_yaml(m, c, p, &out->notes), err);
     if (st == PP_OK) st = add_file(out, "training_args.json", training_args(p, &o->hp, NULL), err);

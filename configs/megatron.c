@@ -147,7 +147,8 @@ static void rope_flags(pp__sbuf *b, const pp_model *m, int lm, pp_notes *notes)
 static void model_flags(pp__sbuf *b, const pp_model *m, const pp_strategy *s, pp_megatron_flavor f, pp_notes *notes)
 {
     int lm = f == PP_MEGATRON_LM, hd = pp__head_dim(m);
-    pp__sb_printf(b, "  # model: %s\n", m->name);
+    char nm[PP_NAME_LEN];
+    pp__sb_printf(b, "  # model: %s\n", pp__safe(m->name, nm, sizeof nm));
     flag_int(b, "--num-layers", m->layers);
     flag_int(b, "--hidden-size", m->hidden);
     flag_int(b, "--ffn-hidden-size", m->ffn);
@@ -351,6 +352,8 @@ static void memory_flags(pp__sbuf *b, const pp_strategy *s, const pp_megatron_op
         }
         if (!lm) flag(b, "--deepspeed-activation-checkpointing");
     }
+    /* Megatron-Core's CPU offloading (validate_args sets cpu_offloading) */
+    if (lm && s->act_offload_layers > 0) flag_int(b, "--cpu-offloading-num-layers", s->act_offload_layers);
     if (!lm && s->attention == PP_ATTN_FLASH) flag(b, "--use-flash-attn-v2");
     if (lm && s->attention == PP_ATTN_MATERIALISED) pp__sb_printf(b, "  --attention-backend unfused\n");
     if (!lm && s->offload != PP_OFFLOAD_NONE) flag(b, "--cpu-optimizer");
@@ -409,8 +412,10 @@ pp_status pp_megatron_args(const pp_model *m, const pp_cluster *c, const pp_plan
     if ((st = for_flavor(&s, o->flavor, err)) != PP_OK) return st;
     pp_notes local = {0};
     pp__sbuf b = {0};
+    char nm[3][PP_NAME_LEN]; /* names from users' files: one comment line each (pp__safe) */
     pp__sb_printf(&b, "# %s arguments for %s on %d x %s (%s), written by parplan %s.\n", flavor_name(o->flavor),
-                  m->name, pp_cluster_gpus(c), c->gpu.name, c->name, pp_version());
+                  pp__safe(m->name, nm[0], sizeof nm[0]), pp_cluster_gpus(c), pp__safe(c->gpu.name, nm[1], sizeof nm[1]),
+                  pp__safe(c->name, nm[2], sizeof nm[2]), pp_version());
     pp__sb_printf(&b, "# Predicted: peak %.1f GiB per GPU (%s), %.0f tokens/s, MFU %.1f%%.\n",
                   p->memory.peak_bytes / 1073741824.0, p->memory.fits ? "fits" : "DOES NOT FIT",
                   p->throughput.tokens_per_s, 100 * p->throughput.mfu);

@@ -786,6 +786,28 @@ static void read_recompute(mr_ctx *x, pp_strategy *s)
     s->recompute_layers = (int)k * (s->virtual_stages > 1 ? s->virtual_stages : 1);
 }
 
+/* --cpu-offloading-num-layers N (Megatron-Core's CPU offloading through
+ * Transformer Engine; validate_args turns cpu_offloading on for N > 0):
+ * the first N blocks' activations go to host memory (rule fw-act-offload
+ * holds Megatron's own asserts). */
+static void read_act_offload(mr_ctx *x, pp_strategy *s)
+{
+    long n = 0;
+    if (int_flag(x, "--cpu-offloading-num-layers", 0, PP_MAX_LAYERS, &n)) s->act_offload_layers = (int)n;
+    set_src(x, "act_offload_layers", "--cpu-offloading-num-layers");
+    if (x->st || n <= 0) return;
+    /* transformer_config.py: neither per-module offload nor per-layer CUDA
+     * graphs with it */
+    mr_occ *fg = get(x, "--fine-grained-activation-offloading"), *cg = get(x, "--cuda-graph-impl");
+    const char *impl = cg && cg->nval > 0 ? val_text(x, cg, 0) : "none";
+    if (fg)
+        fail(x, fg->line, "--fine-grained-activation-offloading with --cpu-offloading-num-layers: Megatron asserts "
+             "fine_grained_activation_offloading cannot be enabled with cpu_offloading");
+    else if (strcmp(impl, "none") && strcmp(impl, "full_iteration"))
+        fail(x, cg->line, "--cuda-graph-impl %s with --cpu-offloading-num-layers: Megatron raises \"CUDA graphs not "
+             "supported with CPU offloading\" (only full_iteration graphs are)", impl);
+}
+
 static int split_even(int layers, int p, int *out)
 {
     if (layers % p) return 0;
@@ -1067,6 +1089,7 @@ static void read_strategy(mr_ctx *x, pp_strategy *s)
     if (!x->st) read_precision(x, s);
     if (!x->st) read_split(x, s);
     if (!x->st) read_recompute(x, s);
+    if (!x->st && !x->mds) read_act_offload(x, s);
     if (!x->st) read_behaviour(x, s);
 }
 

@@ -21,6 +21,7 @@ static void add_strategy(cJSON *o, const pp_strategy *s)
     cJSON_AddNumberToObject(j, "shard", s->shard);
     cJSON_AddStringToObject(j, "recompute", pp_recompute_name(s->recompute));
     cJSON_AddNumberToObject(j, "recompute_layers", s->recompute_layers);
+    cJSON_AddNumberToObject(j, "act_offload_layers", s->act_offload_layers);
     int n;
     const char *const *prec = pp_enum_names(PP_ENUM_PRECISION, &n);
     cJSON_AddStringToObject(j, "precision", prec[s->precision]);
@@ -98,6 +99,7 @@ static void add_stage(cJSON *arr, const pp_stage_mem *st)
     cJSON_AddNumberToObject(d, "fragmentation_bytes", st->fragmentation_bytes);
     cJSON_AddNumberToObject(d, "host_bytes", st->host_bytes);
     cJSON_AddNumberToObject(d, "nvme_bytes", st->nvme_bytes);
+    cJSON_AddNumberToObject(d, "act_offload_bytes", st->act_offload_bytes);
     cJSON_AddNumberToObject(d, "grads_total_bytes", st->grads_total_bytes);
     cJSON_AddNumberToObject(d, "grads_persistent_bytes", st->grads_persistent_bytes);
     cJSON_AddNumberToObject(d, "cast_bytes", st->cast_bytes);

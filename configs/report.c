@@ -101,6 +101,8 @@ static void strategy_line(char *out, size_t cap, const pp_strategy *s)
     if (s->schedule == PP_SCHED_INTERLEAVED && k > 0 && (size_t)k < cap) snprintf(out + k, cap - k, " v%d", s->virtual_stages);
     if (s->offload != PP_OFFLOAD_NONE && k > 0 && (size_t)k < cap)
         snprintf(out + strlen(out), cap - strlen(out), ", offload %s", pp_offload_name(s->offload));
+    if (s->act_offload_layers > 0 && k > 0 && (size_t)k < cap)
+        snprintf(out + strlen(out), cap - strlen(out), ", activations of %d blocks offloaded", s->act_offload_layers);
 }
 
 /* Up to TIMELINES_MAX stages: the peak, the first, the last, evenly between. */

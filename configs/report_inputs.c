@@ -122,7 +122,8 @@ void pp__report_strategy(pp__sbuf *b, const pp_strategy *s, const char *caption)
     row(b, "framework", "%s", pp_framework_name(s->framework));
     row(b, "degrees", "dp %d, tp %d, pp %d, cp %d, ep %d; sequence parallel %s; rank order %s", s->dp, s->tp, s->pp,
         s->cp, s->ep, yes(s->sp), s->order);
-    row(b, "ZeRO / offload", "stage %d; offload %s", s->zero, pp_offload_name(s->offload));
+    row(b, "ZeRO / offload", "stage %d; offload %s; activations of %d blocks offloaded", s->zero,
+        pp_offload_name(s->offload), s->act_offload_layers);
     row(b, "precision / optimizer", "%s; %s; gradients accumulate as %s", enum_name(PP_ENUM_PRECISION, s->precision),
         pp_optimizer_name(s->optimizer), enum_name(PP_ENUM_GRAD_ACCUM, s->grad_accum_dtype));
     row(b, "recompute", "%s%s", pp_recompute_name(s->recompute),
@@ -200,8 +201,9 @@ void pp__report_search(pp__sbuf *b, const pp_search_opts *o)
     mask_text(rc, sizeof rc, o->recomputes, PP_ENUM_RECOMPUTE);
     mask_text(sc, sizeof sc, o->schedules, PP_ENUM_SCHEDULE);
     row(b, "dimensions", "precision %s; offload %s; recompute %s; schedule %s", pr, of, rc, sc);
-    row(b, "stage split", "ILP %s; per-stage recompute %s; ILP time limit %g s; max TP per node %d (0 = NVLink domain)",
-        yes(o->stage_partition), yes(o->stage_recompute), o->ilp_time_limit_s, o->max_tp_per_node);
+    row(b, "stage split", "ILP %s; per-stage recompute %s; ILP time limit %g s, budget %g s; max TP per node %d "
+        "(0 = NVLink domain)", yes(o->stage_partition), yes(o->stage_recompute), o->ilp_time_limit_s, o->ilp_budget_s,
+        o->max_tp_per_node);
     if (o->price_usd_per_gpu_hour > 0) row(b, "price", "$%g per GPU-hour (given)", o->price_usd_per_gpu_hour);
     pp__sb_printf(b, "</table>\n");
     pp__report_strategy(b, &o->base, "Fixed for every candidate (optimizer, buffers, overlap, fine-tuning)");

@@ -17,7 +17,8 @@ static const char *const estimate_keys[] = {
     "reduce_bucket", "allgather_bucket", "cuda_context_gib", "fragmentation", "order", "dp_overlap", "tp_overlap",
     "train_tokens", "price_per_gpu_hour", "tdp_w", "framework", "shard",
     /* read by pp__scenario_read_base, as in a scenario */
-    "optimizer", "attention", "cp_comm", "loss", "free_pipeline_outputs", "grad_accum_dtype", "mode", "lora_rank",
+    "optimizer", "attention", "cp_comm", "loss", "free_pipeline_outputs", "grad_accum_dtype", "act_offload_layers",
+    "mode", "lora_rank",
     "lora_alpha", "lora_dropout", "lora_targets", "freeze_embeddings", "freeze_layers", NULL};
 
 typedef struct est_req {
@@ -147,7 +148,11 @@ static pp_status estimate(const cJSON *o, cJSON *out)
     if (st == PP_OK && (st = pp_cluster_load(r.cluster, cl, &err)) != PP_OK) field = "$.cluster";
     if (st == PP_OK && (st = pp_cluster_resize(cl, r.nodes, r.gpus, &err)) != PP_OK) field = r.gpus ? "$.gpus" : "$.nodes";
     if (st == PP_OK) read_strategy(&c, o, m, cl, s), st = c.st;
-    if (st == PP_OK) st = pp_estimate(m, cl, s, p, &err);
+    if (st == PP_OK && (st = pp_estimate(m, cl, s, p, &err)) != PP_OK) {
+        /* a rule names the strategy's field; the request's key is worded the other way round */
+        if (!strcmp(err.field, "overlap_tp")) field = "$.tp_overlap";
+        if (!strcmp(err.field, "overlap_dp")) field = "$.dp_overlap";
+    }
     if (st == PP_OK) {
         if (r.train_tokens > 0) pp_plan_train(cl, p, r.train_tokens, r.price, r.tdp_w);
         cJSON_AddItemToObject(out, "plan", pp__plan_json(m, cl, p));

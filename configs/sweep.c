@@ -193,7 +193,8 @@ int pp_sweep_selected(const pp_sweep_opts *o, int i)
 
 const char *pp_sweep_csv_header(void)
 {
-    return "index,status,model,cluster,gpus,global_batch,seq,framework,dp,tp,pp,cp,ep,sp,zero,offload,recompute,precision,"
+    return "index,status,model,cluster,gpus,global_batch,seq,framework,dp,tp,pp,cp,ep,sp,zero,offload,recompute,"
+           "act_offload_layers,precision,"
            "micro_batch,grad_accum,schedule,virtual_stages,mode,peak_bytes,fits,step_s,tokens_per_s,mfu,train_days,"
            "cost_usd,error";
 }
@@ -245,8 +246,9 @@ static char *csv_row(const cJSON *res, int index)
     csv_num(b, cap, plan ? path_get(plan, "gpus", NULL) : path_get(sc, "gpus", NULL));
     csv_num(b, cap, path_get(sc, "global_batch", NULL));
     csv_num(b, cap, plan ? path_get(plan, "strategy", "seq") : path_get(sc, "seq", NULL));
-    static const char *const sk[] = {"framework", "dp", "tp", "pp", "cp", "ep", "sp", "zero", "offload", "recompute", "precision",
-                                     "micro_batch", "grad_accum", "schedule", "virtual_stages"};
+    static const char *const sk[] = {"framework", "dp", "tp", "pp", "cp", "ep", "sp", "zero", "offload", "recompute",
+                                     "act_offload_layers", "precision", "micro_batch", "grad_accum", "schedule",
+                                     "virtual_stages"};
     for (size_t i = 0; i < sizeof sk / sizeof *sk; i++) csv_num(b, cap, plan ? path_get(plan, "strategy", sk[i]) : NULL);
     csv_num(b, cap, plan ? path_get(plan, "training", "mode") : NULL);
     csv_num(b, cap, plan ? path_get(plan, "memory", "peak_bytes") : NULL);

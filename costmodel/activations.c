@@ -6,6 +6,7 @@
  * pure fp32 training), 1-byte dropout masks, fp32 softmax statistics.
  */
 #include "costmodel/costmodel.h"
+#include "costmodel/framework.h"
 
 typedef struct act_dims {
     double tok;   /* tokens of one micro-batch on this rank: b * s / cp */
@@ -91,10 +92,39 @@ double pp__cp_kv_bytes(const pp_model *m, const pp_strategy *s)
     return 2 * tok * pp__act_bytes(s) * m->kv_heads * pp__head_dim(m) / s->tp;
 }
 
+/* torchtitan's per-op selective checkpointing (activation_checkpoint.py:
+ * saves the outputs of mm, SDPA and the c10d reduce-scatter, except every
+ * second mm of the block): a Llama block runs wq, wk, wv, wo, w1, w3, w2 in
+ * that order, so it keeps the block input, wq's and wv's outputs, SDPA's
+ * output and fp32 log-sum-exp, w1's output and w2's local output (before
+ * the reduce-scatter under TP), and under TP the two reduce-scatter
+ * outputs; the rest is recomputed (rule fw-recompute: dense gated blocks). */
+static double op_sac_bytes(const pp_model *m, const act_dims *d, int flash)
+{
+    double hd = pp__head_dim(m), q = m->heads * hd, v = m->kv_heads * hd;
+    double rs = d->t > 1 ? 2 * d->ab * d->tok * d->h / d->rep : 0;
+    /* SDPA's output and log-sum-exp: a fused kernel's; the math path's bmm
+     * and softmax are not on the list and run again */
+    double sdpa = flash ? d->ab * d->tok * q / d->t + 4 * d->tok * m->heads / d->t : 0;
+    return d->ab * d->tok * d->h / d->rep + d->ab * d->tok * (q + v + m->ffn) / d->t + sdpa + d->ab * d->tok * d->h + rs;
+}
+
+/* The GEMM work torchtitan's per-op policy recomputes in a Llama block: wk,
+ * wo and w3 (the second, fourth and sixth mm): weights per token it
+ * multiplies again (*redo) and of all the block's GEMMs (*all). */
+void pp__op_sac_gemms(const pp_model *m, double *redo, double *all)
+{
+    double hd = pp__head_dim(m), h = m->hidden, q = m->heads * hd, v = m->kv_heads * hd, f = m->ffn;
+    *redo = h * v + q * h + h * f;
+    *all = h * q + 2 * h * v + q * h + 3 * h * f;
+}
+
 double pp__block_act_bytes(const pp_model *m, const pp_strategy *s, int kind, pp_recompute r)
 {
     act_dims d = dims(m, s);
     if (r == PP_RECOMPUTE_FULL) return d.ab * d.tok * d.h / d.rep; /* the block input only */
+    const pp__fw *f = pp__fw_get(s->framework);
+    if (r == PP_RECOMPUTE_SELECTIVE && f && f->selective_ops) return op_sac_bytes(m, &d, s->attention == PP_ATTN_FLASH);
     double norms = m->norms_per_block * d.ab * d.tok * d.h / d.rep; /* norm inputs */
     return norms + attn_act(m, &d, r, s->attention == PP_ATTN_FLASH) + mlp_act(m, &d, kind);
 }

@@ -42,6 +42,12 @@ double pp__nvme_write_bw(const pp_cluster *c);
  * under recompute mode r (NONE, SELECTIVE or FULL). Korthikanti et al. 2022
  * Sec. 4, generalised: GQA, gated MLP, MoE, dropout, flash attention, CP. */
 double pp__block_act_bytes(const pp_model *m, const pp_strategy *s, int kind, pp_recompute r);
+/* torchtitan's per-op selective checkpointing in a Llama block: the
+ * weights per token of the GEMMs it recomputes (wk, wo, w3) and of all. */
+void pp__op_sac_gemms(const pp_model *m, double *redo, double *all);
+/* Activations Megatron's CPU offloading moves to the host per micro-batch
+ * (blocks first..last). */
+double pp__act_offload_bytes(const pp_model *m, const pp_strategy *s, int first, int last);
 /* Bytes of one activation element: 4 in pure fp32 training, else 2. */
 double pp__act_bytes(const pp_strategy *s);
 /* 16-bit K and V of one micro-batch's sequence chunk on this rank (s/cp

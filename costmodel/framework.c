@@ -26,7 +26,7 @@ static const pp__fw table[PP_FW_COUNT] = {
      * torch.optim.AdamW's default foreach path holds one parameter-sized
      * temporary. Gradient checkpointing is per block (HF). */
     [PP_FW_PYTORCH] = {
-        .name = "pytorch", .title = "PyTorch (DDP, HF Trainer, PEFT, bitsandbytes)",
+        .name = "pytorch", .ce_upcast = 1, .title = "PyTorch (DDP, HF Trainer, PEFT, bitsandbytes)",
         .zero = B(0), .zero_pp = B(0), .cp_comm = ~0u, .offload = B(PP_OFFLOAD_NONE),
         .schedules = B(PP_SCHED_1F1B), .precisions = P16, .recompute = RC_BLOCKS, .optimizers = ALL_OPT,
         .modes = ALL_MODES, .freeze = 1, .losses = B(PP_LOSS_FP32) | B(PP_LOSS_CHUNKED), .split = PP_SPLIT_EVEN,
@@ -42,7 +42,7 @@ static const pp__fw table[PP_FW_COUNT] = {
      * (deepspeed.moe.layer.MoE): both are megatron-deepspeed. An HF MoE
      * model under DeepSpeed keeps its experts data-parallel. */
     [PP_FW_DEEPSPEED] = {
-        .name = "deepspeed", .title = "DeepSpeed v0.14.5",
+        .name = "deepspeed", .ce_upcast = 1, .title = "DeepSpeed v0.14.5",
         .zero = ALL_ZERO, .zero_pp = B(0) | B(1), .pp = 1, .cp = 1, .cp_comm = B(PP_CP_A2A),
         .offload = ALL_OFFLOAD, .schedules = B(PP_SCHED_1F1B), .precisions = P16, .recompute = RC_BLOCKS,
         .optimizers = ALL_OPT, .modes = ALL_MODES, .freeze = 1, .losses = B(PP_LOSS_FP32) | B(PP_LOSS_CHUNKED),
@@ -62,9 +62,9 @@ static const pp__fw table[PP_FW_COUNT] = {
         .schedules = B(PP_SCHED_1F1B) | B(PP_SCHED_INTERLEAVED), .precisions = P16 | B(PP_PREC_FP8),
         .recompute = RC_ALL, .partial_recompute = 1, .optimizers = B(PP_OPT_ADAMW) | B(PP_OPT_SGD),
         .modes = B(PP_MODE_FULL), .losses = B(PP_LOSS_FP32) | B(PP_LOSS_FUSED), .split = PP_SPLIT_ANY,
-        .megatron_arch = 1, .fixed_order = 1, .tp_overlap = 1, .dp_overlap_pp = 1, .weights = PP_W_MASTER16,
-        .buckets = PP_BUCKETS_VIEWS, .opt_temp = PP_OPT_TEMP_NONE, .grads_persist = 1, .free_outputs = 1,
-        .cp_default = PP_CP_RING,
+        .megatron_arch = 1, .fixed_order = 1, .tp_overlap = 1, .dp_overlap_pp = 1, .act_offload = 1,
+        .weights = PP_W_MASTER16, .buckets = PP_BUCKETS_VIEWS, .opt_temp = PP_OPT_TEMP_NONE, .grads_persist = 1,
+        .free_outputs = 1, .cp_default = PP_CP_RING,
     },
     /* microsoft/Megatron-DeepSpeed: Megatron's model and TP/SP under
      * DeepSpeed's engine (ZeRO, offload, PipelineEngine with
@@ -87,13 +87,15 @@ static const pp__fw table[PP_FW_COUNT] = {
      * False, no reshard or reduce-scatter before the last micro-batch):
      * zero 2 only,
      * torch.distributed.pipelining schedules, CP all-gather/ring rotation,
-     * CPU offload of parameters and optimizer, fused AdamW. */
+     * CPU offload of parameters and optimizer, fused AdamW; selective
+     * recompute is torchtitan's per-op policy (activation_checkpoint mode
+     * selective, selective_ac_option "op"). */
     [PP_FW_FSDP] = {
-        .name = "fsdp", .title = "PyTorch FSDP2 (torchtitan, HF Accelerate)",
+        .name = "fsdp", .ce_upcast = 1, .title = "PyTorch FSDP2 (torchtitan, HF Accelerate)",
         .zero = B(2) | B(3), .zero_pp = B(2), .tp = 1, .pp = 1, .cp = 1, .sp = 2, .shard = 1,
         .cp_comm = B(PP_CP_ALLGATHER) | B(PP_CP_RING), .offload = B(PP_OFFLOAD_NONE) | B(PP_OFFLOAD_OPT_PARAMS),
         .schedules = B(PP_SCHED_1F1B) | B(PP_SCHED_INTERLEAVED) | B(PP_SCHED_GPIPE),
-        .precisions = B(PP_PREC_FP32) | B(PP_PREC_BF16) | B(PP_PREC_FP8), .recompute = RC_BLOCKS,
+        .precisions = B(PP_PREC_FP32) | B(PP_PREC_BF16) | B(PP_PREC_FP8), .recompute = RC_ALL, .selective_ops = 1,
         .optimizers = ALL_OPT & ~B(PP_OPT_ADAM8BIT), .modes = B(PP_MODE_FULL) | B(PP_MODE_LORA), .freeze = 1,
         .losses = B(PP_LOSS_FP32) | B(PP_LOSS_FUSED), .split = PP_SPLIT_ANY, .fixed_order = 1, .dp_overlap_pp = 1,
         .weights = PP_W_FSDP, .buckets = PP_BUCKETS_FSDP, .opt_temp = PP_OPT_TEMP_NONE,
@@ -217,6 +219,7 @@ int pp_framework_supports(pp_framework fw, const char *dim, int v)
     if (!strcmp(dim, "freeze")) return v == 0 || (v == 1 && f->freeze);
     if (!strcmp(dim, "partial_recompute")) return v >= 0 && v <= f->partial_recompute;
     if (!strcmp(dim, "split")) return v == (int)f->split;
+    if (!strcmp(dim, "act_offload")) return v == 0 || (v == 1 && f->act_offload);
     return 0;
 }
 

@@ -68,6 +68,12 @@ typedef struct pp__fw {
     int fixed_order;          /* ranks ordered tp-cp-dp-pp */
     int tp_overlap;           /* can overlap TP traffic with GEMMs (needs sp) */
     int dp_overlap_pp;        /* overlaps DP traffic with backward when pp > 1 */
+    int act_offload;          /* activations of the first N blocks to host memory
+                                 (Megatron-Core + Transformer Engine CPU offloading) */
+    int ce_upcast;            /* loss fp32 is PyTorch's cross_entropy on logits.float()
+                                 (HF Transformers, torchtitan), not Megatron's kernel */
+    int selective_ops;        /* selective recompute is torchtitan's per-op policy (saves
+                                 attention and every other matmul), not Megatron's core_attn */
     /* how it runs */
     pp__weights_kind weights;
     pp__bucket_kind buckets;

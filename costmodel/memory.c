@@ -141,7 +141,23 @@ static double inflight(const pp_strategy *s, int i)
     }
 }
 
-/* Stored activations of one micro-batch through the stage's blocks. */
+/* Activations Megatron's CPU offloading moves to the host per micro-batch:
+ * what the stage's first act_offload_layers blocks store (no recompute:
+ * rule fw-act-offload). */
+double pp__act_offload_bytes(const pp_model *m, const pp_strategy *s, int first, int last)
+{
+    double sum = 0;
+    for (int i = first, n = 0; i <= last && i >= 0 && n < s->act_offload_layers; i++, n++)
+        sum += pp__block_act_bytes(m, s, m->block_kind[i], PP_RECOMPUTE_NONE);
+    return sum;
+}
+
+/* Stored activations of one micro-batch through the stage's blocks. An
+ * offloaded block's are on the host by the end of the forward: Transformer
+ * Engine's DefaultOffloadSynchronizer finishes block i's copy before block
+ * L - N + i and starts its reload one block earlier in the backward, so the
+ * GPU holds L - N blocks' activations at most (cpu_offload.py; its v1
+ * handler, NVTE_CPU_OFFLOAD_V1, held one block more). */
 static double stage_act(const pp_model *m, const pp_strategy *s, int stage, int first, int last, double *one_block)
 {
     double sum = 0;
@@ -153,9 +169,10 @@ static double stage_act(const pp_model *m, const pp_strategy *s, int stage, int 
         if (!pp__block_needs_backward(s, i)) continue; /* frozen prefix: nothing stored */
         double lora_act;
         pp__lora_block_params(m, s, m->block_kind[i], &lora_act);
-        if (r != PP_RECOMPUTE_FULL)
+        int offloaded = n < s->act_offload_layers;
+        if (r != PP_RECOMPUTE_FULL && !offloaded)
             sum += lora_act * s->micro_batch * s->seq / s->cp / s->tp;
-        sum += pp__block_act_bytes(m, s, m->block_kind[i], r);
+        if (!offloaded) sum += pp__block_act_bytes(m, s, m->block_kind[i], r);
         /* backward working set: the gradients of one block's activations,
          * plus, when it was recomputed, the activations themselves */
         double full = pp__block_act_bytes(m, s, m->block_kind[i], PP_RECOMPUTE_NONE);
@@ -252,6 +269,12 @@ static states model_states(const pp_model *m, const pp_strategy *s, const stage_
         st.opt_temp = s->precision == PP_PREC_FP32 ? 0 : 4.0 * opt_elems; /* fp32 grads */
         if (zs == 1) st.opt_temp += 2.0 * f * train;                       /* the averaged 16-bit partition */
     }
+    /* Megatron's optimizer takes its fp32 .grad from main_grad with .float()
+     * (optimizer.py _copy_model_grads_to_main_grads; distrib_optimizer.py,
+     * the rank's shard): the same tensor for an fp32 main_grad, a new fp32
+     * copy at the step for a 16-bit one (--grad-reduce-in-bf16, fp16) */
+    if (fw->buckets == PP_BUCKETS_VIEWS && s->precision != PP_PREC_FP32 && pp__grad_bytes(s) < 4)
+        st.opt_temp += 4.0 * opt_elems;
     st.gather_after_step = fw->buckets == PP_BUCKETS_DEEPSPEED && (zs == 1 || zs == 2) && nd > 1
                                ? fmin(s->buf.allgather_bucket, train) * w : 0;
     /* autocast caches the 16-bit cast of every fp32 weight a GEMM uses */
@@ -332,9 +355,19 @@ double pp__nccl_bytes(const pp_strategy *s)
  *         2^ceil(log2(tokens / ceil(V/h))) tokens at a time (fp32 logits and
  *         their gradient, 8 bytes per logit of the chunk).
  * GPipe keeps every micro-batch's loss inputs until its backward. */
+/* The loss kernel's bytes at its peak, the start of the backward.
+ * fp32 is the framework's: Megatron's vocab-parallel cross-entropy keeps
+ * the 16-bit logits and an fp32 softmax (ab + 4 per logit); PyTorch's
+ * F.cross_entropy on logits.float() (HF Transformers' ForCausalLMLoss,
+ * torchtitan's cross_entropy_loss) keeps log_softmax's fp32 output, and its
+ * backward holds that, the incoming fp32 gradient and the fp32 gradient it
+ * makes at once: 12 per logit (the 16-bit logits and their fp32 copy are
+ * dropped before the backward: the Trainer returns the loss alone,
+ * torchtitan deletes pred). */
 static double logits_bytes(const pp_model *m, const pp_strategy *s, double tok)
 {
     double V = pp__vocab(m, s), logits = tok * V / s->tp, ab = pp__act_bytes(s); /* elements of one micro-batch */
+    const pp__fw *fw = pp__fw_get(s->framework);
     double per, keep;
     switch (s->loss) {
     case PP_LOSS_FUSED: per = 2 * ab * logits, keep = ab * logits; break;
@@ -343,7 +376,7 @@ static double logits_bytes(const pp_model *m, const pp_strategy *s, double tok)
         per = 8 * (chunk < tok ? chunk : tok) * V / s->tp, keep = 0;
         break;
     }
-    default: per = (ab + 4) * logits, keep = 4 * logits; break;
+    default: per = (fw && fw->ce_upcast ? 12 : ab + 4) * logits, keep = 4 * logits; break;
     }
     double stored = s->pp > 1 && s->schedule == PP_SCHED_GPIPE ? (s->grad_accum - 1) * keep : 0;
     return per + stored;
@@ -427,6 +460,8 @@ static void stage_estimate(const pp_model *m, const pp_cluster *c, const pp_stra
     o->optimizer_bytes = st.opt;
     o->host_bytes = st.host;
     o->nvme_bytes = st.nvme;
+    o->act_offload_bytes = pp__act_offload_bytes(m, s, first, last);
+    o->host_bytes += o->act_offload_bytes; /* pinned buffers, one micro-batch (pp = 1) */
 
     double extra = 0, ab = pp__act_bytes(s);
     if (is_first && m->dropout > 0) extra += tok * m->hidden / rep;     /* embedding dropout mask */

@@ -61,7 +61,7 @@ static const rule_def defs[PP_RULE_COUNT] = {
     [PP_RULE_FW_OFFLOAD] = {{"fw-offload", "offload", "the framework has the offload"}, D(FW) | D(OFFLOAD)},
     [PP_RULE_FW_SCHEDULE] = {{"fw-schedule", "schedule", "the framework runs the pipeline schedule"}, D(FW) | D(SCHED) | D(DEG)},
     [PP_RULE_FW_PRECISION] = {{"fw-precision", "precision", "the framework trains at the precision"}, D(FW) | D(PREC)},
-    [PP_RULE_FW_RECOMPUTE] = {{"fw-recompute", "recompute", "the framework has the recompute granularity"}, D(FW) | D(RC)},
+    [PP_RULE_FW_RECOMPUTE] = {{"fw-recompute", "recompute", "the framework has the recompute granularity"}, D(FW) | D(RC) | D(BASE)},
     [PP_RULE_FW_PARTIAL_RECOMPUTE] = {{"fw-partial-recompute", "recompute_layers", "the framework can recompute that many blocks per stage"}, D(FW) | D(RC) | D(SCHED) | D(SPLIT)},
     [PP_RULE_FW_SPLIT] = {{"fw-split", "stage_layers", "the framework's launcher can write the stage split"}, D(FW) | D(DEG) | D(SCHED) | D(SPLIT)},
     [PP_RULE_FW_OPTIMIZER] = {{"fw-optimizer", "optimizer", "the framework has the optimizer"}, D(FW) | D(BASE)},
@@ -75,6 +75,7 @@ static const rule_def defs[PP_RULE_COUNT] = {
     [PP_RULE_FW_OUTPUTS] = {{"fw-pipeline-outputs", "free_pipeline_outputs", "pipeline outputs are kept or freed as the framework does"}, D(FW) | D(DEG) | D(BEHAV)},
     [PP_RULE_FW_LOSS] = {{"fw-loss", "loss", "the framework has the loss kernel"}, D(FW) | D(BEHAV)},
     [PP_RULE_FW_LAUNCHER] = {{"fw-launcher", "model", "a launcher of the framework runs the model with these settings"}, D(FW) | D(DEG) | D(PREC) | D(BASE) | D(LAUNCH)},
+    [PP_RULE_FW_ACT_OFFLOAD] = {{"fw-act-offload", "act_offload_layers", "activations go to the CPU only where the framework offloads them: Megatron-Core with pp 1, no recompute, fewer blocks than the model's"}, D(FW) | D(DEG) | D(RC) | D(BASE)},
 };
 #undef D
 
@@ -149,6 +150,7 @@ static int has_opt(const pp__fw *f, int v) { return (f->optimizers >> v) & 1; }
 static int has_mode(const pp__fw *f, int v) { return (f->modes >> v) & 1; }
 static int has_loss(const pp__fw *f, int v) { return (f->losses >> v) & 1; }
 static int has_cp_comm(const pp__fw *f, int v) { return f->cp && ((f->cp_comm >> v) & 1); }
+static int has_act_offload(const pp__fw *f, int v) { return (void)v, f->act_offload; }
 
 /* "megatron has no X (frameworks that do: a, b)" */
 static int no_fw(const why *w, const char *value, int (*pred)(const pp__fw *, int), int v, const char *what)
@@ -522,8 +524,17 @@ static int fw_precision_ok(const why *w)
 static int fw_recompute_ok(const why *w)
 {
     int r = w->x->s->recompute;
-    if ((unsigned)r >= PP_RECOMPUTE_COUNT || (FW(w)->recompute >> r & 1)) return 1;
-    return no_fw(w, ename(PP_ENUM_RECOMPUTE, r), has_rc, r, "such recompute granularity");
+    const pp_model *m = w->x->m;
+    if ((unsigned)r < PP_RECOMPUTE_COUNT && !(FW(w)->recompute >> r & 1))
+        return no_fw(w, ename(PP_ENUM_RECOMPUTE, r), has_rc, r, "such recompute granularity");
+    /* torchtitan's per-op policy, priced for the Llama block it runs */
+    if (r == PP_RECOMPUTE_SELECTIVE && FW(w)->selective_ops &&
+        (m->experts || m->mla.kv_lora_rank || !m->gated_mlp || w->x->s->ft.mode != PP_MODE_FULL))
+        return no(w, NULL, "selective", "%s's selective recompute is torchtitan's per-op policy, priced for full "
+                  "training of dense blocks with a gated MLP (Llama's); %s has %s", FW(w)->name, m->name,
+                  w->x->s->ft.mode != PP_MODE_FULL ? "adapters (torchtitan has no LoRA)"
+                  : m->experts ? "experts" : m->mla.kv_lora_rank ? "latent attention" : "a plain MLP");
+    return 1;
 }
 
 /* Blocks recomputed per stage must be all of them, or one count for every
@@ -685,6 +696,27 @@ static int fw_loss_ok(const why *w)
     return no_fw(w, ename(PP_ENUM_LOSS, l), has_loss, l, "such loss kernel");
 }
 
+/* Megatron-Core's CPU offloading (Transformer Engine's offload context):
+ * transformer_config.py refuses it with pipeline parallelism, with
+ * recomputation, and for num_layers or more blocks (Megatron-LM
+ * d98e8a64dd). */
+static int fw_act_offload_ok(const why *w)
+{
+    const pp_strategy *s = w->x->s;
+    int n = s->act_offload_layers;
+    if (n == 0) return 1;
+    if (n < 0) return no(w, NULL, I(n), "expected a block count >= 0");
+    if (!FW(w)->act_offload) return no_fw(w, I(n), has_act_offload, 1, "activation offload to the CPU");
+    if (s->pp > 1)
+        return no(w, "pp", I(s->pp), "Megatron-Core has no CPU offloading with pipeline parallelism (pp must be 1)");
+    if (s->recompute != PP_RECOMPUTE_NONE)
+        return no(w, "recompute", ename(PP_ENUM_RECOMPUTE, s->recompute),
+                  "Megatron-Core's CPU offloading does not work with activation recomputation");
+    if (n >= w->x->m->layers)
+        return no(w, NULL, I(n), "Megatron-Core offloads fewer blocks than the model has (%d)", w->x->m->layers);
+    return 1;
+}
+
 /* FSDP is launched by HF Accelerate (any HF model; no pipeline stages, no
  * fp8) or torchtitan (pipeline stages and fp8 too, for the models it
  * builds: Llama 3 8B/70B/405B; no LoRA). */
@@ -698,8 +730,9 @@ static int fw_launcher_ok(const why *w)
         return no(w, NULL, m->name, "uses %s: the Megatron-DeepSpeed arguments parplan writes (microsoft/Megatron-DeepSpeed) "
                   "cannot build it; BigScience's fork can (--position-embedding-type alibi, --embed-layernorm)",
                   m->position == PP_POS_ALIBI ? "ALiBi positions" : "a norm after the embedding");
-    if (FW(w)->weights != PP_W_FSDP || (s->pp == 1 && s->precision != PP_PREC_FP8)) return 1;
-    const char *why_tt = s->pp > 1 ? "pipeline stages" : "fp8";
+    int sac = s->recompute == PP_RECOMPUTE_SELECTIVE;
+    if (FW(w)->weights != PP_W_FSDP || (s->pp == 1 && s->precision != PP_PREC_FP8 && !sac)) return 1;
+    const char *why_tt = s->pp > 1 ? "pipeline stages" : s->precision == PP_PREC_FP8 ? "fp8" : "selective recompute";
     if (s->ft.mode != PP_MODE_FULL)
         return no(w, "mode", ename(PP_ENUM_MODE, s->ft.mode), "FSDP with %s is launched by torchtitan, which has no "
                   "LoRA; HF Accelerate (LoRA) has no %s", why_tt, why_tt);
@@ -794,7 +827,7 @@ static int (*const checks[PP_RULE_COUNT])(const why *) = {
     [PP_RULE_FW_FINETUNE] = fw_finetune_ok, [PP_RULE_FW_ARCH] = fw_arch_ok, [PP_RULE_FW_ORDER] = fw_order_ok,
     [PP_RULE_FW_TP_OVERLAP] = fw_tp_overlap_ok, [PP_RULE_FW_DP_OVERLAP] = fw_dp_overlap_ok,
     [PP_RULE_FW_GRAD_ACCUM] = fw_grad_accum_ok, [PP_RULE_FW_OUTPUTS] = fw_outputs_ok, [PP_RULE_FW_LOSS] = fw_loss_ok,
-    [PP_RULE_FW_LAUNCHER] = fw_launcher_ok,
+    [PP_RULE_FW_LAUNCHER] = fw_launcher_ok, [PP_RULE_FW_ACT_OFFLOAD] = fw_act_offload_ok,
 };
 
 int pp__rule_eval(const pp__rule_ctx *x, pp_rule r, pp_error *err)

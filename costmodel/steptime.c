@@ -180,6 +180,8 @@ static void stage_blocks(const pp_model *m, const pp_cluster *c, const pp_strate
                          int first, int last, stage_t *st)
 {
     int n = 0, k = pp__recomputed_blocks(s, stage, last - first + 1);
+    const pp__fw *fw = pp__fw_get(s->framework);
+    int op_sac = fw && fw->selective_ops; /* torchtitan's per-op selective checkpointing */
     kind_cost kc[PP_BLOCK_COUNT];
     kind_costs(m, c, s, g, kc);
     for (int i = first; i <= last && i >= 0; i++, n++) {
@@ -204,6 +206,16 @@ static void stage_blocks(const pp_model *m, const pp_cluster *c, const pp_strate
         if (full) {
             st->recompute += fwd;
             st->hw_flops += f;
+        } else if (s->recompute == PP_RECOMPUTE_SELECTIVE && back && op_sac) {
+            /* torchtitan's per-op policy: wk, wo, w3 and the elementwise
+             * work (norms, rotary, activation) again; attention is saved */
+            double redo, all;
+            pp__op_sac_gemms(m, &redo, &all);
+            st->recompute += redo / all * q->bt.gemm_fwd_s + fmax(0, q->bt.fwd_s - q->bt.gemm_fwd_s - q->bt.core_fwd_s) +
+                             (s->attention == PP_ATTN_FLASH ? 0 : q->bt.core_fwd_s); /* the math path runs again */
+            st->hw_flops += 2 * (double)s->micro_batch * s->seq / s->cp * redo / s->tp;
+            if (s->attention != PP_ATTN_FLASH)
+                st->hw_flops += 4 * (double)s->micro_batch * s->seq / s->cp * s->seq * m->heads * pp__head_dim(m) / s->tp;
         } else if (s->recompute == PP_RECOMPUTE_SELECTIVE && back) {
             st->recompute += q->bt.core_fwd_s;
             double qk = m->heads * (double)pp__head_dim(m);
@@ -389,6 +401,22 @@ static void optimizer_time(const pp_model *m, const pp_cluster *c, const pp_stra
         st->offload += nvme_step(c, per_node, shard, k, s->precision == PP_PREC_FP32 ? 4 : 2, st->bwd);
 }
 
+/* Megatron's CPU offloading: each offloaded block's activations go to the
+ * host over PCIe during the forward and come back during the backward, on
+ * streams of their own (Transformer Engine's offload synchronizer waits
+ * for a copy only where the schedule needs it); what the forward or
+ * backward compute does not cover adds to every micro-batch. The budget is
+ * the stage's whole forward or backward, the head's included, though the
+ * copies must end before the last block: slightly optimistic. */
+static void act_offload_time(const pp_model *m, const pp_cluster *c, const pp_strategy *s, int first, int last,
+                             stage_t *st)
+{
+    double bytes = pp__act_offload_bytes(m, s, first, last);
+    if (bytes <= 0) return;
+    double pcie = c->pcie.bw > 0 ? c->pcie.bw : 16e9, t = bytes / pcie, fwd = st->compute - st->bwd;
+    st->offload += s->grad_accum * (fmax(0, t - fwd) + fmax(0, t - st->bwd));
+}
+
 static void stage_time(const pp_model *m, const pp_cluster *c, const pp_strategy *s, const groups *g, int i,
                        int first, stage_t *st)
 {
@@ -412,6 +440,7 @@ static void stage_time(const pp_model *m, const pp_cluster *c, const pp_strategy
     st->zero3 = zero3_exposed(s, g, st);
     dp_comm(s, g, st);
     optimizer_time(m, c, s, st);
+    act_offload_time(m, c, s, first, last, st);
 }
 
 static double mb_time(const stage_t *st)

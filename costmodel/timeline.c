@@ -171,7 +171,7 @@ static int put(tl_builder *b, pp_tl_event ev, pp_phase ph, int unit, int block, 
     v[PP_MEM_GRADS] = fmax(0, x.grads);
     v[PP_MEM_OPTIMIZER] = t->opt;
     v[PP_MEM_OPT_TEMP] = x.temp;
-    v[PP_MEM_ACTIVATIONS] = fmax(0, x.act);
+    v[PP_MEM_ACTIVATIONS] = x.act > 1e-12 * t->act_total ? x.act : 0; /* the rounding of act_total - held x unit */
     v[PP_MEM_CAST] = fmax(0, x.cast);
     v[PP_MEM_RECOMPUTE] = x.rec;
     v[PP_MEM_LOSS] = x.loss;

@@ -341,6 +341,8 @@ static void uncovered(const pp__ucover *cov, const pp__ukey *k, const pp_strateg
     if (!(cov->precision & bit(s->precision))) note(u, "%s: no published run at this precision", pp_precision_name(s->precision));
     if (!(cov->modes & bit(s->ft.mode))) note(u, "%s fine-tuning: no published run", pp_enum_names(PP_ENUM_MODE, &n)[s->ft.mode]);
     if (!(cov->offload & bit(s->offload))) note(u, "offload %s: no published run", pp_offload_name(s->offload));
+    /* no evaluated run offloads activations (tools/validate.c reads none) */
+    if (s->act_offload_layers > 0) note(u, "activation offload: no published run");
     if (s->ep > 1 && !cov->ep) note(u, "expert parallelism: no published run");
     if (s->cp > 1 && !cov->cp) note(u, "context parallelism: no published run");
     if (!has_family(cov->mem_families, cov->nmem_families, k->family) || !(cov->mem_frameworks & bit(s->framework)))

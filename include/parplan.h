@@ -337,6 +337,10 @@ typedef struct pp_strategy {
     int recompute_layers;        /* with FULL: blocks per stage recomputed; -1 = all */
     int per_stage_recompute;     /* 1: stage_recompute[] overrides recompute_layers */
     int stage_recompute[PP_MAX_STAGES]; /* with FULL: blocks recomputed on each stage */
+    int act_offload_layers;      /* Megatron-Core's CPU offloading (--cpu-offloading-num-
+                                    layers, through Transformer Engine): the activations of
+                                    the first N blocks go to host memory after their forward
+                                    and come back for their backward; 0 = none */
     pp_precision precision;      /* fp32, or bf16/fp16/fp8 mixed with fp32 master */
     pp_optimizer optimizer;
     pp_grad_accum grad_accum_dtype; /* AUTO (default): the framework's */
@@ -401,7 +405,7 @@ typedef enum pp_rule {
     PP_RULE_FW_SCHEDULE, PP_RULE_FW_PRECISION, PP_RULE_FW_RECOMPUTE, PP_RULE_FW_PARTIAL_RECOMPUTE,
     PP_RULE_FW_SPLIT, PP_RULE_FW_OPTIMIZER, PP_RULE_FW_OFFLOAD_OPTIMIZER, PP_RULE_FW_FINETUNE,
     PP_RULE_FW_ARCH, PP_RULE_FW_ORDER, PP_RULE_FW_TP_OVERLAP, PP_RULE_FW_DP_OVERLAP, PP_RULE_FW_GRAD_ACCUM,
-    PP_RULE_FW_OUTPUTS, PP_RULE_FW_LOSS, PP_RULE_FW_LAUNCHER,
+    PP_RULE_FW_OUTPUTS, PP_RULE_FW_LOSS, PP_RULE_FW_LAUNCHER, PP_RULE_FW_ACT_OFFLOAD,
     PP_RULE_COUNT
 } pp_rule;
 
@@ -423,7 +427,8 @@ PP_API pp_status pp_rules_check(const pp_model *m, const pp_cluster *c, const pp
  * pp > 1), shard (1: hybrid sharding), offload, schedule, precision,
  * recompute, partial_recompute (1: a block count per stage), optimizer,
  * mode, cp_comm, loss (enum values), freeze (1: frozen layers), split (0:
- * any counts per stage, 1: DeepSpeed's partition_method, 2: even only).
+ * any counts per stage, 1: DeepSpeed's partition_method, 2: even only),
+ * act_offload (1: activations offloaded to host memory).
  * For tables and quick filters; pp_rules_check is the authority. */
 PP_API int pp_framework_supports(pp_framework f, const char *dim, int value);
 /* The split DeepSpeed's PipelineModule makes (Megatron-DeepSpeed):
@@ -478,7 +483,9 @@ typedef struct pp_stage_mem {
                                       gradients (+ its activations if recomputed) */
     double context_bytes;          /* CUDA context etc. */
     double fragmentation_bytes;
-    double host_bytes;             /* states offloaded to host, per GPU */
+    double host_bytes;             /* states (and offloaded activations) on the host, per GPU */
+    double act_offload_bytes;      /* activations Megatron's CPU offloading moves to the
+                                      host and back, per micro-batch (act_offload_layers) */
     double nvme_bytes;             /* states swapped to NVMe, per GPU (offload nvme) */
     double grads_total_bytes;      /* every gradient, as at the optimizer step */
     double grads_persistent_bytes; /* of which a buffer alive all step (Megatron's
@@ -1064,6 +1071,11 @@ typedef struct pp_search_opts {
                                   many blocks each stage recomputes */
     double ilp_time_limit_s;   /* safety net per ILP solve, s (default 10); a hit
                                   is counted in the stats, never silent */
+    double ilp_budget_s;       /* all the search's ILP solves together, s of their
+                                  wall time (default 5; each solve's limit is
+                                  also cut to what is left); once spent, the
+                                  remaining pipeline candidates keep the default
+                                  split (stats.ilp_budget_skipped). 0: no ILP */
     double price_usd_per_gpu_hour; /* cost objective; 0 = the catalog price */
     pp_strategy base;          /* what is not searched: optimizer, attention,
                                   gradient dtype, buffers, rank order, overlap */
@@ -1087,7 +1099,8 @@ typedef struct pp_search_opts {
 PP_API void pp_search_opts_default(pp_search_opts *o);
 
 /* What the search did. Deterministic (no timings): the same for any thread
- * count. */
+ * count, unless an ILP hit its time limit or the ILP budget ran out (both
+ * counted here). */
 typedef struct pp_search_stats {
     long long enumerated;     /* valid candidates (strategies before the stage split) */
     long long pruned_memory;  /* dropped by the memory lower bound, never costed */
@@ -1103,6 +1116,9 @@ typedef struct pp_search_stats {
     int ilp_time_limit_hits;  /* solves stopped by the time limit (may be suboptimal) */
     int ilp_fallbacks;        /* solved by the exact DP instead (coefficient check failed
                                  or the layer pattern has too many runs) */
+    int ilp_budget_skipped;   /* not solved: ilp_budget_s was spent, so they kept the
+                                 default split (timing-dependent, like
+                                 ilp_time_limit_hits; 0 unless the budget ran out) */
 } pp_search_stats;
 
 typedef struct pp_plan_list {

@@ -82,6 +82,10 @@ static void summary(const pp_plan *p, char *buf, size_t cap)
         size_t l = strlen(buf);
         snprintf(buf + l, cap - l, "%d)", s->virtual_stages);
     }
+    if (s->act_offload_layers > 0) {
+        size_t l = strlen(buf);
+        snprintf(buf + l, cap - l, ", activations of %d blocks offloaded", s->act_offload_layers);
+    }
 }
 
 typedef struct term {
@@ -234,7 +238,7 @@ static int pinned(const pp_search_opts *o)
     const pp_int_set *s[] = {&o->dp, &o->tp, &o->pp, &o->cp, &o->ep, &o->sp, &o->zero, &o->micro_batch, &o->virtual_stages};
     for (size_t i = 0; i < sizeof s / sizeof *s; i++)
         if (s[i]->n) return 1;
-    return o->precisions || o->offloads || o->recomputes || o->schedules;
+    return o->precisions || o->offloads || o->recomputes || o->schedules || o->base.act_offload_layers;
 }
 
 static void unpin(pp_search_opts *a)
@@ -242,6 +246,7 @@ static void unpin(pp_search_opts *a)
     pp_int_set none = {0};
     a->dp = a->tp = a->pp = a->cp = a->ep = a->sp = a->zero = a->micro_batch = a->virtual_stages = none;
     a->precisions = a->offloads = a->recomputes = a->schedules = 0;
+    a->base.act_offload_layers = 0;
 }
 
 /* Plans ranked after others because their peak's error bar crosses the
@@ -264,6 +269,19 @@ static void tight_lines(sbuf *b, const pp_plan_list *l)
     }
 }
 
+/* When the stage splits were not all the ILP's optimum: the budget ran out
+ * (the rest kept the default split) or solves stopped at their time limit. */
+static void ilp_lines(sbuf *b, const pp_search_opts *o, const pp_search_stats *st)
+{
+    if (st->ilp_budget_skipped)
+        sb_printf(b, "Stage splits: the ILP budget of %g s was spent after %d ILPs; %d other pipeline candidates kept "
+                     "the default split, so a better split of theirs may be missed (--ilp-budget gives more time).\n",
+                  o->ilp_budget_s, st->ilp_solved, st->ilp_budget_skipped);
+    if (st->ilp_time_limit_hits)
+        sb_printf(b, "Stage splits: %d ILPs stopped at the %g s limit with their best split so far, which may not be "
+                     "optimal (--ilp-time-limit).\n", st->ilp_time_limit_hits, o->ilp_time_limit_s);
+}
+
 pp_status pp_plan_explain(const pp_model *m, const pp_cluster *c, const pp_search_opts *o, const pp_plan_list *list,
                           char **text, pp_error *err)
 {
@@ -282,6 +300,7 @@ pp_status pp_plan_explain(const pp_model *m, const pp_cluster *c, const pp_searc
         sb_printf(&b, ".\n");
     }
     tight_lines(&b, list);
+    ilp_lines(&b, o, &list->stats);
     sb_printf(&b, "Common alternatives:\n");
     pp_search_opts a = *o;
     pin(&a.tp, 1), pin(&a.pp, 1), pin(&a.cp, 1), pin(&a.ep, 1), pin(&a.zero, 3);
@@ -382,7 +401,7 @@ static void fixes_print(sbuf *b, fixes *f, int gpus, const char *checked)
 
 /* ---- estimate: changes of one strategy, each re-estimated */
 
-enum { MV_MB, MV_RC, MV_ZERO, MV_OFF, MV_TP, MV_PP, MV_GPUS, MV_COUNT };
+enum { MV_MB, MV_RC, MV_ZERO, MV_OFF, MV_AOFF, MV_TP, MV_PP, MV_GPUS, MV_COUNT };
 #define MV_VALS 3 /* values per dimension, ordered: a later value does more */
 
 typedef struct moves {
@@ -401,6 +420,15 @@ static void moves_of(const pp_model *m, const pp_cluster *c, const pp_strategy *
         mv->val[MV_RC][mv->nval[MV_RC]++] = PP_RECOMPUTE_FULL;
     for (int z = s->zero + 1; z <= (s->pp > 1 ? 1 : 3); z++) mv->val[MV_ZERO][mv->nval[MV_ZERO]++] = z;
     for (int o = s->offload + 1; o <= PP_OFFLOAD_OPT_PARAMS; o++) mv->val[MV_OFF][mv->nval[MV_OFF]++] = o;
+    /* Megatron's activation offload (pp 1, no recompute): more blocks, up to
+     * all but one (rule fw-act-offload) */
+    int most = m->layers - 1, n = s->act_offload_layers;
+    if (pp_framework_supports(s->framework, "act_offload", 1) && s->pp == 1 && s->recompute == PP_RECOMPUTE_NONE &&
+        n < most) {
+        int half = n > 0 ? 2 * n : m->layers / 2;
+        if (half > n && half < most) mv->val[MV_AOFF][mv->nval[MV_AOFF]++] = half;
+        mv->val[MV_AOFF][mv->nval[MV_AOFF]++] = most;
+    }
     int dom = c->nvlink_domain > 0 ? c->nvlink_domain : c->gpus_per_node;
     if (s->dp % 2 == 0 && 2 * s->tp <= dom && m->heads % (2 * s->tp) == 0 && m->kv_heads % (2 * s->tp) == 0)
         mv->val[MV_TP][mv->nval[MV_TP]++] = 2 * s->tp;
@@ -424,7 +452,13 @@ static void apply_move(const moves *mv, int d, int k, pp_strategy *s, pp_cluster
         s->recompute = (pp_recompute)v;
         s->recompute_layers = -1;
         s->per_stage_recompute = 0;
-        snprintf(what + n, cap - n, "%s%s recompute", sep, v == PP_RECOMPUTE_FULL ? "full" : "selective");
+        snprintf(what + n, cap - n, "%s%s recompute%s", sep, v == PP_RECOMPUTE_FULL ? "full" : "selective",
+                 s->act_offload_layers ? " (no activation offload: Megatron has not both)" : "");
+        s->act_offload_layers = 0;
+        break;
+    case MV_AOFF:
+        s->act_offload_layers = v;
+        snprintf(what + n, cap - n, "%sactivations of %d blocks offloaded (--cpu-offloading-num-layers %d)", sep, v, v);
         break;
     case MV_ZERO:
         if (v > s->zero) s->zero = v;
@@ -447,7 +481,8 @@ static void apply_move(const moves *mv, int d, int k, pp_strategy *s, pp_cluster
         s->pp = v;
         memset(s->stage_layers, 0, sizeof s->stage_layers);
         s->per_stage_recompute = 0;
-        snprintf(what + n, cap - n, "%spp %d", sep, v);
+        snprintf(what + n, cap - n, "%spp %d%s", sep, v, s->act_offload_layers ? " (no activation offload)" : "");
+        s->act_offload_layers = 0;
         break;
     case MV_GPUS: {
         pp_error e;
@@ -498,8 +533,14 @@ static void try_combo(advisor *A, const int *dims, const int *vals, int n)
     if (s.dp < 1 || (long long)s.dp * s.tp * s.pp * s.cp != pp_cluster_gpus(&c)) return;
     if ((long long)s.micro_batch * s.dp > s.global_batch || s.global_batch % (s.micro_batch * s.dp)) return;
     pp_error e;
+    pp_status st = pp_estimate(A->m, &c, &s, A->p, &e); /* resolves again what the changes touch */
+    if (st == PP_ERR_INPUT) return;                     /* not a strategy its framework runs: not tried */
     A->f.tried++;
-    if (pp_estimate(A->m, &c, &s, A->p, &e) != PP_OK || !A->p->memory.fits) return;
+    if (st != PP_OK || !A->p->memory.fits) return;
+    if (A->p->strategy.framework != A->s->framework) { /* a framework the estimate chose, not the user */
+        size_t k = strlen(what);
+        snprintf(what + k, sizeof what - k, " (run by %s)", pp_framework_name(A->p->strategy.framework));
+    }
     if (A->nfit < 256) A->fit[A->nfit++] = bits;
     fixes_add(&A->f, what, &c, A->p, A->p->memory.gpu_bytes);
 }

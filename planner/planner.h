@@ -122,6 +122,7 @@ typedef struct pp__part_problem {
 typedef struct pp__part_result {
     int status;                 /* PP_OK, PP_ERR_INFEASIBLE, PP_ERR_INTERNAL */
     int time_limit_hit;
+    int budget_skipped;         /* not solved: the search's ILP budget was spent */
     double objective;           /* slowest stage time per micro-batch, s */
     int layers[PP_MAX_STAGES];
     int recompute[PP_MAX_STAGES];

@@ -13,13 +13,17 @@
  * the least uniform recompute that fits); B) for pipeline candidates whose
  * split could still change the ranking, build the ILP (partition.c), solve
  * the distinct ones (cached across chunks), verify, and keep the better
- * split.
+ * split. The solves share one budget (ilp_budget_s, their summed wall
+ * time): once it is spent, the rest keep the default split (the exact DP,
+ * the other fallback, can take longer than the ILP on deep models: 0.26 s
+ * a split for 1,021 blocks on 64 stages).
  */
 #include <math.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #ifdef _OPENMP
 #include <omp.h>
 #endif
@@ -62,6 +66,7 @@ typedef struct search {
     pp_search_stats st;
     cache_entry *cache;
     int ncache, capcache;
+    double ilp_spent;      /* s of wall time the ILP solves took, summed */
     int failed;
 } search;
 
@@ -252,6 +257,7 @@ static void apply_one(const search *S, slot *x)
     int ok = 0;
     if (x->build_ok && r.status == PP_OK) ok = pp__part_apply(sp->m, sp->c, x->pr, &r, &s) == 0;
     if (x->build_ok && r.status == PP_ERR_INFEASIBLE) return; /* no split fits */
+    if (x->build_ok && r.budget_skipped) return; /* the budget is spent: the default split stays */
     if (!ok) {
         x->how = 1;
         s = x->plan.strategy;
@@ -276,6 +282,36 @@ static void apply_one(const search *S, slot *x)
     free(alt);
 }
 
+static double now_s(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + t.tv_nsec * 1e-9;
+}
+
+/* One ILP within what is left of the search's budget; a solve that would
+ * get less than GLPK's 1 ms resolution is not started (budget_skipped: the
+ * candidate keeps its default split). */
+static void solve_budgeted(search *S, slot *x)
+{
+    pp_error e;
+    double spent;
+#pragma omp atomic read
+    spent = S->ilp_spent;
+    double left = S->sp->o.ilp_budget_s - spent;
+    if (left < 1e-3) {
+        memset(&x->res, 0, sizeof x->res);
+        x->res.status = PP_ERR_INTERNAL;
+        x->res.budget_skipped = 1;
+        return;
+    }
+    double t0 = now_s();
+    pp__ilp_solve(x->pr, fmin(S->sp->o.ilp_time_limit_s, left), &x->res, &e);
+    double dt = now_s() - t0;
+#pragma omp atomic
+    S->ilp_spent += dt;
+}
+
 /* Distinct problems: from the cache, from an earlier slot, or solved now. */
 static void solve_distinct(search *S, slot *xs, int n)
 {
@@ -297,19 +333,16 @@ static void solve_distinct(search *S, slot *xs, int n)
         if (!x->shared) todo[nt++] = i;
     }
 #pragma omp parallel for schedule(dynamic, 1) num_threads(S->threads)
-    for (int j = 0; j < nt; j++) {
-        pp_error e;
-        slot *x = &xs[todo[j]];
-        pp__ilp_solve(x->pr, S->sp->o.ilp_time_limit_s, &x->res, &e);
-    }
+    for (int j = 0; j < nt; j++) solve_budgeted(S, &xs[todo[j]]);
     for (int i = 0; i < n; i++)
         if (xs[i].shared > 1) xs[i].res = xs[xs[i].shared - 1].res;
     for (int j = 0; j < nt; j++) {
         slot *x = &xs[todo[j]];
+        if (x->res.budget_skipped) continue; /* not solved: neither cached nor counted */
         cache_add(S, x->pr, x->hash, &x->res);
         S->st.ilp_time_limit_hits += x->res.time_limit_hit;
+        S->st.ilp_solved++;
     }
-    S->st.ilp_solved += nt;
     free(todo);
 }
 
@@ -337,7 +370,8 @@ static void phase_b(search *S, slot *xs, int n)
         slot *x = &xs[i];
         if (!x->need_ilp) continue;
         S->st.ilp_considered++;
-        S->st.ilp_cache_hits += x->build_ok && x->shared;
+        S->st.ilp_cache_hits += x->build_ok && x->shared && !x->res.budget_skipped;
+        S->st.ilp_budget_skipped += x->res.budget_skipped;
         S->st.ilp_fallbacks += x->how;
         if (!x->improved) continue;
         S->st.ilp_improved++;
@@ -563,6 +597,36 @@ static pp_status frameworks_take_restrictions(const pp_search_opts *o, pp_error 
     return PP_OK;
 }
 
+/* A pinned activation offload (base.act_offload_layers) holds for every
+ * candidate or none (rule fw-act-offload): said before searching, naming
+ * what stands in its way. */
+static pp_status act_offload_takes(const pp_model *m, const pp_search_opts *o, pp_error *err)
+{
+    int n = o->base.act_offload_layers;
+    char v[16];
+    snprintf(v, sizeof v, "%d", n);
+    const pp_rule r = PP_RULE_FW_ACT_OFFLOAD;
+    if (n == 0) return PP_OK;
+    if (n < 0 || n >= m->layers)
+        return pp__fail_field(err, r, "act_offload_layers", v, "expected 1 to %d: Megatron offloads fewer blocks than "
+                              "%s has (%d) [rule fw-act-offload]", m->layers - 1, m->name, m->layers);
+    unsigned fws = o->frameworks ? o->frameworks : (1u << PP_FW_COUNT) - 1;
+    int any = 0;
+    for (int f = 0; f < PP_FW_COUNT; f++) any |= (fws >> f & 1) && pp_framework_supports((pp_framework)f, "act_offload", 1);
+    if (!any)
+        return pp__fail_field(err, r, "act_offload_layers", v, "no framework asked for offloads activations: only "
+                              "megatron does (parplan frameworks) [rule fw-act-offload]");
+    int pp1 = !o->pp.n;
+    for (int i = 0; i < o->pp.n; i++) pp1 |= o->pp.v[i] == 1;
+    if (!pp1)
+        return pp__fail_field(err, r, "pp", o->pp.n ? (snprintf(v, sizeof v, "%d", o->pp.v[0]), v) : "", "Megatron-Core "
+                              "has no CPU offloading with pipeline parallelism (pp must be 1) [rule fw-act-offload]");
+    if (o->recomputes && !(o->recomputes >> PP_RECOMPUTE_NONE & 1))
+        return pp__fail_field(err, r, "recompute", pp_recompute_name(__builtin_ctz(o->recomputes)), "Megatron-Core's "
+                              "CPU offloading does not work with activation recomputation [rule fw-act-offload]");
+    return PP_OK;
+}
+
 static pp_status search_run(const pp_model *m, const pp_cluster *c, const pp_search_opts *o, ctl cl, pp_plan_list *list,
                             pp_error *err)
 {
@@ -573,6 +637,7 @@ static pp_status search_run(const pp_model *m, const pp_cluster *c, const pp_sea
     memset(&S, 0, sizeof S);
     pp__bounds *b = pp__bounds_new();
     pp_status st = sp && b ? frameworks_take_restrictions(o, err) : pp__fail(err, PP_ERR_NOMEM, "out of memory");
+    if (st == PP_OK) st = act_offload_takes(m, o, err);
     if (st == PP_OK) st = pp__space_init(sp, m, c, o, err);
     if (st) goto cleanup;
     list->objective = o->objective;

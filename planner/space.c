@@ -23,6 +23,7 @@ void pp_search_opts_default(pp_search_opts *o)
     o->stage_partition = 1;
     o->stage_recompute = 1;
     o->ilp_time_limit_s = 10;
+    o->ilp_budget_s = 5;
     pp_strategy_default(&o->base);
 }
 
@@ -224,6 +225,8 @@ static pp_status check_scalars(const pp_search_opts *o, pp_error *err)
     if (o->max_tp_per_node < 0) return BAD("max_tp_per_node", o->max_tp_per_node, "expected an integer >= 1");
     if (!(o->ilp_time_limit_s > 0) || o->ilp_time_limit_s > 3600)
         return BAD("ilp_time_limit_s", o->ilp_time_limit_s, "expected seconds in (0, 3600]");
+    if (!(o->ilp_budget_s >= 0) || o->ilp_budget_s > 86400)
+        return BAD("ilp_budget_s", o->ilp_budget_s, "expected seconds in [0, 86400]");
     if (o->price_usd_per_gpu_hour < 0) return BAD("price_usd_per_gpu_hour", o->price_usd_per_gpu_hour, "expected >= 0");
 #undef BAD
     pp_status st;

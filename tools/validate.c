@@ -74,6 +74,7 @@ static const char *preset_for(const char *label)
         {"megatron-gpt-1.7B", "megatron-1.7b"}, {"megatron-gpt-7.5B", "megatron-7.5b"},
         {"megatron-gpt-39.1B", "megatron-39.1b"}, {"megatron-gpt-145.6B", "megatron-145.6b"},
         {"megatron-gpt-529.6B", "megatron-529.6b"}, {"korthikanti-22B", "korthikanti-22b"},
+        {"megatron-gpt-174.6B", "gpt3-175b"}, /* Narayanan's Table 2: GPT-3's 96 x 12288 shape */
         {"korthikanti-530B", "korthikanti-530b"}, {"korthikanti-175B", "korthikanti-175b"},
         {"mcore-gpt-1.7B", "mcore-gpt-1.7b"}, {"mcore-gpt-16B", "mcore-gpt-16b"}, {"mcore-gpt-70B", "mcore-gpt-70b"},
         {"mcore-gpt-177B", "mcore-gpt-177b"}, {"mcore-gpt-462B", "mcore-gpt-462b"}, {"Llama-2-70B", "llama2-70b"},
@@ -321,6 +322,13 @@ static void framework_rules(const row *r, scenario *sc)
     int fsdp = s->framework == PP_FW_FSDP; /* Megatron-FSDP, FSDP2 (set_zero) */
     if ((mcore || is(nm, "narayanan") || is(nm, "korthikanti")) && !fsdp) s->framework = PP_FW_MEGATRON;
     if (is(nm, "bloom") || is(nm, "mtnlg")) s->framework = PP_FW_MEGATRON_DEEPSPEED;
+    /* Narayanan 2021's ZeRO-3 baseline: DeepSpeed's ZeRO-3 under its Megatron
+     * model ("We integrated ZeRO into our codebase using the DeepSpeed Python
+     * library", Sec. 5.2), with activation recomputation as in every run of
+     * the paper (its Eq. 3 counts the recomputed forward; without it 96
+     * blocks of 4 x 2048 x 12288 activations need ~330 GB a GPU) */
+    if (is(nm, "narayanan") && s->zero >= 2) s->framework = PP_FW_MEGATRON_DEEPSPEED;
+    if (is(nm, "narayanan") && !r->f[C_RECOMP][0]) s->recompute = PP_RECOMPUTE_FULL;
     if (mcore && !r->f[C_ZERO][0]) s->zero = 1; /* their recipes set use_distributed_optimizer */
     /* NeMo's scripts/performance (helpers.py set_precision_configs) and
      * Megatron-Bridge's performance recipes set grad_reduce_in_fp32 = False:
@@ -380,6 +388,18 @@ static void schedule_rules(const row *r, scenario *sc)
     if (vp) v = atoi(vp + 3);
     else if (vp2) v = atoi(vp2 + 17);
     if (v > 1 && s->pp > 1 && sc->model.layers % (s->pp * v) == 0) {
+        s->schedule = PP_SCHED_INTERLEAVED;
+        s->virtual_stages = v;
+    } else if (v > 1 && s->pp > 1 && (sc->model.layers + 2) % (s->pp * v) == 0) {
+        /* NeMo's and Megatron-Bridge's recipes for the models whose blocks
+         * VP does not divide (Llama 3.1 405B, Qwen3-235B: "Pipeline split
+         * accounting (required for 235B model)") set
+         * account_for_embedding_in_pipeline_split and
+         * account_for_loss_in_pipeline_split: the embedding and the loss
+         * each take a block's place (405B: 126 + 2 = 8 x 8 x 2), so the
+         * first and last stages hold one block fewer */
+        int per = (sc->model.layers + 2) / s->pp;
+        for (int i = 0; i < s->pp; i++) s->stage_layers[i] = i == 0 || i == s->pp - 1 ? per - 1 : per;
         s->schedule = PP_SCHED_INTERLEAVED;
         s->virtual_stages = v;
     }
@@ -537,6 +557,13 @@ static double add_memory(results *o, const row *r, const pp_plan *p, const char 
         snprintf(o->tbl_o[o->rows_o++], 2400, "| %.200s | %.200s | %s | %.1f | %s |", r->f[C_NAME], r->f[C_MODEL], cfg,
                  p->memory.peak_bytes / 1073741824.0, p->memory.fits ? "**fits (wrong)**" : "OOM predicted");
     }
+    /* torch.compile fuses the loss and elementwise work, which parplan does
+     * not price: such a reading says nothing about the memory model */
+    if (mem > 0 && strstr(r->f[C_NOTES], "--training.compile")) {
+        snprintf(o->tbl_m[o->rows_m++], 2400, "| %.200s | %s | %.1f | — | not compared: torch.compile | %s |",
+                 r->f[C_NAME], cfg, mem, p->memory.fits ? "fits" : "OOM predicted");
+        return 0;
+    }
     if (mem > 0) {
         double pred = measured_bytes(r->f[C_NAME], &p->memory) / 1073741824.0; /* nvidia-smi prints MiB: GiB */
         double e = 100 * (pred - mem) / mem;
@@ -648,10 +675,12 @@ static const char *held_out_text(const char *path)
         return "Runs on GPUs beyond A100 and H100 (Megatron-Bridge and NeMo performance tables, NVIDIA\n"
                "DGX Cloud benchmarking, torchtitan, MLPerf Training v5.1), transcribed with their sources; the rows\n"
                "parplan can model (the GPU is in topologies/gpus.json, the shape is a preset or in\n"
-               "tests/data/models/, the layout and batch are printed). Errors with the catalog's constants: no\n"
-               "fit was adopted for these GPUs (Calibration, below). GB200 runs on 4-GPU trays with the NVLink\n"
-               "domain Megatron-Bridge's launcher asks Slurm for (--segment); MLPerf's LoRA runs and torchtitan's\n"
-               "per-op selective recompute have no framework in parplan's table that runs them as published.";
+               "tests/data/models/, the layout and batch are printed). Errors with the catalog's constants: B200's\n"
+               "and GB200's were fitted to these rows (in-sample here; their leave-one-source-out errors are\n"
+               "under Calibration, below), the other GPUs' are estimates. GB200 runs on 4-GPU trays with the NVLink\n"
+               "domain Megatron-Bridge's launcher asks Slurm for (--segment); MLPerf's LoRA runs have no framework\n"
+               "in parplan's table that runs them as published; torchtitan's runs use its per-op selective\n"
+               "recompute (fsdp's selective), and their memory, read with torch.compile, is not compared.";
     if (strstr(path, "bloom_chronicles"))
         return "Rows of the same chronicles-prequel.md that shared/reference does not carry, transcribed with\n"
                "their dates and sections. Nothing was fitted to them; they show the error on runs the\n"
@@ -685,6 +714,10 @@ static void print_preamble(void)
            "  overlap with TP > 1; the 25.09 Megatron-Bridge table (no precision column) repeats FP8 recipes;\n"
            "  \"PP comm overlap on\" means the interleaved schedule (Megatron-LM disables\n"
            "  --overlap-p2p-communication otherwise), with one block per virtual stage;\n"
+           "- NeMo (24.12 on), Megatron-Bridge and DGX Cloud: a bf16 main_grad (their performance scripts set\n"
+           "  grad_reduce_in_fp32 = False); with a printed VP that does not divide the blocks, the embedding\n"
+           "  and the loss count as pipeline layers (account_for_embedding/loss_in_pipeline_split: 405B's\n"
+           "  126 + 2 blocks, the first and last stages one short);\n"
            "- figures compared on the source's FLOP basis: hardware TFLOP/s (with recompute) for Narayanan\n"
            "  and BLOOM, MFU for Korthikanti, model TFLOP/s otherwise;\n"
            "- runs on other GPUs (tests/data/new_gpus.csv): DGX Cloud benchmarking's NeMo recipes as\n"
@@ -711,7 +744,9 @@ static void summary_by_gpu(const results *o)
         if (seen) continue;
         for (int j = i; j < o->nt; j++)
             if (!strcmp(o->tgpu[j], o->tgpu[i])) e[n++] = o->terr[j];
-        snprintf(label, sizeof label, "held out: throughput, %s", o->tgpu[i]);
+        /* B200 and GB200 efficiencies were fitted to these rows (Calibration) */
+        int fitted = !strcmp(o->tgpu[i], "B200") || !strcmp(o->tgpu[i], "GB200");
+        snprintf(label, sizeof label, "%s: throughput, %s", fitted ? "fitted" : "held out", o->tgpu[i]);
         summary(label, e, n);
     }
 }
@@ -751,7 +786,8 @@ int main(int argc, char **argv)
     summary("memory per GPU", ref->merr, ref->nm);
     char label[160];
     for (int i = 0; i < nmore; i++) {
-        snprintf(label, sizeof label, "held out: throughput, %s", held_out_name(argv[2 + i]));
+        snprintf(label, sizeof label, "%s: throughput, %s", strstr(argv[2 + i], "new_gpus") ? "partly fitted" : "held out",
+                 held_out_name(argv[2 + i]));
         summary(label, more[i].terr, more[i].nt);
         snprintf(label, sizeof label, "held out: memory, %s", held_out_name(argv[2 + i]));
         summary(label, more[i].merr, more[i].nm);

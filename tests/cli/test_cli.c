@@ -600,6 +600,23 @@ Test(cli_estimate, framework_rules)
                "--schedule interleaved", "[rule fw-schedule]");
     expect_bad(cli(EST, "--framework", "megatron", "--grad-accum", "16bit+fp32", NULL), "--grad-accum 16bit+fp32",
                "main_grad", "[rule fw-grad-accum]");
+    /* Megatron-Core's CPU offloading: its own asserts, and no other framework has it */
+    expect_bad(cli(EST, "--framework", "deepspeed", "--act-offload-layers", "4", NULL), "--act-offload-layers 4",
+               "frameworks that do: megatron", "[rule fw-act-offload]");
+    expect_bad(cli(EST, "--framework", "megatron", "--pp", "2", "--act-offload-layers", "4", NULL), "--pp 2",
+               "pipeline parallelism", "[rule fw-act-offload]");
+    expect_bad(cli(EST, "--framework", "megatron", "--recompute", "full", "--act-offload-layers", "4", NULL),
+               "--recompute full", "recomputation", "[rule fw-act-offload]");
+    expect_bad(cli(EST, "--framework", "megatron", "--act-offload-layers", "32", NULL), "--act-offload-layers 32",
+               "fewer blocks than the model has (32)", "[rule fw-act-offload]");
+    expect_bad(cli(EST, "--framework", "megatron", "--act-offload-layers", "-1", NULL), "--act-offload-layers");
+    expect_bad(cli(EST, "--framework", "megatron", "--act-offload-layers", "x", NULL), "--act-offload-layers");
+    /* fsdp's selective recompute is torchtitan's per-op policy: Llama-style dense blocks, full training */
+    expect_bad(cli("estimate", "--model", "mixtral-8x7b", "--cluster", "dgx-h100", "--framework", "fsdp", "--zero", "3",
+                   "--recompute", "selective", NULL), "--recompute selective", "per-op policy", "has experts",
+               "[rule fw-recompute]");
+    expect_bad(cli(EST, "--framework", "fsdp", "--zero", "3", "--recompute", "selective", "--mode", "lora", NULL),
+               "--recompute selective", "torchtitan has no LoRA", "[rule fw-recompute]");
 }
 
 /* plan, compare and sweep: a restriction no framework asked for can run is
@@ -618,6 +635,16 @@ Test(cli_estimate, plan_framework_rules)
     expect_bad(cli(PLN, "--framework", "megatron-deepspeed,deepspeed", "--schedule", "interleaved", "--pp", "2", NULL),
                "--schedule interleaved", "deepspeed runs 1f1b", "[rule fw-schedule]");
     expect_bad(cli(PLN, "--framework", "jax", NULL), "--framework", "pytorch|deepspeed", "'jax'");
+    /* a pinned activation offload: what stands in its way, before searching */
+    expect_bad(cli(PLN, "--act-offload-layers", "32", "--emit", "never", NULL), "--act-offload-layers 32",
+               "expected 1 to 31", "[rule fw-act-offload]");
+    cr_expect(access("never", F_OK) != 0, "--emit wrote although the plan was refused");
+    expect_bad(cli(PLN, "--framework", "deepspeed,fsdp", "--act-offload-layers", "8", NULL), "--act-offload-layers 8",
+               "only megatron", "[rule fw-act-offload]");
+    expect_bad(cli(PLN, "--pp", "2,4", "--act-offload-layers", "8", NULL), "--pp 2", "pipeline parallelism",
+               "[rule fw-act-offload]");
+    expect_bad(cli(PLN, "--recompute", "full", "--act-offload-layers", "8", NULL), "--recompute full",
+               "recomputation", "[rule fw-act-offload]");
     expect_bad(cli("compare", "--model", "llama3-8b", "--clusters", "dgx-h100", "--gpus", "8", "--train-tokens", "1T",
                    "--framework", "tensorflow", NULL), "--framework", "'tensorflow'");
 #undef PLN

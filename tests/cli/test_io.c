@@ -265,7 +265,16 @@ Test(io_in, a_fifo_as_input_never_hangs)
         {"cluster", "show", "in.json", NULL},
         {"estimate", "--model", "llama3-8b", "--cluster", "dgx-h100", "--deepspeed", "in.json", NULL},
         {"compare", "--model", "in.json", "--clusters", "dgx-h100", "--train-tokens", "1T"},
+        {"estimate", "--model", "llama3-8b", "--cluster", "dgx-h100", "--megatron-args", "in.json", NULL},
+        {"estimate", "--model", "llama3-8b", "--cluster", "dgx-h100", "--fsdp-config", "in.json", NULL},
+        {"estimate", "--model", "llama3-8b", "--cluster", "dgx-h100", "--training-args", "in.json", NULL},
+        {"sweep", "spec.json", "--output", "o.jsonl", "--resume", "in.json", NULL},
     };
+    char spec[PATH_MAX];
+    at(spec, "spec.json");
+    FILE *f = fopen(spec, "w");
+    cr_assert(f && fputs("{\"scenarios\": [{\"model\": \"gpt3-125m\", \"cluster\": \"dgx-h100\", \"global_batch\": 8}]}",
+                         f) >= 0 && fclose(f) == 0);
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         const char **c = cases[i];
         res r = run(NULL, 0, c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7], NULL);
@@ -329,6 +338,77 @@ Test(io_text, control_characters_in_names_are_escaped)
                      "--top", "1", "--format", "csv", NULL), "plan csv", ",\"ev?[31mil?X,y\",c?[2J8,");
     expect_clean(run(NULL, 0, "compare", "--model", "evil.json", "--clusters", "evilc.json", "--train-tokens", "1T",
                      NULL), "compare", "c?[2J8");
+}
+
+/* Bytes of the file dir/name other than '\n' and '\t' below 0x20, DEL, or
+ * a C1 control in UTF-8 (0xc2 0x80-0x9f): -1 when the file cannot be read. */
+static int control_bytes(const char *name)
+{
+    char p[PATH_MAX];
+    at(p, name);
+    FILE *f = fopen(p, "rb");
+    if (!f) return -1;
+    int n = 0, c, prev = 0;
+    while ((c = getc(f)) != EOF) {
+        n += (c < 0x20 && c != '\n' && c != '\t') || c == 0x7f || (prev == 0xc2 && c >= 0x80 && c <= 0x9f);
+        prev = c;
+    }
+    fclose(f);
+    return n;
+}
+
+/* The launcher files put the model's and cluster's names in comments (a
+ * sourced shell script, TOML, YAML, README): a newline there would end the
+ * comment, and `source megatron_args.sh` would run the rest of the name as
+ * a command. Every text file of every framework's folder holds no control
+ * byte, and sourcing the arguments runs nothing from the name. */
+Test(io_text, launch_files_keep_names_in_their_comments)
+{
+    static const char MODEL[] =
+        "{\"name\": \"m\\ntouch PWNED\\n\\u001b[31m\", \"layers\": 32, \"hidden\": 4096, \"heads\": 32, \"kv_heads\": 8,\n"
+        " \"ffn\": 14336, \"gated_mlp\": true, \"activation\": \"silu\", \"vocab\": 128256, \"seq\": 8192,\n"
+        " \"tied_embeddings\": false, \"norm\": \"rmsnorm\", \"position\": \"rope\"}\n";
+    static const char CLUSTER[] =
+        "{\"name\": \"c\\ntouch PWNED2\", \"gpu\": \"h100-sxm\", \"nodes\": 1, \"gpus_per_node\": 8,\n"
+        " \"intra\": {\"kind\": \"nvlink\", \"gbytes_per_s_bidir\": 900, \"latency_us\": 3.4},\n"
+        " \"inter\": {\"kind\": \"infiniband\", \"nics\": 8, \"nic_gbit_s\": 400, \"latency_us\": 5},\n"
+        " \"pcie\": {\"gen\": 5}, \"host_mem_gib\": 2048}\n";
+    char pm[PATH_MAX], pc[PATH_MAX];
+    at(pm, "m.json");
+    at(pc, "c.json");
+    FILE *f = fopen(pm, "w");
+    cr_assert(f && fputs(MODEL, f) >= 0 && fclose(f) == 0);
+    f = fopen(pc, "w");
+    cr_assert(f && fputs(CLUSTER, f) >= 0 && fclose(f) == 0);
+    static const char *const fws[] = {"megatron", "megatron-deepspeed", "deepspeed", "fsdp"};
+    static const char *const files[] = {"README.txt", "megatron_args.sh", "megatron_deepspeed_args.sh",
+                                        "torchtitan.toml", "accelerate_fsdp.yaml", "ds_config.json",
+                                        "training_args.json", "plan.json"};
+    for (size_t i = 0; i < sizeof fws / sizeof *fws; i++) {
+        char out[64], name[PATH_MAX];
+        snprintf(out, sizeof out, "o_%s", fws[i]);
+        res r = run(NULL, 0, "plan", "--model", "m.json", "--cluster", "c.json", "--global-batch", "64", "--top", "1",
+                    "--framework", fws[i], "--emit", out, NULL);
+        cr_expect_eq(r.code, 0, "%s: exit %d; %s", fws[i], r.code, r.err);
+        int seen = 0;
+        for (size_t k = 0; k < sizeof files / sizeof *files; k++) {
+            snprintf(name, sizeof name, "%s/1/%s", out, files[k]);
+            int n = control_bytes(name);
+            seen += n >= 0;
+            cr_expect(n <= 0, "%s: %d control bytes", name, n);
+        }
+        cr_expect_geq(seen, 3, "%s: the folder holds %d of the files looked for", fws[i], seen);
+    }
+    /* the two-file emits of estimate too */
+    res r = run(NULL, 0, "estimate", "--model", "m.json", "--cluster", "c.json", "--zero", "1", "--emit-megatron", "mg.sh",
+                NULL);
+    cr_expect_eq(r.code, 0, "%s", r.err);
+    cr_expect_eq(control_bytes("mg.sh"), 0);
+    char cmd[PATH_MAX + 200];
+    snprintf(cmd, sizeof cmd, "cd '%s' && bash -c 'source o_megatron/1/megatron_args.sh && source mg.sh' >/dev/null 2>&1",
+             dir);
+    cr_expect_eq(system(cmd), 0, "sourcing the arguments failed");
+    cr_expect(!exists("PWNED") && !exists("PWNED2"), "sourcing megatron_args.sh ran a command from a name");
 }
 
 /* ------------------------------------------------------------ item 8 */

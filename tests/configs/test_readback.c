@@ -41,6 +41,7 @@ typedef struct scenario {
     unsigned precisions;  /* 0: the default set */
     pp_train_mode mode;
     int lora_rank;
+    int act_offload;      /* blocks whose activations Megatron offloads */
 } scenario;
 
 typedef struct tally {
@@ -214,6 +215,7 @@ static void run_scenario(const scenario *sc, tally *t)
     if (sc->framework >= 0) o.frameworks = 1u << sc->framework;
     o.base.ft.mode = sc->mode;
     if (sc->lora_rank) o.base.ft.lora_rank = sc->lora_rank;
+    o.base.act_offload_layers = sc->act_offload;
     pp_plan_list l = {0};
     pp_status st = pp_plan_search(&m, &c, &o, &l, &err);
     if (st == PP_ERR_INFEASIBLE || (st == PP_ERR_INPUT && sc->framework >= 0)) {
@@ -281,11 +283,13 @@ Test(readback, finetune_hsdp_torchtitan, .timeout = 900)
         /* torchtitan with pipeline stages */
         {"torchtitan-pp", "llama3-70b", "dgx-h100", 8, 0, 512, 8192, 5, PP_FW_FSDP, 0, PP_MODE_FULL, 0},
         {"torchtitan-pp-bf16", "llama3-70b", "dgx-h100", 8, 0, 512, 8192, 5, PP_FW_FSDP, 1u << PP_PREC_BF16, PP_MODE_FULL, 0},
+        /* Megatron-Core's CPU offloading of 16 blocks' activations (--cpu-offloading-num-layers) */
+        {"megatron-act-offload", "llama3-8b", "dgx-h100", 1, 0, 64, 8192, 3, PP_FW_MEGATRON, 0, PP_MODE_FULL, 0, 16},
     };
     tally t = {0};
     for (size_t i = 0; i < sizeof more / sizeof *more; i++)
         run_scenario(&more[i], &t);
-    report("fine-tuning, FSDP HSDP, torchtitan", &t);
+    report("fine-tuning, FSDP HSDP, torchtitan, Megatron activation offload", &t);
     cr_expect(t.read > 0);
     rmdir(root);
 }

@@ -179,6 +179,30 @@ Test(megatron_args, grad_reduce_in_bf16_halves_main_grad)
     cr_assert(system(p) == 0);
 }
 
+Test(megatron_args, cpu_offloading_reads_and_follows_megatrons_asserts)
+{
+    /* --cpu-offloading-num-layers: Megatron-Core's activation offload */
+    fresh_dir();
+    put("a.sh", S(MG_HEAD "  --cpu-offloading-num-layers 8\n)\n"));
+    char *out, *err;
+    int rc = estimate(ARGS(MG_MODEL, "--megatron-args", "a.sh"), &out, &err);
+    cr_expect_eq(rc, 0, "%s", err);
+    cr_expect(strstr(out, "activations of 8 blocks offloaded") && strstr(out, "host: "), "%s", out);
+    cr_expect(!strstr(err, "not priced"), "%s", err);
+    free(out);
+    free(err);
+    /* Megatron refuses it with pipeline parallelism and with recomputation */
+    bad("a.sh", S(MG_HEAD "  --cpu-offloading-num-layers 8\n  --pipeline-model-parallel-size 2\n)\n"),
+        ARGS(MG_MODEL, "--megatron-args", "a.sh"), ARGS("pipeline parallelism", "[rule fw-act-offload]"));
+    bad("a.sh", S(MG_HEAD "  --cpu-offloading-num-layers 8\n  --recompute-activations\n)\n"),
+        ARGS(MG_MODEL, "--megatron-args", "a.sh"), ARGS("recomputation", "[rule fw-act-offload]"));
+    /* transformer_config.py: per-layer CUDA graphs and per-module offload refuse it */
+    bad("a.sh", S(MG_HEAD "  --cpu-offloading-num-layers 8\n  --cuda-graph-impl local\n)\n"),
+        ARGS(MG_MODEL, "--megatron-args", "a.sh"), ARGS("a.sh:", "--cuda-graph-impl local", "CUDA graphs not supported"));
+    bad("a.sh", S(MG_HEAD "  --cpu-offloading-num-layers 8\n  --fine-grained-activation-offloading\n)\n"),
+        ARGS(MG_MODEL, "--megatron-args", "a.sh"), ARGS("a.sh:", "--fine-grained-activation-offloading"));
+}
+
 Test(megatron_args, truncated) { bad("a.sh", S(MG_HEAD), ARGS(MG_MODEL, "--megatron-args", "a.sh"), ARGS("a.sh", "is not closed")); }
 
 Test(megatron_args, binary)
@@ -359,6 +383,24 @@ Test(fsdp_config, torchtitan_reads)
     cr_assert(system(p) == 0);
 }
 
+Test(fsdp_config, torchtitan_per_op_sac_reads)
+{
+    /* selective_ac_option "op": torchtitan's per-op policy, fsdp's selective */
+    fresh_dir();
+    put("t.toml", S("[model]\nname = \"llama3\"\nflavor = \"8B\"\n[training]\nlocal_batch_size = 2\n"
+                    "global_batch_size = 16\nseq_len = 8192\n[activation_checkpoint]\nmode = \"selective\"\n"
+                    "selective_ac_option = \"op\"\n"));
+    char *out, *err;
+    int rc = estimate(ARGS(MG_MODEL, "--fsdp-config", "t.toml"), &out, &err);
+    cr_expect_eq(rc, 0, "%s", err);
+    cr_expect(strstr(out, "with fsdp") && strstr(out, "recompute selective"), "%s", out);
+    free(out);
+    free(err);
+    char p[512];
+    snprintf(p, sizeof p, "rm -rf '%s'", dir);
+    cr_assert(system(p) == 0);
+}
+
 Test(fsdp_config, torchtitan_bad)
 {
     bad("t.toml", S(TT "[parallelism]\ntensor_paralel_degree = 2\n"), ARGS(MG_MODEL, "--fsdp-config", "t.toml"),
@@ -369,8 +411,11 @@ Test(fsdp_config, torchtitan_bad)
     bad("t.toml", S(TT "[parallelism]\nx = {a = 1}\n"), ARGS(MG_MODEL, "--fsdp-config", "t.toml"), ARGS("inline tables"));
     bad("t.toml", S("[model]\nname = \"llama3\"\nflavor = \"70B\"\n"), ARGS(MG_MODEL, "--fsdp-config", "t.toml"),
         ARGS("$.model.flavor", "\"70B\" contradicts llama3-8b"));
+    /* torchtitan's default: selective, one block in 2 checkpointed whole */
     bad("t.toml", S("[model]\nflavor = \"8B\"\n"), ARGS(MG_MODEL, "--fsdp-config", "t.toml"),
-        ARGS("$.activation_checkpoint.mode", "absent: torchtitan's default", "not priced"));
+        ARGS("$.activation_checkpoint.selective_ac_option", "absent: torchtitan's default", "not priced"));
+    bad("t.toml", S("[model]\nflavor = \"8B\"\n[activation_checkpoint]\nmode = \"selective\"\nselective_ac_option = \"opp\"\n"),
+        ARGS(MG_MODEL, "--fsdp-config", "t.toml"), ARGS("$.activation_checkpoint.selective_ac_option", "\"opp\""));
     bad("t.toml", S(TT "[parallelism]\ncontext_parallel_degree = 3\n"), ARGS(MG_MODEL, "--fsdp-config", "t.toml"),
         ARGS("data_parallel_shard_degree", "does not make the 8 GPUs"));
 }

@@ -130,7 +130,8 @@ Test(sweep, csv_has_the_documented_header)
     cr_expect(strncmp(h, "index,status,model,cluster,gpus,global_batch,seq,", 49) == 0);
     int commas = 0;
     for (const char *p = h; *p; p++) commas += *p == ',';
-    cr_expect_eq(commas, 30, "31 fixed columns");
+    cr_expect_eq(commas, 31, "32 fixed columns");
+    cr_expect(strstr(h, ",recompute,act_offload_layers,precision,") != NULL, "%s", h);
     cr_expect(strstr(h, ",seq,framework,dp,") != NULL, "%s", h);
 }
 
@@ -528,5 +529,11 @@ Test(sweep, estimate_request_equals_the_library_estimate)
     out = pp_estimate_request("{\"model\": \"llama3-8b\", \"cluster\": \"dgx-h100\", \"lora_rank\": 8}", &st);
     cr_expect_eq(st, PP_ERR_INPUT);
     cr_expect(strstr(out, "\"field\":\"$.lora_rank\"") != NULL, "%s", out);
+    pp_free(out);
+    /* a rule on the strategy's overlap_tp is the request's key tp_overlap (found by fuzz_estimate_request's seeds) */
+    out = pp_estimate_request("{\"model\": \"llama3-8b\", \"cluster\": \"dgx-h100\", \"tp\": 2, \"sp\": true,"
+                              " \"tp_overlap\": true, \"framework\": \"megatron-deepspeed\"}", &st);
+    cr_expect_eq(st, PP_ERR_INPUT);
+    cr_expect(strstr(out, "\"field\":\"$.tp_overlap\"") && strstr(out, "\"message\":\"$.tp_overlap = on: "), "%s", out);
     pp_free(out);
 }

@@ -177,6 +177,8 @@ static void gen_training(kase *k, const pp_model *m, pp_strategy *s)
     static const int rcs[] = {PP_RECOMPUTE_NONE, PP_RECOMPUTE_SELECTIVE, PP_RECOMPUTE_FULL};
     s->recompute = (pp_recompute)fw_pick(f, "recompute", rcs, 3);
     if (s->recompute == PP_RECOMPUTE_FULL && chance(30)) s->recompute_layers = pick(4);
+    if (pp_framework_supports(f, "act_offload", 1) && s->pp == 1 && s->recompute == PP_RECOMPUTE_NONE && chance(20))
+        s->act_offload_layers = 1 + pick(m->layers - 1);
     static const int precs[] = {PP_PREC_BF16, PP_PREC_BF16, PP_PREC_FP16, PP_PREC_FP32, PP_PREC_FP8};
     s->precision = (pp_precision)fw_pick(f, "precision", precs, 5);
     if (!(k->c.gpu.peak_flops[s->precision] > 0)) s->precision = PP_PREC_FP16;
@@ -258,6 +260,7 @@ static void command(const kase *k, const pp_strategy *s, char *buf, size_t cap)
     if (s->shard > 0) ADD(" --shard %d", s->shard);
     ADD(" --offload %s --recompute %s", ename(PP_ENUM_OFFLOAD, s->offload), ename(PP_ENUM_RECOMPUTE, s->recompute));
     if (s->recompute_layers >= 0) ADD(" --recompute-layers %d", s->recompute_layers);
+    if (s->act_offload_layers > 0) ADD(" --act-offload-layers %d", s->act_offload_layers);
     ADD(" --precision %s --optimizer %s --attention %s --micro-batch %d --global-batch %d --seq %d",
         ename(PP_ENUM_PRECISION, s->precision), ename(PP_ENUM_OPTIMIZER, s->optimizer),
         ename(PP_ENUM_ATTENTION, s->attention), s->micro_batch, s->global_batch, s->seq);
@@ -396,7 +399,8 @@ static void law_memory(tally *t, const kase *k, const pp_strategy *s, const pp_p
                             st->buffers_bytes, st->total_bytes, st->phase_bytes[0], st->phase_bytes[1],
                             st->act_per_microbatch, st->logits_bytes, st->zero_gather_bytes, st->bucket_bytes,
                             st->p2p_bytes, st->recompute_bytes, st->context_bytes, st->fragmentation_bytes,
-                            st->host_bytes, st->nvme_bytes, st->grads_total_bytes, st->cast_bytes, st->opt_temp_bytes};
+                            st->host_bytes, st->nvme_bytes, st->grads_total_bytes, st->cast_bytes, st->opt_temp_bytes,
+                            st->act_offload_bytes};
         for (size_t j = 0; j < sizeof v / sizeof *v; j++)
             if (!(v[j] >= 0) || !isfinite(v[j])) broken(t, L_MEMORY, k, s, "stage %d: term %zu is %g bytes", i, j, v[j]);
         double dense, expert, trained, nf4;

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "costmodel/costmodel.h"
+#include "tests/fixtures.h"
 
 /* A GPT block as Korthikanti assumes it: MHA, 4h GeLU MLP, two LayerNorms,
  * dropout, materialised attention scores. */
@@ -427,4 +428,75 @@ Test(memory, pipeline_outputs_kept_or_freed)
     cr_assert_eq(pp_strategy_resolve(&s, &m, &c, &err), PP_OK, "%s", err.msg);
     pp_memory_estimate(&m, &c, &s, &mem);
     cr_expect_float_eq(mem.stages[0].p2p_bytes, 2 * act, 1);
+}
+
+/* Megatron's optimizer reads its fp32 .grad from main_grad with .float()
+ * (megatron/core/optimizer/optimizer.py _copy_model_grads_to_main_grads;
+ * distrib_optimizer.py, the rank's shard): the fp32 main_grad itself, or a
+ * new fp32 copy of a 16-bit one (--grad-reduce-in-bf16). At the optimizer
+ * step, with P the GPU's parameters and f = 1.1 the allocator's reserve on
+ * what training allocates (gradients, states, temporaries):
+ *   ZeRO-0: fp32 main_grad 4P;  bf16 main_grad 2P + copy 4P    -> +2P f
+ *   ZeRO-1 over 8 ranks: 4P vs 2P + 4P/8                       -> -1.5P f */
+Test(memory, megatron_bf16_main_grad_copies_to_fp32_at_the_step)
+{
+    pp_model m = fx_model("llama3-8b");
+    pp_cluster c = fx_cluster("dgx-h100", 1, 0);
+    const int zeros[] = {0, 1};
+    const double want[] = {2.0, -1.5};
+    for (int z = 0; z < 2; z++) {
+        double step[2], P = 0;
+        for (int g = 0; g < 2; g++) {
+            pp_strategy s;
+            pp_strategy_default(&s);
+            s.framework = PP_FW_MEGATRON;
+            s.dp = 8, s.zero = zeros[z], s.seq = 2048, s.global_batch = 8;
+            s.grad_accum_dtype = g ? PP_GRAD_16 : PP_GRAD_FP32;
+            pp_plan p;
+            pp_error err = {""};
+            cr_assert_eq(pp_estimate(&m, &c, &s, &p, &err), PP_OK, "%s", err.msg);
+            step[g] = p.memory.stages[0].phase_bytes[PP_PHASE_OPTIMIZER];
+            P = p.params_trainable;
+        }
+        double diff = step[1] - step[0], hand = want[z] * P * (1 + PP_COST_FRAGMENTATION);
+        cr_expect(fabs(diff - hand) < 1e-9 * fabs(hand), "ZeRO-%d: bf16 - fp32 main_grad at the step %.9g B, by hand "
+                  "%.9g B", zeros[z], diff, hand);
+    }
+}
+
+/* torchtitan's per-op selective checkpointing (fsdp's selective recompute;
+ * torchtitan activation_checkpoint.py: save mm, SDPA and reduce-scatter
+ * outputs except every second mm). Llama-3-8B (h 4096, 32 heads, 8 KV
+ * heads of 128, ffn 14336), micro-batch 2 x 8192 = 16384 tokens, bf16:
+ * a block keeps its input (h), wq's (4096) and wv's (1024) outputs, SDPA's
+ * output (4096) and fp32 log-sum-exp (4 bytes x 32 heads), w1's (14336) and
+ * w2's (4096) outputs:
+ *   2 x 16384 x (4096 + 4096 + 1024 + 4096 + 14336 + 4096) + 4 x 16384 x 32
+ *   = 1,042,284,544 bytes; the stage adds the final norm's and the head's
+ *   inputs, 2 x 2 x 16384 x 4096. It recomputes wk, wo and w3:
+ *   2 x 16384 x (4096 x 1024 + 4096 x 4096 + 4096 x 14336) FLOPs a block. */
+Test(memory, torchtitan_per_op_checkpointing_by_hand)
+{
+    pp_model m = fx_model("llama3-8b");
+    pp_cluster c = fx_cluster("dgx-h100", 1, 0);
+    pp_strategy s;
+    pp_strategy_default(&s);
+    s.framework = PP_FW_FSDP;
+    s.dp = 8, s.zero = 3, s.micro_batch = 2, s.seq = 8192, s.global_batch = 16;
+    s.recompute = PP_RECOMPUTE_SELECTIVE;
+    pp_plan p;
+    pp_error err = {""};
+    cr_assert_eq(pp_estimate(&m, &c, &s, &p, &err), PP_OK, "%s", err.msg);
+    double T = 16384, block = 2 * T * (4096 + 4096 + 1024 + 4096 + 14336 + 4096) + 4 * T * 32;
+    double want = 32 * block + 2 * 2 * T * 4096;
+    cr_expect(fabs(p.memory.stages[0].act_per_microbatch - want) < 1e-9 * want, "activations %.0f, by hand %.0f",
+              p.memory.stages[0].act_per_microbatch, want);
+    double redo = 32 * 2 * T * (4096.0 * 1024 + 4096.0 * 4096 + 4096.0 * 14336) * 8; /* 8 replicas */
+    double extra = p.throughput.hardware_flops_per_step - p.throughput.model_flops_per_step;
+    cr_expect(fabs(extra - redo) < 1e-9 * redo, "recomputed %.6g FLOPs, by hand %.6g", extra, redo);
+    cr_expect(p.time.recompute_s > 0);
+    /* Megatron's selective is another policy: the attention core again */
+    s.framework = PP_FW_MEGATRON, s.zero = 1;
+    cr_assert_eq(pp_estimate(&m, &c, &s, &p, &err), PP_OK, "%s", err.msg);
+    cr_expect(fabs(p.memory.stages[0].act_per_microbatch - want) > 0.1 * want, "megatron priced as torchtitan");
 }

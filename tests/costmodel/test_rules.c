@@ -95,6 +95,7 @@ static void b_uneven(pp_strategy *s) { pp2(s), s->stage_layers[0] = 14, s->stage
 static void b_adam8(pp_strategy *s) { s->optimizer = PP_OPT_ADAM8BIT; }
 static void b_sgd_offload(pp_strategy *s) { s->optimizer = PP_OPT_SGD, s->offload = PP_OFFLOAD_OPT_PARAMS, s->zero = 3; }
 static void b_lora(pp_strategy *s) { s->ft.mode = PP_MODE_LORA; }
+static void b_act_offload(pp_strategy *s) { s->act_offload_layers = 8; }
 static void b_order2(pp_strategy *s) { strcpy(s->order, "cp-tp-dp-pp"); }
 static void b_tp_overlap(pp_strategy *s) { s->overlap_tp = 1, s->tp = 2, s->dp = 8, s->sp = 1, s->filled &= ~PP_FILLED_OVERLAP_TP; }
 static void b_dp_overlap(pp_strategy *s) { pp2(s), s->overlap_dp = 1, s->filled &= ~PP_FILLED_OVERLAP_DP; }
@@ -162,6 +163,7 @@ static rule_case cases[] = {
     {PP_RULE_FW_OUTPUTS, L3, H, 16, PP_FW_DEEPSPEED, tp1, b_outputs, PP_FW_MEGATRON, 0},
     {PP_RULE_FW_LOSS, L3, H, 16, PP_FW_MEGATRON, NULL, b_chunked, PP_FW_PYTORCH, 0},
     {PP_RULE_FW_LAUNCHER, "mistral-7b", H, 16, PP_FW_MEGATRON, NULL, b_fsdp_pp2, PP_FW_MEGATRON, 0},
+    {PP_RULE_FW_ACT_OFFLOAD, L3, H, 16, PP_FW_DEEPSPEED, tp1, b_act_offload, PP_FW_MEGATRON, 0},
 };
 #define NCASES (sizeof cases / sizeof *cases)
 

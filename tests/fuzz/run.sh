@@ -14,7 +14,8 @@ only=" $* "
 here=$(cd "$(dirname "$0")" && pwd)
 status=0
 for pair in model_json:model hf_config:hf gpu_catalog:gpus cluster_json:cluster deepspeed:deepspeed \
-            megatron_args:megatron fsdp_config:fsdp sweep_spec:sweep; do
+            megatron_args:megatron fsdp_config:fsdp sweep_spec:sweep estimate_request:request \
+            sweep_resume:resume; do
   name=fuzz_${pair%%:*}
   [ "$only" = "  " ] || case $only in *" $name "*) ;; *) continue ;; esac
   seeds=$here/corpus/${pair##*:}

@@ -252,3 +252,35 @@ Test(advice, nothing_fits_says_so)
     pp_free(t);
     free(f);
 }
+
+/* Megatron with activation offload that does not fit: offloading more
+ * blocks is a move (all but one at most: Megatron's assert), and a move to
+ * recompute or pipeline stages drops the offload, which Megatron cannot
+ * combine with either; each listed fix re-estimated here fits. */
+Test(advice, megatron_activation_offload_moves)
+{
+    fx *f = calloc(1, sizeof *f);
+    cr_assert(f);
+    pp_error err = {""};
+    cr_assert_eq(pp_model_load("llama3-8b", &f->m, &err), PP_OK);
+    cr_assert_eq(pp_cluster_load("dgx-h100", &f->c, &err), PP_OK);
+    pp_strategy_default(&f->s);
+    f->s.framework = PP_FW_MEGATRON;
+    f->s.dp = 8, f->s.zero = 1, f->s.seq = 8192, f->s.global_batch = 8, f->s.act_offload_layers = 4;
+    cr_assert_eq(pp_estimate(&f->m, &f->c, &f->s, &f->p, &err), PP_OK, "%s", err.msg);
+    cr_assert(!f->p.memory.fits, "the fixture must not fit");
+    char *t = advise(f, 0);
+    cr_expect(fix_line(t, "activations of 31 blocks offloaded (--cpu-offloading-num-layers 31)"), "%s", t);
+    cr_expect(fix_line(t, "full recompute (no activation offload: Megatron has not both)"), "%s", t);
+    pp_strategy s = f->s;
+    s.act_offload_layers = 31;
+    static pp_plan q;
+    cr_assert_eq(pp_estimate(&f->m, &f->c, &s, &q, &err), PP_OK, "%s", err.msg);
+    cr_expect(q.memory.fits, "31 blocks: %.2f GiB", q.memory.peak_bytes / GIB);
+    s = f->s;
+    s.act_offload_layers = 0, s.recompute = PP_RECOMPUTE_FULL;
+    cr_assert_eq(pp_estimate(&f->m, &f->c, &s, &q, &err), PP_OK, "%s", err.msg);
+    cr_expect(q.memory.fits, "full recompute: %.2f GiB", q.memory.peak_bytes / GIB);
+    pp_free(t);
+    free(f);
+}
