@@ -349,37 +349,72 @@ int jr_fail(jr_ctx *c, const char *path, const char *key, const char *fmt, ...)
     return 0;
 }
 
-static int edit_distance(const char *a, const char *b)
+/* Levenshtein distance of a and b (99 if either is longer than 63), or
+ * bound itself as soon as it cannot come out below bound: |la - lb| is a
+ * lower bound, and a row's minimum never decreases down the table. */
+static int edit_distance(const char *a, const char *b, int bound)
 {
     int la = (int)strlen(a), lb = (int)strlen(b);
     if (la > 63 || lb > 63) return 99;
+    if (la - lb >= bound || lb - la >= bound) return bound;
     int prev[64], cur[64];
     for (int j = 0; j <= lb; j++) prev[j] = j;
     for (int i = 1; i <= la; i++) {
         cur[0] = i;
+        int row_min = i;
         for (int j = 1; j <= lb; j++) {
             int sub = prev[j - 1] + (a[i - 1] != b[j - 1]);
             int del = prev[j] + 1, ins = cur[j - 1] + 1;
             cur[j] = sub < del ? (sub < ins ? sub : ins) : (del < ins ? del : ins);
+            if (cur[j] < row_min) row_min = cur[j];
         }
+        if (row_min >= bound) return bound;
         memcpy(prev, cur, sizeof(int) * (size_t)(lb + 1));
     }
     return prev[lb];
 }
 
+/* Bag distance of s (its byte counts in cnt) and b: the larger number of
+ * bytes either has beyond the other's; a lower bound on their edit distance
+ * (each edit changes it by at most one). cnt comes back unchanged. */
+static int bag_distance(int cnt[256], int ls, const char *b)
+{
+    int lb = 0, extra_b = 0;
+    for (; b[lb]; lb++)
+        if (--cnt[(unsigned char)b[lb]] < 0) extra_b++;
+    for (int j = 0; j < lb; j++) cnt[(unsigned char)b[j]]++;
+    int extra_s = ls - (lb - extra_b);
+    return extra_s > extra_b ? extra_s : extra_b;
+}
+
+/* The first of names nearest to s, returned when within a third of s's
+ * length or when one holds the other (their distance is then the length
+ * difference). Only a strictly nearer name replaces the best, so the search
+ * starts at the bound past which nothing would be returned, and measures a
+ * name only while a lower bound says it can still win. */
 const char *jr_nearest(const char *s, const char *const *names, int n)
 {
-    const char *best = NULL;
-    int bd = 1 << 30;
+    int ls = (int)strlen(s), limit = ls / 3 + 1;
+    if (limit < 2) limit = 2;
+    int held = 1 << 30; /* the nearest name that holds s or that s holds */
     for (int i = 0; i < n; i++) {
-        int d = edit_distance(s, names[i]);
+        int lb = (int)strlen(names[i]);
+        if (lb >= ls ? strstr(names[i], s) != NULL : strstr(s, names[i]) != NULL) {
+            int d = ls > 63 || lb > 63 ? 99 : abs(ls - lb);
+            if (d < held) held = d;
+        }
+    }
+    const char *best = NULL;
+    int bd = (held < (1 << 30) && held > limit ? held : limit) + 1, cnt[256] = {0};
+    for (int j = 0; j < ls; j++) cnt[(unsigned char)s[j]]++;
+    for (int i = 0; i < n; i++) {
+        if (ls <= 63 && strlen(names[i]) <= 63 && bag_distance(cnt, ls, names[i]) >= bd) continue;
+        int d = edit_distance(s, names[i], bd);
         if (d < bd) {
             bd = d;
             best = names[i];
         }
     }
-    int limit = (int)strlen(s) / 3 + 1;
-    if (limit < 2) limit = 2;
     if (best && (bd <= limit || strstr(best, s) || strstr(s, best))) return best;
     return NULL;
 }

@@ -1,19 +1,23 @@
 #!/bin/sh
 # Runs every parplan fuzz harness for SECONDS each (default 150), one after
 # another, from the seeds in tests/fuzz/corpus/ plus what earlier runs found.
-# Usage: tests/fuzz/run.sh [SECONDS] [BUILD_DIR]      (after `make fuzz`)
+# Usage: tests/fuzz/run.sh [SECONDS] [BUILD_DIR] [HARNESS...]   (after `make fuzz`)
+# With HARNESS names (fuzz_deepspeed ...) only those run.
 # New inputs go to BUILD_DIR/corpus/NAME (the seed folders stay untouched),
 # crashes to BUILD_DIR/artifacts/NAME/, logs to BUILD_DIR/logs/NAME.log.
 # Exit status 1 if any harness found a crash.
 set -u
 secs=${1:-150}
 build=${2:-build-fuzz}
+if [ $# -gt 2 ]; then shift 2; else set --; fi
+only=" $* "
 here=$(cd "$(dirname "$0")" && pwd)
 status=0
 for pair in model_json:model hf_config:hf gpu_catalog:gpus cluster_json:cluster deepspeed:deepspeed \
             megatron_args:megatron fsdp_config:fsdp sweep_spec:sweep estimate_request:request \
             sweep_resume:resume; do
   name=fuzz_${pair%%:*}
+  [ "$only" = "  " ] || case $only in *" $name "*) ;; *) continue ;; esac
   seeds=$here/corpus/${pair##*:}
   bin=$build/$name
   [ -x "$bin" ] || { echo "$bin not built: run make fuzz" >&2; exit 2; }
