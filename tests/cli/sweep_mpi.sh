@@ -91,10 +91,18 @@ cmp -s bs.jsonl ref.jsonl || fail "bad scenario: MPI output differs"
 } > heavy.json
 "$P" sweep heavy.json --output heavy_ref.jsonl 2>/dev/null
 mpirun --oversubscribe -np 3 "$P" sweep heavy.json --jobs 1 --output d.jsonl >d.out 2>d.err & mp=$!
-for _ in $(seq 3000); do [ -s d.jsonl.part ] && [ "$(wc -l < d.jsonl.part)" -ge 3 ] && break; sleep 0.01; done
+# wait (up to 10 minutes: the sanitizers on a loaded machine are slow) for
+# three lines in the journal and rank 1 among mpirun's children
 victim=""
-for c in $(awk -v p=$mp '$4 == p {print $1}' /proc/[0-9]*/stat 2>/dev/null); do # mpirun's children: the ranks
-  tr '\0' '\n' < /proc/$c/environ 2>/dev/null | grep -qx 'OMPI_COMM_WORLD_RANK=1' && victim=$c
+for _ in $(seq 60000); do
+  kill -0 $mp 2>/dev/null || break
+  if [ -s d.jsonl.part ] && [ "$(wc -l < d.jsonl.part)" -ge 3 ]; then
+    for c in $(awk -v p=$mp '$4 == p {print $1}' /proc/[0-9]*/stat 2>/dev/null); do # mpirun's children: the ranks
+      tr '\0' '\n' < /proc/$c/environ 2>/dev/null | grep -qx 'OMPI_COMM_WORLD_RANK=1' && victim=$c
+    done
+    [ -n "$victim" ] && break
+  fi
+  sleep 0.01
 done
 [ -n "$victim" ] && kill -9 "$victim" || fail "rank 1 not found among mpirun's children"
 wait $mp; rc=$?
