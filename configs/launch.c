@@ -484,7 +484,7 @@ static pp_status fsdp_files(const pp_model *m, const pp_cluster *c, const pp_pla
                             pp_launch *out, pp_error *err)
 {
     const pp_strategy *s = &p->strategy;
-    if (s->pp > 1 || s->precision == PP_PREC_FP8 || s->recompute == PP_RECOMPUTE_SELECTIVE) /* rule fw-launcher: torchtitan */
+    if (pp__torchtitan_only(s)) /* rule fw-launcher: torchtitan launches it */
         return add_file(out, "torchtitan.toml", torchtitan_toml(m, c, p, &o->hp), err);
     pp_status st = add_file(out, "accelerate_fsdp.yaml", accelerate_yaml(m, c, p, &out->notes), err);
     if (st == PP_OK) st = add_file(out, "training_args.json", training_args(p, &o->hp, NULL), err);

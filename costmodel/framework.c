@@ -223,6 +223,14 @@ int pp_framework_supports(pp_framework fw, const char *dim, int v)
     return 0;
 }
 
+const char *pp__torchtitan_only(const pp_strategy *s)
+{
+    if (s->pp > 1) return "pipeline stages";
+    if (s->precision == PP_PREC_FP8) return "fp8";
+    if (s->recompute == PP_RECOMPUTE_SELECTIVE) return "selective recompute";
+    return NULL;
+}
+
 const char *pp__torchtitan_flavor(const pp_model *m)
 {
     static const struct { const char *name; int layers, hidden, heads, kv, ffn; } flavors[] = {

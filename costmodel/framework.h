@@ -86,6 +86,10 @@ typedef struct pp__fw {
 /* The torchtitan (v0.2.2) llama3 flavor that builds model m ("8B", "70B",
  * "405B"), or NULL: the shapes of torchtitan/models/llama3/__init__.py. */
 const char *pp__torchtitan_flavor(const pp_model *m);
+/* What of an FSDP strategy only torchtitan launches (HF Accelerate has no
+ * pipeline stages, fp8 or per-op selective recompute), or NULL: the one
+ * test behind rule fw-launcher and the launch files' choice. */
+const char *pp__torchtitan_only(const pp_strategy *s);
 
 /* The vocabulary the framework builds: Megatron pads it to a multiple of
  * make_vocab_size_divisible_by x tp; pp__megatron_divisor is the divisor

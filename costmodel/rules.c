@@ -730,9 +730,8 @@ static int fw_launcher_ok(const why *w)
         return no(w, NULL, m->name, "uses %s: the Megatron-DeepSpeed arguments parplan writes (microsoft/Megatron-DeepSpeed) "
                   "cannot build it; BigScience's fork can (--position-embedding-type alibi, --embed-layernorm)",
                   m->position == PP_POS_ALIBI ? "ALiBi positions" : "a norm after the embedding");
-    int sac = s->recompute == PP_RECOMPUTE_SELECTIVE;
-    if (FW(w)->weights != PP_W_FSDP || (s->pp == 1 && s->precision != PP_PREC_FP8 && !sac)) return 1;
-    const char *why_tt = s->pp > 1 ? "pipeline stages" : s->precision == PP_PREC_FP8 ? "fp8" : "selective recompute";
+    const char *why_tt = pp__torchtitan_only(s);
+    if (FW(w)->weights != PP_W_FSDP || !why_tt) return 1;
     if (s->ft.mode != PP_MODE_FULL)
         return no(w, "mode", ename(PP_ENUM_MODE, s->ft.mode), "FSDP with %s is launched by torchtitan, which has no "
                   "LoRA; HF Accelerate (LoRA) has no %s", why_tt, why_tt);
