@@ -48,6 +48,10 @@ void pp__op_sac_gemms(const pp_model *m, double *redo, double *all);
 /* Activations Megatron's CPU offloading moves to the host per micro-batch
  * (blocks first..last). */
 double pp__act_offload_bytes(const pp_model *m, const pp_strategy *s, int first, int last);
+/* Micro-batches (whole-stage units) stage i holds (memory.c), and the
+ * micro-batch count (grad_accum) from which that no longer changes. */
+double pp__inflight(const pp_strategy *s, int i);
+long pp__inflight_saturates(const pp_strategy *s);
 /* Bytes of one activation element: 4 in pure fp32 training, else 2. */
 double pp__act_bytes(const pp_strategy *s);
 /* 16-bit K and V of one micro-batch's sequence chunk on this rank (s/cp
@@ -136,6 +140,9 @@ double pp__quantizable_block_params(const pp_model *m, int kind);
 /* Trainable (unfrozen + adapter) and NF4-stored elements of a stage's GPU. */
 void pp__stage_trainable(const pp_model *m, const pp_strategy *s, int stage, int first, int last,
                          double *trainable, double *quantized);
+/* Both of the above from one pass over the stage's blocks. */
+void pp__stage_counts(const pp_model *m, const pp_strategy *s, int stage, int first, int last, double *dense,
+                      double *expert, double *trainable, double *quantized);
 
 /* A GPU's achievable fractions: its catalog values, or the documented
  * defaults (compute.c, docs/time.md) when the catalog has none. */

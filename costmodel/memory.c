@@ -5,6 +5,7 @@
  * are DeepSpeed's and PyTorch's. Peak = max over the forward/backward moment
  * and the optimizer-step moment.
  */
+#include <limits.h>
 #include <math.h>
 #include <string.h>
 
@@ -67,21 +68,35 @@ static double block_params_gpu(const pp_model *m, const pp_strategy *s, int kind
     return dense;
 }
 
-static void add_block(const pp_model *m, const pp_strategy *s, int i, stage_params *sp)
+/* One block's parameter terms: the same for every block of a kind. */
+typedef struct block_terms {
+    double dense, expert, lora, quantized, big;
+    int done;
+} block_terms;
+
+static void block_terms_of(const pp_model *m, const pp_strategy *s, int kind, block_terms *b)
 {
-    int kind = m->block_kind[i];
-    double ex, act, d = block_params_gpu(m, s, kind, &ex), t = s->tp;
+    double act, t = s->tp;
+    b->dense = block_params_gpu(m, s, kind, &b->expert);
+    b->lora = pp__lora_block_params(m, s, kind, &act) / t;
+    /* QLoRA: linear weights on this GPU, everything but norms and the router */
+    double router = kind == PP_BLOCK_MOE ? (double)m->hidden * m->experts : 0;
+    b->quantized = b->dense + b->expert - m->norms_per_block * pp__norm_params(m) - router;
+    b->big = (double)m->hidden * (kind == PP_BLOCK_MOE ? m->expert_ffn : m->ffn) / t;
+    b->done = 1;
+}
+
+static void add_block(const pp_strategy *s, int i, const block_terms *b, stage_params *sp)
+{
+    double d = b->dense, ex = b->expert;
     sp->dense += d;
     sp->expert += ex;
     if (d + ex > sp->largest_block) sp->largest_block = d + ex;
     if (!pp__base_frozen(s, i)) sp->trainable += d + ex;
-    sp->lora += pp__lora_block_params(m, s, kind, &act) / t;
+    sp->lora += b->lora;
     if (s->ft.mode == PP_MODE_QLORA) {
-        /* linear weights on this GPU: everything but norms and the router */
-        double router = kind == PP_BLOCK_MOE ? (double)m->hidden * m->experts : 0;
-        sp->quantized += d + ex - m->norms_per_block * pp__norm_params(m) - router;
-        double big = (double)m->hidden * (kind == PP_BLOCK_MOE ? m->expert_ffn : m->ffn) / t;
-        if (big > sp->largest_matrix) sp->largest_matrix = big;
+        sp->quantized += b->quantized;
+        if (b->big > sp->largest_matrix) sp->largest_matrix = b->big;
     }
 }
 
@@ -90,7 +105,12 @@ static stage_params stage_param_count(const pp_model *m, const pp_strategy *s, i
 {
     stage_params sp = {0, 0, 0, 0, 0, 0, 0, 0};
     double t = s->tp, h = m->hidden, emb = pp__vocab(m, s) * h / t;
-    for (int i = first; i <= last && i >= 0; i++) add_block(m, s, i, &sp);
+    block_terms bt[PP_BLOCK_COUNT] = {{0}};
+    for (int i = first; i <= last && i >= 0; i++) {
+        int kind = m->block_kind[i];
+        if (!bt[kind].done) block_terms_of(m, s, kind, &bt[kind]);
+        add_block(s, i, &bt[kind], &sp);
+    }
     if (is_first) {
         double e = emb + (m->position == PP_POS_LEARNED ? (double)m->max_positions * h : 0);
         if (m->embed_norm) e += pp__norm_params(m);
@@ -119,13 +139,24 @@ void pp__stage_params(const pp_model *m, const pp_strategy *s, int stage, int fi
 void pp__stage_trainable(const pp_model *m, const pp_strategy *s, int stage, int first, int last,
                          double *trainable, double *quantized)
 {
+    double dense, expert;
+    pp__stage_counts(m, s, stage, first, last, &dense, &expert, trainable, quantized);
+}
+
+void pp__stage_counts(const pp_model *m, const pp_strategy *s, int stage, int first, int last, double *dense,
+                      double *expert, double *trainable, double *quantized)
+{
     stage_params sp = stage_param_count(m, s, first, last, stage == 0, stage == s->pp - 1);
+    *dense = sp.dense;
+    *expert = sp.expert;
     *trainable = sp.trainable + sp.lora;
     *quantized = sp.quantized;
 }
 
-/* Micro-batches (in whole-stage units) whose activations stage i holds. */
-static double inflight(const pp_strategy *s, int i)
+/* Micro-batches (in whole-stage units) whose activations stage i holds.
+ * Depends only on pp, the schedule, v and the micro-batch count; with
+ * 1F1B and interleaving it stops growing at pp__inflight_saturates. */
+double pp__inflight(const pp_strategy *s, int i)
 {
     int p = s->pp, m = s->grad_accum, v = s->virtual_stages;
     if (p == 1) return 1;
@@ -144,6 +175,19 @@ static double inflight(const pp_strategy *s, int i)
 /* Activations Megatron's CPU offloading moves to the host per micro-batch:
  * what the stage's first act_offload_layers blocks store (no recompute:
  * rule fw-act-offload). */
+/* The least micro-batch count from which every stage's pp__inflight no
+ * longer depends on it (GPipe holds them all: never). */
+long pp__inflight_saturates(const pp_strategy *s)
+{
+    int p = s->pp, v = s->virtual_stages;
+    if (p == 1) return 1;
+    switch (s->schedule) {
+    case PP_SCHED_GPIPE: return LONG_MAX;
+    case PP_SCHED_INTERLEAVED: return (2L * (p - 1) + (v - 1L) * p + 1 + v - 1) / v; /* stage 0's warmup */
+    default: return p;
+    }
+}
+
 double pp__act_offload_bytes(const pp_model *m, const pp_strategy *s, int first, int last)
 {
     double sum = 0;
@@ -163,19 +207,27 @@ static double stage_act(const pp_model *m, const pp_strategy *s, int stage, int 
     double sum = 0;
     int n = 0, k = pp__recomputed_blocks(s, stage, last - first + 1);
     *one_block = 0;
+    /* per kind and recompute (the same for every such block): -1 unknown */
+    double bytes[PP_BLOCK_COUNT][PP_RECOMPUTE_COUNT], lora[PP_BLOCK_COUNT];
+    for (int a = 0; a < PP_BLOCK_COUNT; a++) {
+        lora[a] = -1;
+        for (int b = 0; b < PP_RECOMPUTE_COUNT; b++) bytes[a][b] = -1;
+    }
     for (int i = first; i <= last && i >= 0; i++, n++) {
         pp_recompute r = s->recompute;
+        int kind = m->block_kind[i];
         if (r == PP_RECOMPUTE_FULL && n >= k) r = PP_RECOMPUTE_NONE; /* the first k blocks only */
         if (!pp__block_needs_backward(s, i)) continue; /* frozen prefix: nothing stored */
-        double lora_act;
-        pp__lora_block_params(m, s, m->block_kind[i], &lora_act);
+        if (lora[kind] < 0) pp__lora_block_params(m, s, kind, &lora[kind]);
+        if (bytes[kind][r] < 0) bytes[kind][r] = pp__block_act_bytes(m, s, kind, r);
+        if (bytes[kind][PP_RECOMPUTE_NONE] < 0) bytes[kind][PP_RECOMPUTE_NONE] = pp__block_act_bytes(m, s, kind, PP_RECOMPUTE_NONE);
         int offloaded = n < s->act_offload_layers;
         if (r != PP_RECOMPUTE_FULL && !offloaded)
-            sum += lora_act * s->micro_batch * s->seq / s->cp / s->tp;
-        if (!offloaded) sum += pp__block_act_bytes(m, s, m->block_kind[i], r);
+            sum += lora[kind] * s->micro_batch * s->seq / s->cp / s->tp;
+        if (!offloaded) sum += bytes[kind][r];
         /* backward working set: the gradients of one block's activations,
          * plus, when it was recomputed, the activations themselves */
-        double full = pp__block_act_bytes(m, s, m->block_kind[i], PP_RECOMPUTE_NONE);
+        double full = bytes[kind][PP_RECOMPUTE_NONE];
         double work = (r == PP_RECOMPUTE_FULL ? 2 : 1) * full;
         if (work > *one_block) *one_block = work;
     }
@@ -469,7 +521,7 @@ static void stage_estimate(const pp_model *m, const pp_cluster *c, const pp_stra
     if (is_last) extra += 2 * ab * tok * m->hidden / rep;               /* final norm + head inputs */
     o->act_per_microbatch = stage_act(m, s, i, first, last, &o->recompute_bytes) + extra;
     o->recompute_bytes += cp_kv_bytes(m, s);
-    o->inflight = inflight(s, i);
+    o->inflight = pp__inflight(s, i);
     double act = o->act_per_microbatch * o->inflight;
 
     if (is_last) o->logits_bytes = logits_bytes(m, s, tok);

@@ -156,6 +156,7 @@ static int has_act_offload(const pp__fw *f, int v) { return (void)v, f->act_offl
 static int no_fw(const why *w, const char *value, int (*pred)(const pp__fw *, int), int v, const char *what)
 {
     char list[160];
+    if (!w->err) return 0; /* the search: no message wanted */
     who_can(pred, v, list, sizeof list);
     return no(w, NULL, value, "%s has no %s (frameworks that do: %s)", pp_framework_name(w->x->s->framework), what, list);
 }
@@ -326,7 +327,7 @@ static int interleave_layers_ok(const why *w)
 {
     const pp_strategy *s = w->x->s;
     long pv = (long)s->pp * s->virtual_stages;
-    if (s->schedule != PP_SCHED_INTERLEAVED || split_given(s) || pv < 1 || w->x->m->layers % pv == 0) return 1;
+    if (s->schedule != PP_SCHED_INTERLEAVED || pv < 1 || w->x->m->layers % pv == 0 || split_given(s)) return 1;
     return no(w, NULL, I(s->virtual_stages), "%d blocks are not divisible by pp x v = %d x %d (or give stage_layers)",
               w->x->m->layers, s->pp, s->virtual_stages);
 }

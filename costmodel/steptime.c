@@ -153,40 +153,41 @@ static double lora_fwd(const pp_model *m, const pp_cluster *c, const pp_strategy
 }
 
 /* What one block of a kind costs on one GPU per micro-batch; blocks of one
- * kind are identical, so this is computed once per kind and stage. */
+ * kind are identical on every stage, so this is computed once per kind
+ * and estimate, on first use (done). */
 typedef struct kind_cost {
     pp__block_times bt;
     double lora_s, lora_flops, dequant_s, flops;
     block_comm_t comm[2]; /* [recomputed] */
+    int done;
 } kind_cost;
 
-static void kind_costs(const pp_model *m, const pp_cluster *c, const pp_strategy *s, const groups *g,
-                       kind_cost kc[PP_BLOCK_COUNT])
+static const kind_cost *kind_cost_of(const pp_model *m, const pp_cluster *c, const pp_strategy *s, const groups *g,
+                                     kind_cost kc[PP_BLOCK_COUNT], int kind)
 {
+    kind_cost *k = &kc[kind];
+    if (k->done) return k;
     double hbm = pp__hbm_bw_eff(&c->gpu);
-    for (int kind = 0; kind < PP_BLOCK_COUNT; kind++) {
-        kind_cost *k = &kc[kind];
-        pp__block_time(m, c, s, kind, &k->bt);
-        k->lora_s = lora_fwd(m, c, s, kind, &k->lora_flops);
-        /* QLoRA: each pass dequantises the block's NF4 weights to 16 bits */
-        k->dequant_s = s->ft.mode == PP_MODE_QLORA
-            ? pp__quantizable_block_params(m, kind) / s->tp * (pp__qlora_bytes_per_param() + 2) / hbm : 0;
-        k->flops = block_flops(m, s, kind);
-        for (int r = 0; r < 2; r++) block_comm(m, s, g, kind, &k->bt, r, &k->comm[r]);
-    }
+    pp__block_time(m, c, s, kind, &k->bt);
+    k->lora_s = lora_fwd(m, c, s, kind, &k->lora_flops);
+    /* QLoRA: each pass dequantises the block's NF4 weights to 16 bits */
+    k->dequant_s = s->ft.mode == PP_MODE_QLORA
+        ? pp__quantizable_block_params(m, kind) / s->tp * (pp__qlora_bytes_per_param() + 2) / hbm : 0;
+    k->flops = block_flops(m, s, kind);
+    for (int r = 0; r < 2; r++) block_comm(m, s, g, kind, &k->bt, r, &k->comm[r]);
+    k->done = 1;
+    return k;
 }
 
-static void stage_blocks(const pp_model *m, const pp_cluster *c, const pp_strategy *s, const groups *g, int stage,
-                         int first, int last, stage_t *st)
+static void stage_blocks(const pp_model *m, const pp_cluster *c, const pp_strategy *s, const groups *g,
+                         kind_cost kc[PP_BLOCK_COUNT], int stage, int first, int last, stage_t *st)
 {
     int n = 0, k = pp__recomputed_blocks(s, stage, last - first + 1);
     const pp__fw *fw = pp__fw_get(s->framework);
     int op_sac = fw && fw->selective_ops; /* torchtitan's per-op selective checkpointing */
-    kind_cost kc[PP_BLOCK_COUNT];
-    kind_costs(m, c, s, g, kc);
     for (int i = first; i <= last && i >= 0; i++, n++) {
         int kind = m->block_kind[i], back = pp__block_needs_backward(s, i), frozen = pp__base_frozen(s, i);
-        const kind_cost *q = &kc[kind];
+        const kind_cost *q = kind_cost_of(m, c, s, g, kc, kind);
         double lt = q->lora_s, lf = q->lora_flops, deq = q->dequant_s;
         double fwd = q->bt.fwd_s + lt + deq;
         /* a frozen weight's backward computes input gradients only */
@@ -417,12 +418,12 @@ static void act_offload_time(const pp_model *m, const pp_cluster *c, const pp_st
     st->offload += s->grad_accum * (fmax(0, t - fwd) + fmax(0, t - st->bwd));
 }
 
-static void stage_time(const pp_model *m, const pp_cluster *c, const pp_strategy *s, const groups *g, int i,
-                       int first, stage_t *st)
+static void stage_time(const pp_model *m, const pp_cluster *c, const pp_strategy *s, const groups *g,
+                       kind_cost kc[PP_BLOCK_COUNT], int i, int first, stage_t *st)
 {
     memset(st, 0, sizeof *st);
     int last = first + s->stage_layers[i] - 1;
-    stage_blocks(m, c, s, g, i, first, last, st);
+    stage_blocks(m, c, s, g, kc, i, first, last, st);
     double tok = (double)s->micro_batch * s->seq / s->cp, rep = s->sp ? s->tp : 1;
     if (i == 0) st->compute += pp__embed_time(m, c, s);
     if (i == s->pp - 1) {
@@ -435,8 +436,7 @@ static void stage_time(const pp_model *m, const pp_cluster *c, const pp_strategy
     }
     st->edge_units = (i == 0) + (i == s->pp - 1);
     if (s->pp > 1) st->p2p = 2 * pp__sendrecv_s(&g->pp, pp__act_bytes(s) * tok * m->hidden / rep);
-    pp__stage_params(m, s, i, first, last, &st->dense, &st->expert);
-    pp__stage_trainable(m, s, i, first, last, &st->trainable, &st->quantized);
+    pp__stage_counts(m, s, i, first, last, &st->dense, &st->expert, &st->trainable, &st->quantized);
     st->zero3 = zero3_exposed(s, g, st);
     dp_comm(s, g, st);
     optimizer_time(m, c, s, st);
@@ -475,8 +475,10 @@ void pp_time_estimate(const pp_model *m, const pp_cluster *c, const pp_strategy 
     stage_t worst, st;
     memset(&worst, 0, sizeof worst);
     double worst_mb = -1, dp_exposed = 0, dp_total = 0, opt = 0, off = 0, hw = 0, model = 0;
+    kind_cost kc[PP_BLOCK_COUNT];
+    memset(kc, 0, sizeof kc);
     for (int i = 0, first = 0; i < s->pp; first += s->stage_layers[i], i++) {
-        stage_time(m, c, s, &g, i, first, &st);
+        stage_time(m, c, s, &g, kc, i, first, &st);
         double mb = mb_time(&st);
         t->stage_microbatch_s[i] = mb;
         hw += st.hw_flops;

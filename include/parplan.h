@@ -1102,7 +1102,9 @@ PP_API void pp_search_opts_default(pp_search_opts *o);
  * count, unless an ILP hit its time limit or the ILP budget ran out (both
  * counted here). */
 typedef struct pp_search_stats {
-    long long enumerated;     /* valid candidates (strategies before the stage split) */
+    long long enumerated;     /* valid candidates examined (strategies before the stage split;
+                                 a shape over memory by bound is not examined at the larger
+                                 micro-batches whose bound cannot be lower: docs/planner.md) */
     long long pruned_memory;  /* dropped by the memory lower bound, never costed */
     long long pruned_bound;   /* never costed: step-time lower bound above the K-th best */
     long long costed;         /* evaluated with pp_estimate */

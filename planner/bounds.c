@@ -169,7 +169,7 @@ static slot *states_probe(pp__bounds *b, const pp__space *sp, const pp__cand *k)
     return s;
 }
 
-/* Micro-batches held by each stage: pp_memory_estimate on empty stages. */
+/* Micro-batches held by each stage (the cost model's pp__inflight). */
 static const double *flight_probe(pp__bounds *b, const pp__space *sp, const pp__cand *k, long m)
 {
     key kk = {(uint64_t)k->pp | (uint64_t)k->schedule << 16 | (uint64_t)k->v << 24, (uint64_t)m};
@@ -190,9 +190,8 @@ static const double *flight_probe(pp__bounds *b, const pp__space *sp, const pp__
     pp_strategy st;
     pp__cand_strategy(sp, k, &st);
     st.grad_accum = (int)m;
-    pp_memory_estimate(sp->m, sp->c, &st, &b->mem); /* stage_layers all 0 */
     s->off = (long)b->npool;
-    for (int i = 0; i < k->pp; i++) b->pool[b->npool++] = b->mem.stages[i].inflight;
+    for (int i = 0; i < k->pp; i++) b->pool[b->npool++] = pp__inflight(&st, i);
     s->used = 1;
     b->flight.n++;
     b->probes++;

@@ -581,6 +581,7 @@ double pp__part_time_lb(const pp__part_problem *pr)
     }
     for (int it = 0; it < 100; it++) {
         double mid = (lo + hi) / 2;
+        if (mid <= lo || mid >= hi) break; /* adjacent doubles: nothing left to halve */
         long cnt = 0;
         for (int i = 0; i < pr->p && cnt >= 0 && cnt < nu; i++) {
             int c = relaxed_cap(pr, i, &x[i], nu, mid);

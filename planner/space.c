@@ -270,10 +270,10 @@ pp_status pp__space_init(pp__space *sp, const pp_model *m, const pp_cluster *c, 
  * rules whose dimensions have just all been chosen are evaluated (the one
  * table, costmodel/rules.c), on one working strategy. */
 
-enum { L_FW, L_DEG, L_EP, L_ZERO, L_OFFLOAD, L_PREC, L_MB, L_SP, L_RC, L_SCHED, L_BEHAV, L_COUNT };
+enum { L_FW, L_DEG, L_EP, L_ZERO, L_OFFLOAD, L_PREC, L_SP, L_RC, L_SCHED, L_MB, L_BEHAV, L_COUNT };
 static const unsigned level_dims[L_COUNT] = {
-    PP_DIM_FW | PP_DIM_BASE | PP_DIM_LAUNCH, PP_DIM_DEG, PP_DIM_EP, PP_DIM_ZERO, PP_DIM_OFFLOAD, PP_DIM_PREC, PP_DIM_MB, PP_DIM_SP,
-    PP_DIM_RC, PP_DIM_SCHED, PP_DIM_BEHAV};
+    PP_DIM_FW | PP_DIM_BASE | PP_DIM_LAUNCH, PP_DIM_DEG, PP_DIM_EP, PP_DIM_ZERO, PP_DIM_OFFLOAD, PP_DIM_PREC, PP_DIM_SP,
+    PP_DIM_RC, PP_DIM_SCHED, PP_DIM_MB, PP_DIM_BEHAV};
 
 typedef struct enum_ctx {
     const pp__space *sp;
@@ -287,6 +287,10 @@ typedef struct enum_ctx {
     pp__rule_ctx x;
     unsigned char rules[L_COUNT][PP_RULE_COUNT];
     int nrules[L_COUNT];
+    const int *mbs;                      /* micro-batch candidates, increasing */
+    int nmb;
+    long long per;                       /* samples per data-parallel rank per step */
+    int over;                            /* the last emit was over memory by bound */
 } enum_ctx;
 
 static void level_rules(enum_ctx *e)
@@ -327,7 +331,8 @@ static void emit(enum_ctx *e)
     e->enumerated++;
     k.id = (uint32_t)e->enumerated;
     pp__bounds_cand(e->b, e->sp, &k);
-    if (k.lb_mem > e->mem_limit) {
+    e->over = k.lb_mem > e->mem_limit;
+    if (e->over) {
         e->pruned++;
         return;
     }
@@ -355,9 +360,37 @@ static void enum_behaviours(enum_ctx *e)
     int odp = s->overlap_dp, otp = s->overlap_tp, fo = s->buf.free_pipeline_outputs;
     double rb = s->buf.reduce_bucket, ab = s->buf.allgather_bucket;
     pp__fw_fill(s);
+    e->over = 0;
     if (level_ok(e, L_BEHAV)) emit(e);
     s->grad_accum_dtype = g, s->cp_comm = cc, s->loss = lo, s->overlap_dp = odp, s->overlap_tp = otp;
     s->buf.free_pipeline_outputs = fo, s->buf.reduce_bucket = rb, s->buf.allgather_bucket = ab;
+}
+
+/* Micro-batches of one shape (everything else chosen), increasing. The
+ * memory bound (bounds.c) is context + f(micro-batches in flight, states,
+ * activations of one micro-batch), rising in the activations, which never
+ * fall as the micro-batch grows (law "activations grow with the micro-
+ * batch", tests/costmodel/test_laws.c). Once the micro-batch count m is at
+ * least 2 and saturates the schedule (pp__inflight_saturates: the in-flight
+ * counts no longer change), nothing else in the bound depends on the
+ * micro-batch. So a shape over the limit stays over it for every larger
+ * micro-batch whose m is still saturated: those are skipped, unexamined
+ * (issue 14 item 10: a global batch with 720 divisors examined each shape
+ * 720 times). */
+static void enum_mbs(enum_ctx *e)
+{
+    const pp__space *sp = e->sp;
+    pp_strategy *s = &e->s;
+    long long sat = pp__inflight_saturates(s);
+    if (sat < 2) sat = 2;
+    for (int i = 0; i < e->nmb && !e->failed; i++) {
+        if (!in_set(&sp->o.micro_batch, e->mbs[i])) continue;
+        s->micro_batch = e->mbs[i];
+        if (!level_ok(e, L_MB)) continue;
+        enum_behaviours(e);
+        if (e->over && e->per / e->mbs[i] >= sat)
+            while (i + 1 < e->nmb && e->per / e->mbs[i + 1] >= sat) i++;
+    }
 }
 
 /* Schedules and virtual stages; one pipeline has 1F1B only. */
@@ -370,7 +403,7 @@ static void enum_schedules(enum_ctx *e)
         if (s->pp == 1 && s->schedule != PP_SCHED_1F1B) continue;
         if (s->schedule != PP_SCHED_INTERLEAVED) {
             s->virtual_stages = 1;
-            if (level_ok(e, L_SCHED)) enum_behaviours(e);
+            if (level_ok(e, L_SCHED)) enum_mbs(e);
             continue;
         }
         /* unpinned: the v with pp x v dividing the blocks (rule
@@ -383,7 +416,7 @@ static void enum_schedules(enum_ctx *e)
             if (v < 2 && !vs->n) continue;
             if (v > 255) break;
             s->virtual_stages = v;
-            if (level_ok(e, L_SCHED)) enum_behaviours(e);
+            if (level_ok(e, L_SCHED)) enum_mbs(e);
         }
     }
 }
@@ -397,20 +430,18 @@ static void enum_inner(enum_ctx *e)
     if (!nmb) {
         s->micro_batch = 1;
         level_ok(e, L_MB); /* counts the batch rule's rejection */
+        return;
     }
-    for (int i = 0; i < nmb && !e->failed; i++) {
-        if (!in_set(&sp->o.micro_batch, mbs[i])) continue;
-        s->micro_batch = mbs[i];
-        if (!level_ok(e, L_MB)) continue;
-        for (int a = 0; a < sp->nsp; a++) {
-            s->sp = sp->sp[a];
-            if (!level_ok(e, L_SP)) continue;
-            for (int r = 0; r < sp->nrc; r++) {
-                s->recompute = (pp_recompute)sp->rc[r];
-                if (level_ok(e, L_RC)) enum_schedules(e);
-            }
+    e->mbs = mbs, e->nmb = nmb, e->per = per;
+    for (int a = 0; a < sp->nsp && !e->failed; a++) {
+        s->sp = sp->sp[a];
+        if (!level_ok(e, L_SP)) continue;
+        for (int r = 0; r < sp->nrc; r++) {
+            s->recompute = (pp_recompute)sp->rc[r];
+            if (level_ok(e, L_RC)) enum_schedules(e);
         }
     }
+    e->mbs = NULL, e->nmb = 0;
 }
 
 /* Hybrid shard groups: all dp*cp ranks, and (where the framework has it)

@@ -16,7 +16,9 @@
  *   - each breakdown sums to its total within 1e-9;
  *   - memory per stage is never negative and never below the model-state floor;
  *   - activation bytes scale with the activation dtype: fp32 >= 2 x bf16
- *     where every stored tensor is in that dtype.
+ *     where every stored tensor is in that dtype;
+ *   - activations per micro-batch never fall as the micro-batch doubles
+ *     (the search's skip of larger micro-batches relies on it).
  * "All else equal": a variant keeps every behaviour of the resolved strategy
  * as given and changes one field; the rule table must accept it.
  * A broken law prints the strategy as a one-line `parplan estimate` command
@@ -282,14 +284,15 @@ static void command(const kase *k, const pp_strategy *s, char *buf, size_t cap)
 /* ------------------------------------------------------------ laws */
 
 typedef struct tally {
-    long cases, tries, checks[8];
+    long cases, tries, checks[9];
     int failures;
 } tally;
 
-enum { L_BYTES, L_RING, L_OFFLOAD, L_ZERO, L_EXPOSED, L_SUM, L_MEMORY, L_DTYPE };
+enum { L_BYTES, L_RING, L_OFFLOAD, L_ZERO, L_EXPOSED, L_SUM, L_MEMORY, L_DTYPE, L_MB };
 static const char *const law_names[] = {"moving bytes costs time", "ring latency grows with ranks",
                                         "offload is never faster", "ZeRO-3 is never faster than ZeRO-2",
-                                        "exposed <= total", "breakdowns sum", "memory floor", "fp32 >= 2 x bf16"};
+                                        "exposed <= total", "breakdowns sum", "memory floor", "fp32 >= 2 x bf16",
+                                        "activations grow with the micro-batch"};
 
 #define MAX_REPORTS 12
 
@@ -501,6 +504,35 @@ static void law_dtype(tally *t, const kase *k, const pp_strategy *s, pp_plan *p)
         }
 }
 
+/* Twice the micro-batch (the same accumulation) never stores fewer
+ * activations per micro-batch on any stage. The search relies on it: a
+ * shape over memory at one micro-batch is not examined at larger ones
+ * (planner/space.c enum_mbs). */
+static void set_double_mb(pp_strategy *s, int v)
+{
+    s->micro_batch *= v;
+    s->global_batch *= v;
+}
+
+static void law_mb(tally *t, const kase *k, const pp_strategy *s, pp_plan *p)
+{
+    static double act1[PP_MAX_STAGES];
+    pp_strategy one, two;
+    if (!variant(k, s, set_double_mb, 1, &one, p)) return;
+    int n = p->memory.nstages;
+    for (int i = 0; i < n; i++) act1[i] = p->memory.stages[i].act_per_microbatch;
+    if (!variant(k, s, set_double_mb, 2, &two, p)) return;
+    t->checks[L_MB]++;
+    for (int i = 0; i < n && i < p->memory.nstages; i++)
+        if (p->memory.stages[i].act_per_microbatch < act1[i] * (1 - REL)) {
+            char c1[2048];
+            command(k, &one, c1, sizeof c1);
+            broken(t, L_MB, k, &two, "stage %d: %.6g B at micro-batch %d < %.6g B at %d (%s)", i,
+                   p->memory.stages[i].act_per_microbatch, two.micro_batch, act1[i], one.micro_batch, c1);
+            break;
+        }
+}
+
 /* Ring collectives over n ranks pay (n-1) latency steps (and all-reduce
  * 2(n-1), or a tree's where NCCL picks one): a group with more ranks at
  * the same stride, over a tier no faster, never has a smaller latency term. */
@@ -557,10 +589,11 @@ Test(laws, random_valid_strategies, .timeout = 1200)
         if (pp__fw_get(s.framework)->offload != 1u) law_offload(&t, &k, &s, q);
         law_zero(&t, &k, &s, q);
         law_dtype(&t, &k, &s, q);
+        law_mb(&t, &k, &s, q);
     }
     cr_log_info("%ld valid strategies of %ld generated; checks:", t.cases, t.tries);
-    for (int i = 0; i < 8; i++) cr_log_info("  %-36s %ld", law_names[i], t.checks[i]);
-    for (int i = 0; i < 8; i++)
+    for (int i = 0; i < 9; i++) cr_log_info("  %-36s %ld", law_names[i], t.checks[i]);
+    for (int i = 0; i < 9; i++)
         if (i != L_RING) cr_expect(t.checks[i] > want / 100, "law \"%s\" checked only %ld times", law_names[i], t.checks[i]);
     cr_expect_eq(t.failures, 0, "%d law violations (the first %d printed above)", t.failures, MAX_REPORTS);
     free(p);
