@@ -444,6 +444,20 @@ static double cp_kv_bytes(const pp_model *m, const pp_strategy *s)
     return s->cp_comm == PP_CP_ALLGATHER ? 2 * kv * s->cp : 2 * kv; /* ring, or a2a's send/receive buffers */
 }
 
+/* Bytes the loss and one block's backward working set would count twice.
+ * The loss's tensors (logits and their gradient) live from the loss to
+ * the head's backward; the blocks' backward starts after it, once PyTorch's
+ * engine has released those nodes' saved tensors (torch/csrc/autograd/
+ * engine.cpp: call_function releases a node's variables after it runs
+ * unless retain_graph). So the forward/backward moment holds the larger of
+ * the two, not both. GPipe keeps the other micro-batches' loss inputs
+ * through every backward: nothing overlaps there. */
+double pp__loss_overlap(const pp_strategy *s, const pp_stage_mem *o)
+{
+    if (s->pp > 1 && s->schedule == PP_SCHED_GPIPE) return 0;
+    return fmin(o->logits_bytes, o->recompute_bytes);
+}
+
 /* The two moments of a step (docs/memory.md).
  * Forward/backward: model states, the buffers, and the larger of the start
  * of the last backward (every in-flight activation, the logits, autocast's
@@ -461,11 +475,14 @@ static void phases(const pp_strategy *s, const states *st, double act, pp_stage_
 {
     const pp__fw *fw = pp__fw_get(s->framework);
     double gt = st->grads - st->grads_persist, frag = s->buf.fragmentation;
-    double front = act + o->logits_bytes + st->cast + (s->grad_accum > 1 ? gt : 0), back = gt;
+    /* the loss's bytes and one block's backward working set are not live
+     * together: pp__loss_overlap */
+    double rec = o->recompute_bytes, loss_rec = o->logits_bytes + rec - pp__loss_overlap(s, o);
+    double front = act + loss_rec + st->cast + (s->grad_accum > 1 ? gt : 0), back = gt + rec;
     int at_end = back > front;
     double g_fb = st->grads_persist + (at_end || s->grad_accum > 1 ? gt : 0), act_fb = at_end ? 0 : act;
-    double cast = at_end ? 0 : st->cast, logits = at_end ? 0 : o->logits_bytes;
-    double bufs = o->recompute_bytes + o->zero_gather_bytes + o->bucket_bytes + o->p2p_bytes;
+    double cast = at_end ? 0 : st->cast, logits = at_end ? rec : loss_rec; /* with the working set */
+    double bufs = o->zero_gather_bytes + o->bucket_bytes + o->p2p_bytes;
     double frag_fwd = frag * (g_fb + st->opt + act_fb + logits + cast + bufs);
     double ddp = fw->buckets == PP_BUCKETS_DDP ? o->bucket_bytes : 0;
     double opt_dyn = st->opt_temp + st->gather_after_step + ddp;

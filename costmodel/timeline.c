@@ -49,6 +49,7 @@ typedef struct tl_state {
     double persist, gt;              /* persistent gradients; those the step allocates */
     double act_total, unit;          /* activations at the peak; one unit's */
     double cast, rec, loss;          /* autocast's copies; backward working set; logits */
+    int apart;                       /* the loss is freed before the working set appears */
     double comm_fwd, bucket;         /* buffers in forward/backward; the buckets alone */
     double g_front;                  /* gradients the cost model counts at a backward's start */
     double temp, comm_opt, alloc_opt; /* optimizer step */
@@ -123,7 +124,9 @@ static void derive(const pp_model *m, const pp_strategy *s, const pp_stage_mem *
     t->phase_fwd = st->phase_bytes[PP_PHASE_FWD_BWD];
     /* the cost model's two candidates for the forward/backward moment */
     int m_gt = s->grad_accum > 1;
-    double front = t->act_total + t->loss + t->cast + (m_gt ? t->gt : 0), back = t->gt;
+    double ov = pp__loss_overlap(s, st);
+    t->apart = ov > 0;
+    double front = t->act_total + t->loss + t->rec - ov + t->cast + (m_gt ? t->gt : 0), back = t->gt + t->rec;
     t->g_front = t->persist + (m_gt ? t->gt : 0);
     t->anchor = back > front ? ANCHOR_LAST_END : m_gt && t->pairs > 0 ? ANCHOR_STEADY_BWD : ANCHOR_FIRST_BWD;
     /* the optimizer step: what its total leaves beside gradients, states and
@@ -221,6 +224,22 @@ static void warmup(tl_builder *b)
     }
 }
 
+/* A backward's start: the loss (and head) backward, then the last block's
+ * working set once the loss's tensors are freed (memory.c
+ * pp__loss_overlap); one point where both stay (GPipe). Returns the point
+ * the cost model's forward/backward moment is: the larger. */
+static int backward_start(tl_builder *b, int unit, int top, mom x)
+{
+    const tl_state *t = b->t;
+    if (!t->apart) return put(b, PP_TL_BACKWARD, PP_PHASE_FWD_BWD, unit, top, x);
+    mom a = x, w = x;
+    a.rec = 0;
+    w.loss = 0;
+    int ia = put(b, PP_TL_BACKWARD, PP_PHASE_FWD_BWD, unit, top, a);
+    int iw = put(b, PP_TL_BACKWARD, PP_PHASE_FWD_BWD, unit, top, w);
+    return x.loss >= x.rec ? ia : iw;
+}
+
 /* The first backward: it starts with everything in flight, then releases
  * the oldest unit block group by block group while the gradients the step
  * allocates appear. When it is also the last backward, the casts go too. */
@@ -230,7 +249,7 @@ static void first_backward(tl_builder *b)
     int last = t->pairs == 0 && t->held == 1, top = t->first + t->nblocks - 1;
     mom x = {t->anchor == ANCHOR_FIRST_BWD ? t->g_front : t->persist, t->act_total, t->cast, t->rec, t->loss,
              t->comm_fwd, 0};
-    int i = put(b, PP_TL_BACKWARD, PP_PHASE_FWD_BWD, 0, top, x);
+    int i = backward_start(b, 0, top, x);
     if (t->anchor == ANCHOR_FIRST_BWD) pin(b->out, i, t->phase_fwd);
     double g0 = x.grads, done = 0;
     x.loss = 0;
@@ -261,7 +280,7 @@ static void steady_and_cooldown(tl_builder *b)
         mom x = {full, t->act_total, t->cast, 0, t->loss, t->comm_fwd, 0};
         put(b, PP_TL_FORWARD, PP_PHASE_FWD_BWD, t->held + k, top, x);
         x.rec = t->rec;
-        int i = put(b, PP_TL_BACKWARD, PP_PHASE_FWD_BWD, k + 1, top, x);
+        int i = backward_start(b, k + 1, top, x);
         if (k == 0 && t->anchor == ANCHOR_STEADY_BWD) pin(b->out, i, t->phase_fwd);
         x.act = t->act_total - t->unit;
         x.loss = 0;

@@ -284,16 +284,18 @@ Test(timeline, qwen_peak_flips_from_forward_to_optimizer_step)
     /* batch 16: 4N weights + 8N AdamW moments + activations + the loss at
      * its backward (PyTorch's cross_entropy: log_softmax's fp32 output, the
      * incoming fp32 gradient and the one it makes, 12 bytes x 16 x 256 x
-     * 151936) + the backward working set, 10% reserve on all but weights and
-     * context */
+     * 151936), which the engine frees before the blocks' backward working
+     * set appears (so the larger of the two counts: the loss here), 10%
+     * reserve on all but weights and context */
     qwen(16, p, t, &m);
     const pp_stage_mem *st = &p->memory.stages[0];
     cr_assert_str_eq(pp_framework_name(p->strategy.framework), "pytorch");
     const pp_mem_point *pk = &t->pts[t->peak];
     double logits = 12.0 * 16 * 256 * 151936, act = st->activations_bytes, rec = st->recompute_bytes;
-    double want = 12 * QWEN_N + ctx + act + logits + rec + frag * (8 * QWEN_N + act + logits + rec);
+    cr_expect_gt(logits, rec, "one block's working set is smaller than the loss's tensors");
+    double want = 12 * QWEN_N + ctx + act + logits + frag * (8 * QWEN_N + act + logits);
     cr_expect_eq(pk->phase, PP_PHASE_FWD_BWD);
-    cr_expect_eq(pk->event, PP_TL_BACKWARD, "the start of the backward");
+    cr_expect(pk->event == PP_TL_FORWARD || pk->event == PP_TL_BACKWARD, "the loss: the forward's end, the backward's start");
     cr_expect_eq(pk->bytes[PP_MEM_PARAMS], 4 * QWEN_N);
     cr_expect_eq(pk->bytes[PP_MEM_OPTIMIZER], 8 * QWEN_N);
     cr_expect_eq(pk->bytes[PP_MEM_GRADS], 0, "gradients were freed by zero_grad(set_to_none=True)");
