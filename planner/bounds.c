@@ -13,6 +13,7 @@
  * sum of the stages' states, activations or micro-batch times smaller than
  * the whole model's on one stage.
  */
+#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -108,7 +109,11 @@ static void one_stage(const pp__space *sp, const pp__cand *k, pp_strategy *s)
     c.v = 1;
     pp__cand_strategy(sp, &c, s);
     s->grad_accum = 1;
-    s->global_batch = s->micro_batch * s->dp;
+    /* the probe's dp is all the ranks tp x cp leaves (core_probe): with a
+     * large micro-batch the product can pass INT_MAX; the batch only scales
+     * the throughput figures, which the bounds do not read */
+    long long gb = (long long)s->micro_batch * s->dp;
+    s->global_batch = gb > INT_MAX ? INT_MAX : (int)gb;
     s->stage_layers[0] = sp->m->layers;
 }
 

@@ -15,6 +15,7 @@
 #include <criterion/criterion.h>
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "planner/planner.h"
 
@@ -85,8 +86,12 @@ static void check_exact(const char *mn, const char *cn, int nodes, int gb, int s
     for (int i = 0; i < nmb; i++) {
         pp_search_opts p = o;
         p.micro_batch.n = 1, p.micro_batch.v[0] = mbs[i];
+        memset(&one, 0, sizeof one);
         pp_status st = pp_plan_search(&m, &c, &p, &one, &e);
-        if (st != PP_OK) continue; /* nothing valid or nothing fits at this micro-batch */
+        if (st != PP_OK) { /* nothing valid or nothing fits at this micro-batch */
+            pp_plan_list_free(&one);
+            continue;
+        }
         pinned++;
         for (int j = 0; j < one.n; j++) {
             int f = one.plans[j].uncertainty.fit;
