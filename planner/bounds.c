@@ -30,6 +30,10 @@ typedef struct slot {
     int used;
     double v[4];  /* core: T, A; states: S, context, optimizer s, DP traffic s; flight: unused */
     double grads_transient; /* states: gradients alive only from the second micro-batch on */
+    /* full recompute (core): R, the recompute time of every block; the blocks'
+     * activations with none and with all recomputed. States: S and the
+     * transient gradients of the embedding and head alone (no block). */
+    double rc[3];
     long off;     /* flight: offset of the p values in the pool */
 } slot;
 
@@ -40,6 +44,9 @@ typedef struct table {
 
 struct pp__bounds {
     table core, states, flight;
+    int known;    /* the two flags below are set (first pp__bounds_cand) */
+    int same_kind; /* every block of one kind */
+    int uniform;  /* and trained the same, none offloaded: the recompute bound applies */
     double *pool;
     size_t npool, cappool;
     int probes, failed;
@@ -71,6 +78,18 @@ uint64_t pp__hash(const void *p, size_t n, uint64_t h)
     return h;
 }
 
+/* splitmix64's finaliser over both words: the probe tables' hash */
+static size_t key_hash(key k)
+{
+    uint64_t x = k.a ^ (k.b * 0x9e3779b97f4a7c15ULL);
+    x ^= x >> 30;
+    x *= 0xbf58476d1ce4e5b9ULL;
+    x ^= x >> 27;
+    x *= 0x94d049bb133111ebULL;
+    x ^= x >> 31;
+    return (size_t)x;
+}
+
 /* Finds k; on a miss inserts an unused slot and returns it (used = 0). */
 static slot *lookup(pp__bounds *b, table *t, key k)
 {
@@ -83,7 +102,7 @@ static slot *lookup(pp__bounds *b, table *t, key k)
         }
         for (size_t i = 0; i < t->cap; i++) {
             if (!t->s[i].used) continue;
-            size_t h = pp__hash(&t->s[i].k, sizeof(key), 0) & (cap - 1);
+            size_t h = key_hash(t->s[i].k) & (cap - 1);
             while (s[h].used) h = (h + 1) & (cap - 1);
             s[h] = t->s[i];
         }
@@ -91,7 +110,7 @@ static slot *lookup(pp__bounds *b, table *t, key k)
         t->s = s;
         t->cap = cap;
     }
-    size_t h = pp__hash(&k, sizeof k, 0) & (t->cap - 1);
+    size_t h = key_hash(k) & (t->cap - 1);
     while (t->s[h].used) {
         if (t->s[h].k.a == k.a && t->s[h].k.b == k.b) return &t->s[h];
         h = (h + 1) & (t->cap - 1);
@@ -138,6 +157,17 @@ static slot *core_probe(pp__bounds *b, const pp__space *sp, const pp__cand *k)
      * ZeRO stage): the DP term of the bound counts those */
     int gathers = st.framework == PP_FW_FSDP; /* the probe runs ZeRO 0: only FSDP gathers */
     s->v[0] = b->time.stage_microbatch_s[0] - (gathers ? b->time.dp_comm_exposed_s : 0);
+    s->rc[0] = s->rc[1] = s->rc[2] = 0;
+    if (st.recompute == PP_RECOMPUTE_FULL && b->uniform) {
+        double none = b->time.stage_microbatch_s[0];
+        st.recompute_layers = -1; /* every block */
+        pp_time_estimate(sp->m, sp->c, &st, &b->time, &b->thr);
+        int kind = sp->m->block_kind[0], L = sp->m->layers;
+        s->rc[0] = fmax(0, b->time.stage_microbatch_s[0] - none);
+        s->rc[1] = L * pp__block_act_bytes(sp->m, &st, kind, PP_RECOMPUTE_NONE);
+        s->rc[2] = L * pp__block_act_bytes(sp->m, &st, kind, PP_RECOMPUTE_FULL);
+        b->probes++;
+    }
     s->used = 1;
     b->core.n++;
     b->probes += 2;
@@ -168,6 +198,12 @@ static slot *states_probe(pp__bounds *b, const pp__space *sp, const pp__cand *k)
     pp_time_estimate(sp->m, sp->c, &st, &b->time, &b->thr);
     s->v[2] = b->time.optimizer_s; /* the update of every parameter this GPU keeps */
     s->v[3] = b->time.dp_comm_s;   /* DP/ZeRO traffic of one micro-batch's step */
+    /* the embedding and head alone: what the blocks' states are not */
+    st.stage_layers[0] = 0;
+    pp_memory_estimate(sp->m, sp->c, &st, &b->mem);
+    s->rc[0] = m0->params_bytes + m0->grads_persistent_bytes + m0->optimizer_bytes;
+    s->rc[1] = m0->grads_total_bytes - m0->grads_persistent_bytes;
+    b->probes++;
     s->used = 1;
     b->states.n++;
     b->probes += 2;
@@ -211,7 +247,7 @@ static int uniform_blocks(const pp_model *m)
 }
 
 /* min over fractional splits of max_i x_i (S + infl_i A), sum x_i = 1. */
-static double mem_bound(const pp_model *m, int p, const double *infl, double S, double A)
+static double mem_bound(int same_kind, int p, const double *infl, double S, double A)
 {
     double lo = HUGE_VAL, inv = 0;
     for (int i = 0; i < p; i++) {
@@ -219,20 +255,74 @@ static double mem_bound(const pp_model *m, int p, const double *infl, double S, 
         if (infl[i] < lo) lo = infl[i];
         inv += w > 0 ? 1 / w : HUGE_VAL;
     }
-    if (!uniform_blocks(m)) return (S + lo * A) / p;
+    if (!same_kind) return (S + lo * A) / p;
     return inv > 0 && isfinite(inv) ? 1 / inv : 0;
+}
+
+/* The least fraction X of all blocks a plan must recompute to fit, over
+ * fractional splits (stage i takes f_i of the blocks and recomputes x_i of
+ * them): stage i holds f_i s + infl_i (f_i a0 - x_i (a0 - a1)) <= M, with s
+ * the blocks' states, a0 and a1 their activations with none and with all
+ * recomputed. Each stage holds c_i = M / (s + infl_i a0) for free; beyond
+ * that, a fraction costs (s + infl_i a0) / (infl_i (a0 - a1)) of
+ * recompute, up to C_i = M / (s + infl_i a1): the cheapest stages first.
+ * Embedding, head, buffers and the working set are left out (they only add
+ * memory), so X is never more than a real split recomputes. 1 if even
+ * recomputing everything cannot fit (the memory bound prunes those). */
+static double least_recompute(int p, const double *infl, double M, double s, double a0, double a1)
+{
+    double d = a0 - a1, free = 0, cost[PP_MAX_STAGES], room[PP_MAX_STAGES];
+    if (!(M > 0) || !(d > 0)) return 0;
+    int n = 0;
+    for (int i = 0; i < p; i++) {
+        double w0 = s + infl[i] * a0, w1 = s + infl[i] * a1;
+        if (!(w0 > 0)) return 0;
+        double c = M / w0;
+        free += c;
+        if (infl[i] > 0 && w1 > 0) cost[n] = w0 / (infl[i] * d), room[n++] = M / w1 - c;
+    }
+    if (free >= 1) return 0;
+    double need = 1 - free, x = 0;
+    int sorted = 1; /* cost rises as infl falls: 1F1B and interleaving hold fewer on later stages */
+    for (int i = 1; i < n && sorted; i++) sorted = cost[i] >= cost[i - 1];
+    for (int next = 0; need > 0; next++) {
+        int best = -1;
+        if (sorted) best = next < n ? next : -1;
+        else
+            for (int i = 0; i < n; i++)
+                if (room[i] > 0 && (best < 0 || cost[i] < cost[best])) best = i;
+        if (best < 0) return 1;
+        double t = fmin(need, room[best]);
+        x += cost[best] * t;
+        need -= t;
+        room[best] = 0;
+    }
+    return fmin(1, x);
 }
 
 void pp__bounds_cand(pp__bounds *b, const pp__space *sp, pp__cand *k)
 {
     k->lb = 0;
     k->lb_mem = 0;
+    if (!b->known) {
+        const pp_strategy *base = &sp->o.base;
+        b->same_kind = uniform_blocks(sp->m);
+        b->uniform = b->same_kind && base->ft.mode == PP_MODE_FULL && base->ft.freeze_layers == 0 &&
+                     base->act_offload_layers == 0;
+        b->known = 1;
+    }
     long m = sp->o.global_batch / ((long)k->mb * k->dp);
     slot *core = core_probe(b, sp, k), *st = states_probe(b, sp, k);
     const double *infl = flight_probe(b, sp, k, m);
     if (!core || !st || !infl) return;
     double T = core->v[0], A = core->v[1], S = st->v[0] + (m > 1 ? st->grads_transient : 0); /* full: T without recompute */
-    k->lb_mem = st->v[1] + mem_bound(sp->m, k->pp, infl, S, A);
+    k->lb_mem = st->v[1] + mem_bound(b->same_kind, k->pp, infl, S, A);
+    if (k->recompute == PP_RECOMPUTE_FULL && core->rc[0] > 0) {
+        /* a plan that fits recomputes at least X of the blocks (the K-th plan
+         * prunes only when it fits: search.c threshold) */
+        double sb = S - st->rc[0] - (m > 1 ? st->rc[1] : 0);
+        T += core->rc[0] * least_recompute(k->pp, infl, sp->usable - st->v[1], fmax(0, sb), core->rc[1], core->rc[2]);
+    }
     double veff = k->schedule == PP_SCHED_INTERLEAVED ? k->v : 1;
     k->lb_opt = st->v[2] / k->pp; /* the slowest stage's update is at least the average */
     /* exposed DP/ZeRO time >= slowdown x traffic, hidden or not (comm.c); the
