@@ -27,7 +27,8 @@ KEEP=$(awk '/^<!-- BEGIN sweep-bench/ {k = 1} k {print} /^<!-- END sweep-bench -
   for c in a b c d e f g h; do "$BIN" speed "$c" "$RUNS"; done
   echo
   echo "Counters are deterministic (the same for any thread count); times are wall-clock on a shared machine."
-  echo "\"enumerated\" counts valid strategies before the stage split; \"costed\" those evaluated with"
+  echo "\"enumerated\" counts valid strategies examined before the stage split (docs/planner.md: larger"
+  echo "micro-batches of a shape already over memory are not examined); \"costed\" those evaluated with"
   echo "pp_estimate; the rest were dropped by the memory lower bound or by the step-time bound against"
   echo "the K-th best plan (docs/planner.md)."
   if [ -n "$KEEP" ]; then echo; echo "$KEEP"; fi
