@@ -269,7 +269,7 @@ static double mem_bound(int same_kind, int p, const double *infl, double S, doub
  * Embedding, head, buffers and the working set are left out (they only add
  * memory), so X is never more than a real split recomputes. 1 if even
  * recomputing everything cannot fit (the memory bound prunes those). */
-static double least_recompute(int p, const double *infl, double M, double s, double a0, double a1)
+double pp__least_recompute(int p, const double *infl, double M, double s, double a0, double a1)
 {
     double d = a0 - a1, free = 0, cost[PP_MAX_STAGES], room[PP_MAX_STAGES];
     if (!(M > 0) || !(d > 0)) return 0;
@@ -321,7 +321,7 @@ void pp__bounds_cand(pp__bounds *b, const pp__space *sp, pp__cand *k)
         /* a plan that fits recomputes at least X of the blocks (the K-th plan
          * prunes only when it fits: search.c threshold) */
         double sb = S - st->rc[0] - (m > 1 ? st->rc[1] : 0);
-        T += core->rc[0] * least_recompute(k->pp, infl, sp->usable - st->v[1], fmax(0, sb), core->rc[1], core->rc[2]);
+        T += core->rc[0] * pp__least_recompute(k->pp, infl, sp->usable - st->v[1], fmax(0, sb), core->rc[1], core->rc[2]);
     }
     double veff = k->schedule == PP_SCHED_INTERLEAVED ? k->v : 1;
     k->lb_opt = st->v[2] / k->pp; /* the slowest stage's update is at least the average */

@@ -66,11 +66,17 @@ int pp__bounds_probes(const pp__bounds *b);
 int pp__bounds_failed(const pp__bounds *b);
 /* Fills k->lb_mem (bytes) and k->lb (objective units) from cached probes:
  *   memory >= context + 1 / sum_i 1/(S + inflight_i A)   (uniform blocks)
- *   step   >= (m + (p-1)/v) T / p + U / p
+ *   step   >= (m + (p-1)/v) (T + R X) / p + U / p
  * where S, A, T, U are the model states, activations per micro-batch,
- * micro-batch time and optimizer step of the whole model on one stage
- * (docs/planner.md). */
+ * micro-batch time and optimizer step of the whole model on one stage, and
+ * for full recompute R the recompute time of every block and X
+ * pp__least_recompute (docs/planner.md). */
 void pp__bounds_cand(pp__bounds *b, const pp__space *sp, pp__cand *k);
+/* The least fraction of all blocks a fitting split must recompute: p
+ * stages holding infl[i] micro-batches, M bytes for blocks on each, the
+ * blocks' states s and activations a0 (none recomputed) and a1 (all), per
+ * micro-batch; 1 when even recomputing all cannot fit. */
+double pp__least_recompute(int p, const double *infl, double M, double s, double a0, double a1);
 
 /* Enumerates every valid candidate, fills k->lb and k->lb_mem, and keeps
  * those whose memory bound is at most mem_limit bytes. *out is malloc'ed
