@@ -25,16 +25,18 @@ typedef struct key {
     uint64_t a, b;
 } key;
 
+/* A probe's cached values. k.a is never 0 for a real key (every key holds a
+ * degree >= 1 in its low bits): 0 marks an empty slot, and v[0] NaN one
+ * found but not yet probed.
+ *   core:   T, A, R (recompute time of every block), a0, a1 (the blocks'
+ *           activations with none and all recomputed);
+ *   states: S, context, optimizer s, DP traffic s, gradients alive only
+ *           from the second micro-batch on, and S and those gradients of
+ *           the embedding and head alone;
+ *   flight: the offset of the p values in the pool. */
 typedef struct slot {
     key k;
-    int used;
-    double v[4];  /* core: T, A; states: S, context, optimizer s, DP traffic s; flight: unused */
-    double grads_transient; /* states: gradients alive only from the second micro-batch on */
-    /* full recompute (core): R, the recompute time of every block; the blocks'
-     * activations with none and with all recomputed. States: S and the
-     * transient gradients of the embedding and head alone (no block). */
-    double rc[3];
-    long off;     /* flight: offset of the p values in the pool */
+    double v[7];
 } slot;
 
 typedef struct table {
@@ -90,7 +92,7 @@ static size_t key_hash(key k)
     return (size_t)x;
 }
 
-/* Finds k; on a miss inserts an unused slot and returns it (used = 0). */
+/* Finds k; on a miss inserts it and returns the slot with v[0] NaN. */
 static slot *lookup(pp__bounds *b, table *t, key k)
 {
     if (t->n * 2 >= t->cap) {
@@ -101,9 +103,9 @@ static slot *lookup(pp__bounds *b, table *t, key k)
             return NULL;
         }
         for (size_t i = 0; i < t->cap; i++) {
-            if (!t->s[i].used) continue;
+            if (!t->s[i].k.a) continue;
             size_t h = key_hash(t->s[i].k) & (cap - 1);
-            while (s[h].used) h = (h + 1) & (cap - 1);
+            while (s[h].k.a) h = (h + 1) & (cap - 1);
             s[h] = t->s[i];
         }
         free(t->s);
@@ -111,11 +113,12 @@ static slot *lookup(pp__bounds *b, table *t, key k)
         t->cap = cap;
     }
     size_t h = key_hash(k) & (t->cap - 1);
-    while (t->s[h].used) {
+    while (t->s[h].k.a) {
         if (t->s[h].k.a == k.a && t->s[h].k.b == k.b) return &t->s[h];
         h = (h + 1) & (t->cap - 1);
     }
     t->s[h].k = k;
+    t->s[h].v[0] = NAN;
     return &t->s[h];
 }
 
@@ -142,7 +145,7 @@ static slot *core_probe(pp__bounds *b, const pp__space *sp, const pp__cand *k)
                   (uint64_t)k->precision << 57,
               (uint64_t)k->mb | (uint64_t)k->recompute << 32 | (uint64_t)k->fw << 40};
     slot *s = lookup(b, &b->core, kk);
-    if (!s || s->used) return s;
+    if (!s || !isnan(s->v[0])) return s;
     pp__cand c = *k;
     c.dp = sp->gpus / (k->tp * k->cp);
     c.zero = 0;
@@ -151,24 +154,25 @@ static slot *core_probe(pp__bounds *b, const pp__space *sp, const pp__cand *k)
     one_stage(sp, &c, &st);
     pp_memory_estimate(sp->m, sp->c, &st, &b->mem);
     s->v[1] = b->mem.stages[0].act_per_microbatch;
+    double T;
     if (st.recompute == PP_RECOMPUTE_FULL) st.recompute_layers = 0; /* the ILP may recompute nothing */
     pp_time_estimate(sp->m, sp->c, &st, &b->time, &b->thr);
     /* without the per-micro-batch gathers of sharded parameters (FSDP at any
      * ZeRO stage): the DP term of the bound counts those */
     int gathers = st.framework == PP_FW_FSDP; /* the probe runs ZeRO 0: only FSDP gathers */
-    s->v[0] = b->time.stage_microbatch_s[0] - (gathers ? b->time.dp_comm_exposed_s : 0);
-    s->rc[0] = s->rc[1] = s->rc[2] = 0;
+    T = b->time.stage_microbatch_s[0] - (gathers ? b->time.dp_comm_exposed_s : 0);
+    s->v[2] = s->v[3] = s->v[4] = 0;
     if (st.recompute == PP_RECOMPUTE_FULL && b->uniform) {
         double none = b->time.stage_microbatch_s[0];
         st.recompute_layers = -1; /* every block */
         pp_time_estimate(sp->m, sp->c, &st, &b->time, &b->thr);
         int kind = sp->m->block_kind[0], L = sp->m->layers;
-        s->rc[0] = fmax(0, b->time.stage_microbatch_s[0] - none);
-        s->rc[1] = L * pp__block_act_bytes(sp->m, &st, kind, PP_RECOMPUTE_NONE);
-        s->rc[2] = L * pp__block_act_bytes(sp->m, &st, kind, PP_RECOMPUTE_FULL);
+        s->v[2] = fmax(0, b->time.stage_microbatch_s[0] - none);
+        s->v[3] = L * pp__block_act_bytes(sp->m, &st, kind, PP_RECOMPUTE_NONE);
+        s->v[4] = L * pp__block_act_bytes(sp->m, &st, kind, PP_RECOMPUTE_FULL);
         b->probes++;
     }
-    s->used = 1;
+    s->v[0] = T; /* last: the slot is filled */
     b->core.n++;
     b->probes += 2;
     return s;
@@ -180,7 +184,7 @@ static slot *states_probe(pp__bounds *b, const pp__space *sp, const pp__cand *k)
                   (uint64_t)k->precision << 37 | (uint64_t)k->fw << 40 | (uint64_t)(k->shard & 0xfffff) << 44,
               (uint64_t)k->dp | (uint64_t)k->cp << 32};
     slot *s = lookup(b, &b->states, kk);
-    if (!s || s->used) return s;
+    if (!s || !isnan(s->v[0])) return s;
     pp__cand c = *k;
     c.mb = 1;
     c.recompute = PP_RECOMPUTE_NONE;
@@ -190,21 +194,20 @@ static slot *states_probe(pp__bounds *b, const pp__space *sp, const pp__cand *k)
     pp_memory_estimate(sp->m, sp->c, &st, &b->mem);
     const pp_stage_mem *m0 = &b->mem.stages[0];
     /* gradients a framework frees each step (set_to_none) are in the
-     * forward only with more than one micro-batch: kept apart (v[1] high bits) */
-    s->v[0] = m0->params_bytes + m0->grads_persistent_bytes + m0->optimizer_bytes;
+     * forward only with more than one micro-batch: kept apart (v[4]) */
+    double S = m0->params_bytes + m0->grads_persistent_bytes + m0->optimizer_bytes;
     s->v[1] = m0->context_bytes;
-    s->off = 0;
-    s->grads_transient = m0->grads_total_bytes - m0->grads_persistent_bytes;
+    s->v[4] = m0->grads_total_bytes - m0->grads_persistent_bytes;
     pp_time_estimate(sp->m, sp->c, &st, &b->time, &b->thr);
     s->v[2] = b->time.optimizer_s; /* the update of every parameter this GPU keeps */
     s->v[3] = b->time.dp_comm_s;   /* DP/ZeRO traffic of one micro-batch's step */
     /* the embedding and head alone: what the blocks' states are not */
     st.stage_layers[0] = 0;
     pp_memory_estimate(sp->m, sp->c, &st, &b->mem);
-    s->rc[0] = m0->params_bytes + m0->grads_persistent_bytes + m0->optimizer_bytes;
-    s->rc[1] = m0->grads_total_bytes - m0->grads_persistent_bytes;
+    s->v[5] = m0->params_bytes + m0->grads_persistent_bytes + m0->optimizer_bytes;
+    s->v[6] = m0->grads_total_bytes - m0->grads_persistent_bytes;
     b->probes++;
-    s->used = 1;
+    s->v[0] = S; /* last: the slot is filled */
     b->states.n++;
     b->probes += 2;
     return s;
@@ -216,7 +219,7 @@ static const double *flight_probe(pp__bounds *b, const pp__space *sp, const pp__
     key kk = {(uint64_t)k->pp | (uint64_t)k->schedule << 16 | (uint64_t)k->v << 24, (uint64_t)m};
     slot *s = lookup(b, &b->flight, kk);
     if (!s) return NULL;
-    if (s->used) return b->pool + s->off;
+    if (!isnan(s->v[0])) return b->pool + (size_t)s->v[0];
     if (b->npool + (size_t)k->pp > b->cappool) {
         size_t cap = b->cappool ? b->cappool * 2 : 4096;
         while (cap < b->npool + (size_t)k->pp) cap *= 2;
@@ -231,12 +234,12 @@ static const double *flight_probe(pp__bounds *b, const pp__space *sp, const pp__
     pp_strategy st;
     pp__cand_strategy(sp, k, &st);
     st.grad_accum = (int)m;
-    s->off = (long)b->npool;
+    size_t off = b->npool;
     for (int i = 0; i < k->pp; i++) b->pool[b->npool++] = pp__inflight(&st, i);
-    s->used = 1;
+    s->v[0] = (double)off;
     b->flight.n++;
     b->probes++;
-    return b->pool + s->off;
+    return b->pool + off;
 }
 
 static int uniform_blocks(const pp_model *m)
@@ -315,13 +318,13 @@ void pp__bounds_cand(pp__bounds *b, const pp__space *sp, pp__cand *k)
     slot *core = core_probe(b, sp, k), *st = states_probe(b, sp, k);
     const double *infl = flight_probe(b, sp, k, m);
     if (!core || !st || !infl) return;
-    double T = core->v[0], A = core->v[1], S = st->v[0] + (m > 1 ? st->grads_transient : 0); /* full: T without recompute */
+    double T = core->v[0], A = core->v[1], S = st->v[0] + (m > 1 ? st->v[4] : 0); /* full: T without recompute */
     k->lb_mem = st->v[1] + mem_bound(b->same_kind, k->pp, infl, S, A);
-    if (k->recompute == PP_RECOMPUTE_FULL && core->rc[0] > 0) {
+    if (k->recompute == PP_RECOMPUTE_FULL && core->v[2] > 0) {
         /* a plan that fits recomputes at least X of the blocks (the K-th plan
          * prunes only when it fits: search.c threshold) */
-        double sb = S - st->rc[0] - (m > 1 ? st->rc[1] : 0);
-        T += core->rc[0] * pp__least_recompute(k->pp, infl, sp->usable - st->v[1], fmax(0, sb), core->rc[1], core->rc[2]);
+        double sb = S - st->v[5] - (m > 1 ? st->v[6] : 0);
+        T += core->v[2] * pp__least_recompute(k->pp, infl, sp->usable - st->v[1], fmax(0, sb), core->v[3], core->v[4]);
     }
     double veff = k->schedule == PP_SCHED_INTERLEAVED ? k->v : 1;
     k->lb_opt = st->v[2] / k->pp; /* the slowest stage's update is at least the average */
