@@ -51,10 +51,10 @@ double pp__act_offload_bytes(const pp_model *m, const pp_strategy *s, int first,
 /* Micro-batches (whole-stage units) stage i holds (memory.c), and the
  * micro-batch count (grad_accum) from which that no longer changes. */
 double pp__inflight(const pp_strategy *s, int i);
+long pp__inflight_saturates(const pp_strategy *s);
 /* What the loss's bytes and the block backward's working set would count
  * twice at the forward/backward moment (memory.c). */
 double pp__loss_overlap(const pp_strategy *s, const pp_stage_mem *o);
-long pp__inflight_saturates(const pp_strategy *s);
 /* Bytes of one activation element: 4 in pure fp32 training, else 2. */
 double pp__act_bytes(const pp_strategy *s);
 /* 16-bit K and V of one micro-batch's sequence chunk on this rank (s/cp

@@ -172,9 +172,6 @@ double pp__inflight(const pp_strategy *s, int i)
     }
 }
 
-/* Activations Megatron's CPU offloading moves to the host per micro-batch:
- * what the stage's first act_offload_layers blocks store (no recompute:
- * rule fw-act-offload). */
 /* The least micro-batch count from which every stage's pp__inflight no
  * longer depends on it (GPipe holds them all: never). */
 long pp__inflight_saturates(const pp_strategy *s)
@@ -188,6 +185,9 @@ long pp__inflight_saturates(const pp_strategy *s)
     }
 }
 
+/* Activations Megatron's CPU offloading moves to the host per micro-batch:
+ * what the stage's first act_offload_layers blocks store (no recompute:
+ * rule fw-act-offload). */
 double pp__act_offload_bytes(const pp_model *m, const pp_strategy *s, int first, int last)
 {
     double sum = 0;

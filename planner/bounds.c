@@ -26,8 +26,9 @@ typedef struct key {
 } key;
 
 /* A probe's cached values. k.a is never 0 for a real key (every key holds a
- * degree >= 1 in its low bits): 0 marks an empty slot, and v[0] NaN one
- * found but not yet probed.
+ * degree >= 1 in its low bits): 0 marks an empty slot, and v[0] = UNPROBED
+ * one found but not yet probed (a probe's own result is never -inf; a NaN
+ * result stays cached).
  *   core:   T, A, R (recompute time of every block), a0, a1 (the blocks'
  *           activations with none and all recomputed);
  *   states: S, context, optimizer s, DP traffic s, gradients alive only
@@ -38,6 +39,8 @@ typedef struct slot {
     key k;
     double v[7];
 } slot;
+
+#define UNPROBED (-HUGE_VAL)
 
 typedef struct table {
     slot *s;
@@ -92,7 +95,7 @@ static size_t key_hash(key k)
     return (size_t)x;
 }
 
-/* Finds k; on a miss inserts it and returns the slot with v[0] NaN. */
+/* Finds k; on a miss inserts it and returns the slot with v[0] UNPROBED. */
 static slot *lookup(pp__bounds *b, table *t, key k)
 {
     if (t->n * 2 >= t->cap) {
@@ -118,7 +121,7 @@ static slot *lookup(pp__bounds *b, table *t, key k)
         h = (h + 1) & (t->cap - 1);
     }
     t->s[h].k = k;
-    t->s[h].v[0] = NAN;
+    t->s[h].v[0] = UNPROBED;
     return &t->s[h];
 }
 
@@ -145,7 +148,7 @@ static slot *core_probe(pp__bounds *b, const pp__space *sp, const pp__cand *k)
                   (uint64_t)k->precision << 57,
               (uint64_t)k->mb | (uint64_t)k->recompute << 32 | (uint64_t)k->fw << 40};
     slot *s = lookup(b, &b->core, kk);
-    if (!s || !isnan(s->v[0])) return s;
+    if (!s || s->v[0] != UNPROBED) return s;
     pp__cand c = *k;
     c.dp = sp->gpus / (k->tp * k->cp);
     c.zero = 0;
@@ -184,7 +187,7 @@ static slot *states_probe(pp__bounds *b, const pp__space *sp, const pp__cand *k)
                   (uint64_t)k->precision << 37 | (uint64_t)k->fw << 40 | (uint64_t)(k->shard & 0xfffff) << 44,
               (uint64_t)k->dp | (uint64_t)k->cp << 32};
     slot *s = lookup(b, &b->states, kk);
-    if (!s || !isnan(s->v[0])) return s;
+    if (!s || s->v[0] != UNPROBED) return s;
     pp__cand c = *k;
     c.mb = 1;
     c.recompute = PP_RECOMPUTE_NONE;
@@ -219,7 +222,7 @@ static const double *flight_probe(pp__bounds *b, const pp__space *sp, const pp__
     key kk = {(uint64_t)k->pp | (uint64_t)k->schedule << 16 | (uint64_t)k->v << 24, (uint64_t)m};
     slot *s = lookup(b, &b->flight, kk);
     if (!s) return NULL;
-    if (!isnan(s->v[0])) return b->pool + (size_t)s->v[0];
+    if (s->v[0] != UNPROBED) return b->pool + (size_t)s->v[0];
     if (b->npool + (size_t)k->pp > b->cappool) {
         size_t cap = b->cappool ? b->cappool * 2 : 4096;
         while (cap < b->npool + (size_t)k->pp) cap *= 2;

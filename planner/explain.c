@@ -159,7 +159,9 @@ static const char *dominant_term(const pp_stage_mem *st, double *bytes)
     for (int i = 1; i < 5; i++)
         if (t[i].v > t[k].v) k = i;
     *bytes = t[k].v;
-    if (k == 4 && st->logits_bytes > 0.5 * st->buffers_bytes) return "buffers (mostly the logits of the last stage)";
+    /* the loss's tensors count only when larger than the backward working set (memory.c) */
+    if (k == 4 && st->logits_bytes >= st->recompute_bytes && st->logits_bytes > 0.5 * st->buffers_bytes)
+        return "buffers (mostly the logits of the last stage)";
     if (k == 4 && st->zero_gather_bytes > 0.5 * st->buffers_bytes) return "buffers (mostly ZeRO-3's gathered weights)";
     return t[k].name;
 }

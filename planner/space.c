@@ -291,6 +291,7 @@ typedef struct enum_ctx {
     int nmb;
     long long per;                       /* samples per data-parallel rank per step */
     int over;                            /* the last emit was over memory by bound */
+    long long mb_weight;                 /* micro-batch candidates of the current shapes */
 } enum_ctx;
 
 static void level_rules(enum_ctx *e)
@@ -312,7 +313,9 @@ static int level_ok(enum_ctx *e, int l)
 {
     for (int i = 0; i < e->nrules[l]; i++)
         if (!pp__rule_eval(&e->x, (pp_rule)e->rules[l][i], NULL)) {
-            e->hits[e->rules[l][i]]++;
+            /* a shape refused before its micro-batches stands for each of
+             * them ("no valid strategy" names the rule refusing the most) */
+            e->hits[e->rules[l][i]] += l > L_PREC && l < L_MB ? e->mb_weight : 1;
             return 0;
         }
     return 1;
@@ -433,6 +436,8 @@ static void enum_inner(enum_ctx *e)
         return;
     }
     e->mbs = mbs, e->nmb = nmb, e->per = per;
+    e->mb_weight = 0;
+    for (int i = 0; i < nmb; i++) e->mb_weight += in_set(&sp->o.micro_batch, mbs[i]);
     for (int a = 0; a < sp->nsp && !e->failed; a++) {
         s->sp = sp->sp[a];
         if (!level_ok(e, L_SP)) continue;

@@ -17,8 +17,8 @@
  *   - memory per stage is never negative and never below the model-state floor;
  *   - activation bytes scale with the activation dtype: fp32 >= 2 x bf16
  *     where every stored tensor is in that dtype;
- *   - activations per micro-batch never fall as the micro-batch doubles
- *     (the search's skip of larger micro-batches relies on it).
+ *   - activations per micro-batch never fall as the micro-batch grows by
+ *     one (the search's skip of larger micro-batches relies on it).
  * "All else equal": a variant keeps every behaviour of the resolved strategy
  * as given and changes one field; the rule table must accept it.
  * A broken law prints the strategy as a one-line `parplan estimate` command
@@ -504,24 +504,25 @@ static void law_dtype(tally *t, const kase *k, const pp_strategy *s, pp_plan *p)
         }
 }
 
-/* Twice the micro-batch (the same accumulation) never stores fewer
- * activations per micro-batch on any stage. The search relies on it: a
- * shape over memory at one micro-batch is not examined at larger ones
- * (planner/space.c enum_mbs). */
-static void set_double_mb(pp_strategy *s, int v)
+/* One sequence more per micro-batch (the same accumulation) never stores
+ * fewer activations per micro-batch on any stage, so no larger micro-batch
+ * does. The search relies on it: a shape over memory at one micro-batch is
+ * not examined at larger ones (planner/space.c enum_mbs). */
+static void set_more_mb(pp_strategy *s, int v)
 {
-    s->micro_batch *= v;
-    s->global_batch *= v;
+    int accum = s->global_batch / (s->micro_batch * s->dp);
+    s->micro_batch += v;
+    s->global_batch = s->micro_batch * s->dp * accum;
 }
 
 static void law_mb(tally *t, const kase *k, const pp_strategy *s, pp_plan *p)
 {
     static double act1[PP_MAX_STAGES];
     pp_strategy one, two;
-    if (!variant(k, s, set_double_mb, 1, &one, p)) return;
+    if (!variant(k, s, set_more_mb, 0, &one, p)) return;
     int n = p->memory.nstages;
     for (int i = 0; i < n; i++) act1[i] = p->memory.stages[i].act_per_microbatch;
-    if (!variant(k, s, set_double_mb, 2, &two, p)) return;
+    if (!variant(k, s, set_more_mb, 1, &two, p)) return;
     t->checks[L_MB]++;
     for (int i = 0; i < n && i < p->memory.nstages; i++)
         if (p->memory.stages[i].act_per_microbatch < act1[i] * (1 - REL)) {

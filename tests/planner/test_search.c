@@ -286,4 +286,10 @@ Test(search, cli_bad_input_exits_2)
     cr_assert_eq(run("plan --model llama3-8b --cluster dgx-h100", &o, NULL), 2);
     cr_assert(strstr(o, "--global-batch"), "%s", o);
     free(o);
+    /* the rule named is the one refusing the most: a shape refused before
+     * its micro-batches counts once for each of them (with micro-batches
+     * innermost, gb 12's six divisors once named offload-zero here) */
+    cr_assert_eq(run("plan --model llama3-8b --cluster dgx-h100 --nodes 1 --global-batch 12 --sp 1 --tp 1", &o, NULL), 2);
+    cr_assert(strstr(o, "rule sp-tp"), "%s", o);
+    free(o);
 }
