@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "parplan.h"
+#include "tests/fixtures.h"
 
 static jmp_buf host_jb;
 static int host_hook_calls;
@@ -25,12 +26,9 @@ static void host_hook(void *info)
 /* A search that solves ILPs, all on this thread (threads = 1). */
 static void search_with_ilps(void)
 {
-    pp_model m;
-    pp_cluster c;
+    pp_model m = fx_model("llama3-70b");
+    pp_cluster c = fx_cluster("dgx-h100", 4, 0);
     pp_error err = {""};
-    cr_assert_eq(pp_model_load("llama3-70b", &m, &err), PP_OK);
-    cr_assert_eq(pp_cluster_load("dgx-h100", &c, &err), PP_OK);
-    cr_assert_eq(pp_cluster_resize(&c, 4, 0, &err), PP_OK);
     pp_search_opts o;
     pp_search_opts_default(&o);
     o.global_batch = 256;

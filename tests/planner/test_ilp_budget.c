@@ -16,17 +16,15 @@
 #include <sys/wait.h>
 
 #include "parplan.h"
+#include "tests/fixtures.h"
 
 /* Llama-3-70B on 4 DGX H100, pp 4 or 8: 25 pipeline candidates reach the
  * ILP stage (the glpk_guest case with a second pipeline depth). */
 static void search(double budget, int partition, pp_plan_list *l)
 {
-    pp_model m;
-    pp_cluster c;
+    pp_model m = fx_model("llama3-70b");
+    pp_cluster c = fx_cluster("dgx-h100", 4, 0);
     pp_error err = {""};
-    cr_assert_eq(pp_model_load("llama3-70b", &m, &err), PP_OK);
-    cr_assert_eq(pp_cluster_load("dgx-h100", &c, &err), PP_OK);
-    cr_assert_eq(pp_cluster_resize(&c, 4, 0, &err), PP_OK);
     pp_search_opts o;
     pp_search_opts_default(&o);
     o.global_batch = 256;

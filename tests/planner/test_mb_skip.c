@@ -18,14 +18,7 @@
 #include <string.h>
 
 #include "planner/planner.h"
-
-static void load(const char *mn, const char *cn, int nodes, pp_model *m, pp_cluster *c)
-{
-    pp_error e = {""};
-    cr_assert_eq(pp_model_load(mn, m, &e), PP_OK, "%s", e.msg);
-    cr_assert_eq(pp_cluster_load(cn, c, &e), PP_OK, "%s", e.msg);
-    cr_assert_eq(pp_cluster_resize(c, nodes, 0, &e), PP_OK, "%s", e.msg);
-}
+#include "tests/fixtures.h"
 
 /* Candidates enumerated and found over memory by bound (no costing). */
 static void enumerate(const pp_model *m, const pp_cluster *c, long long gb, long long *enumerated, long long *over)
@@ -51,9 +44,8 @@ static void enumerate(const pp_model *m, const pp_cluster *c, long long gb, long
  * the divisor count. */
 Test(mb_skip, over_memory_work_does_not_grow_with_divisors, .timeout = 600)
 {
-    pp_model m;
-    pp_cluster c;
-    load("megatron-1t", "dgx-h100", 8192, &m, &c);
+    pp_model m = fx_model("megatron-1t");
+    pp_cluster c = fx_cluster("dgx-h100", 8192, 0);
     long long en2, over2, en720, over720;
     enumerate(&m, &c, 1LL << 26, &en2, &over2);
     enumerate(&m, &c, 64864800, &en720, &over720);
@@ -68,9 +60,8 @@ Test(mb_skip, over_memory_work_does_not_grow_with_divisors, .timeout = 600)
  * step), and so for the K-th. */
 static void check_exact(const char *mn, const char *cn, int nodes, int gb, int seq)
 {
-    pp_model m;
-    pp_cluster c;
-    load(mn, cn, nodes, &m, &c);
+    pp_model m = fx_model(mn);
+    pp_cluster c = fx_cluster(cn, nodes, 0);
     pp_search_opts o;
     pp_search_opts_default(&o);
     o.global_batch = gb, o.seq = seq, o.top_k = 3;
