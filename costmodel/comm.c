@@ -60,9 +60,11 @@ void pp__group(const pp_cluster *c, int size, int stride, pp__comm_group *g)
         g->bw = c->intra.bw * ei;
         g->latency = c->intra.latency;
     } else {
-        /* NCCL runs one ring channel per NIC: m members of the group on a
-         * node drive m NICs, bounded by the intra-node link */
-        double nic = c->inter.bw * gl.per_node * ee, intra = c->intra.bw * ei;
+        /* NCCL runs one ring channel per NIC: m members of the group in a
+         * node drive m NICs, bounded by the intra-node link. On a
+         * multi-node NVLink domain NCCL fuses the clique's hosts into one
+         * topology (src/graph/topo.cc), so m counts the domain's members. */
+        double nic = c->inter.bw * gl.per_domain * ee, intra = c->intra.bw * ei;
         g->bw = nic < intra ? nic : intra;
         g->latency = c->inter.latency > c->intra.latency ? c->inter.latency : c->intra.latency;
     }

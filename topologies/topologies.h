@@ -32,6 +32,7 @@ typedef struct pp_group_link {
     int crosses_nodes;  /* 1 if some group has members on two or more nodes */
     int nodes_spanned;  /* most nodes one group touches */
     int per_node;       /* members of one group on each node it touches */
+    int per_domain;     /* members of one group in each NVLink domain (or node, if larger) */
     double bw;          /* bytes/s per GPU per direction available to a ring */
     double latency;     /* s per hop on the bottleneck tier */
 } pp_group_link;
@@ -52,7 +53,10 @@ typedef struct pp_group_link {
  *     of a group sit on one node, NCCL runs a ring channel per NIC and
  *     each ring crosses the node boundary once, so the group can drive
  *     about m * inter.bw (capped by intra.bw); callers may apply that
- *     factor. Trees and in-switch reduction (NVLS/SHARP) are not
+ *     factor. On a multi-node NVLink domain (GB200 NVL72) NCCL fuses the
+ *     topologies of the clique's hosts into one (src/graph/topo.cc, "XML
+ *     topo fusion", nLocalRanks = clique.size), so there m counts the
+ *     group's members in the domain: per_domain (= per_node elsewhere). Trees and in-switch reduction (NVLS/SHARP) are not
  *     modelled. Measured rings reach about 74-82% of these rates
  *     (tests/reference/interconnects.csv).
  * Latency: the bottleneck tier's per-hop latency (cluster JSON, from

@@ -55,6 +55,8 @@ int pp_topo_group_link(const pp_cluster *c, int size, int stride, pp_group_link 
     long long block = (long long)size * stride, d = pp_topo_domain_size(c);
     int inter = size > 1 && d < n && d % block != 0;
     node_span(g, n, size, stride, &out->nodes_spanned, &out->per_node);
+    int spanned; /* an NVLink domain smaller than a host (PCIe pairs) counts the host */
+    node_span(d > g ? d : g, n, size, stride, &spanned, &out->per_domain);
     out->crosses_nodes = out->nodes_spanned > 1;
     out->tier = inter ? PP_TOPO_INTER : PP_TOPO_INTRA;
     const pp_link *l = inter ? &c->inter : &c->intra;

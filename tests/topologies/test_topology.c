@@ -155,6 +155,40 @@ Test(topology, domain_larger_than_node)
     cr_expect_eq(pp_topo_domain_of(&c, 72), 1);
 }
 
+/* Megatron-Bridge's GB200 launcher: 32 trays of 4 GPUs, NVLink domain = the
+ * Slurm segment of 16 trays (64 GPUs). A Megatron-FSDP group of 64 at stride 2
+ * (after TP 2) spans both domains with 2 members per tray but 32 per domain:
+ * NCCL fuses a multi-node NVLink clique into one topology, so 32 NICs carry
+ * its rings across the domains (src/graph/topo.cc). On a DGX the domain is
+ * the host and the two counts agree. */
+Test(topology, members_per_nvlink_domain)
+{
+    const char *text =
+        "{\"name\": \"gb200-segment\", \"gpu\": \"gb200\", \"nodes\": 32, \"gpus_per_node\": 4,"
+        " \"nvlink_domain\": 64,"
+        " \"intra\": {\"kind\": \"nvlink\", \"gbytes_per_s_bidir\": 1800, \"latency_us\": 3.4},"
+        " \"inter\": {\"kind\": \"infiniband\", \"nics\": 4, \"nic_gbit_s\": 400, \"latency_us\": 5},"
+        " \"pcie\": {\"gbytes_per_s\": 225}, \"host_mem_gib\": 960}";
+    pp_cluster c;
+    pp_error err = {""};
+    cr_assert_eq(pp_cluster_parse(text, strlen(text), "segment", &c, &err), PP_OK, "%s", err.msg);
+    pp_group_link g = link_of(&c, 64, 2);
+    cr_expect_eq(g.tier, PP_TOPO_INTER);
+    cr_expect_eq(g.per_node, 2);
+    cr_expect_eq(g.per_domain, 32);
+    g = link_of(&c, 2, 64); /* one member per domain */
+    cr_expect_eq(g.per_domain, 1);
+    pp_cluster h = load("dgx-h100", 8, 0);
+    int fam[][2] = {{8, 8}, {4, 8}, {16, 2}, {32, 1}, {3, 1}, {8, 1}};
+    for (size_t i = 0; i < sizeof fam / sizeof fam[0]; i++) {
+        g = link_of(&h, fam[i][0], fam[i][1]);
+        cr_expect_eq(g.per_domain, g.per_node, "dgx-h100 %d x %d", fam[i][0], fam[i][1]);
+    }
+    pp_cluster p = load("a100-pcie-8x", 2, 0); /* NVLink pairs smaller than the host */
+    g = link_of(&p, 8, 2);
+    cr_expect_eq(g.per_domain, g.per_node, "a domain smaller than its host counts the host");
+}
+
 Test(topology, invalid_groups)
 {
     pp_cluster c = load("dgx-h100", 2, 0);
