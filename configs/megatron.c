@@ -304,10 +304,18 @@ static void parallel_flags(pp__sbuf *b, const pp_model *m, const pp_strategy *s,
     /* Megatron passes the value to Transformer Engine, which takes "all_gather" */
     if (lm && s->cp > 1) pp__sb_printf(b, "  --cp-comm-type %s\n", s->cp_comm == PP_CP_ALLGATHER ? "all_gather" : "p2p");
     if (s->ep > 1) flag_int(b, lm ? "--expert-model-parallel-size" : "--moe-expert-parallel-size", s->ep);
-    if (lm && s->zero == 1) flag(b, "--use-distributed-optimizer");
+    if (lm && s->zero >= 1) flag(b, "--use-distributed-optimizer");
+    if (lm && s->zero == 3) {
+        /* Megatron-FSDP v1 (arguments.py: needs the distributed optimizer
+         * and the fsdp_dtensor checkpoint format; layer-wise double buffer) */
+        flag(b, "--use-megatron-fsdp");
+        pp__sb_printf(b, "  --data-parallel-sharding-strategy optim_grads_params\n");
+        flag(b, "--fsdp-double-buffer");
+        pp__sb_printf(b, "  --ckpt-format fsdp_dtensor\n");
+    }
     if (lm && s->overlap_dp && s->dp * s->cp > 1) {
         flag(b, "--overlap-grad-reduce");
-        if (s->zero == 1) flag(b, "--overlap-param-gather");
+        if (s->zero >= 1) flag(b, "--overlap-param-gather");
     }
     if (lm && s->overlap_tp) flag(b, "--tp-comm-overlap");
     if (lm && s->loss == PP_LOSS_FUSED) flag(b, "--cross-entropy-loss-fusion");
@@ -421,6 +429,9 @@ pp_status pp_megatron_args(const pp_model *m, const pp_cluster *c, const pp_plan
                   p->throughput.tokens_per_s, 100 * p->throughput.mfu);
     pp__sb_printf(&b, "# Use: source this file, then\n#   torchrun ... pretrain_gpt.py \"${MEGATRON_ARGS[@]}\" "
                       "--data-path ... --tokenizer-type ... --save ... --load ...\n");
+    /* validate_args: "FSDP requires CUDA_DEVICE_MAX_CONNECTIONS > 1 or unset";
+     * Megatron-Bridge's FSDP recipes set 32 (perf_recipes/llama/gb200/llama3.py) */
+    if (o->flavor == PP_MEGATRON_LM && s.zero == 3) pp__sb_printf(&b, "export CUDA_DEVICE_MAX_CONNECTIONS=32\n");
     pp__sb_printf(&b, "MEGATRON_ARGS=(\n");
     parallel_flags(&b, m, &s, o->flavor);
     model_flags(&b, m, &s, o->flavor, &local);

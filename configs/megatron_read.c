@@ -1000,11 +1000,39 @@ static void read_split(mr_ctx *x, pp_strategy *s)
              "asserts num_layers %% pp == 0 without an uneven split", L, p, s->virtual_stages);
 }
 
+/* Megatron-FSDP (--use-megatron-fsdp) is ZeRO-3 with the v1 implementation
+ * and the optim_grads_params sharding parplan prices; arguments.py asserts
+ * the fsdp_dtensor checkpoint format. Returns 1 when the file asks for it. */
+static int read_megatron_fsdp(mr_ctx *x)
+{
+    mr_occ *u = get(x, "--use-megatron-fsdp");
+    if (!u) return 0;
+    static const char *const strat[] = {"optim_grads_params", "optim_grads", "optim", "no_shard", NULL};
+    int k = choice_flag(x, "--data-parallel-sharding-strategy", strat, 4);
+    if (k > 0)
+        fail(x, get(x, "--data-parallel-sharding-strategy")->line, "--data-parallel-sharding-strategy %s: not priced "
+             "(parplan prices Megatron-FSDP's optim_grads_params, ZeRO-3)", strat[k]);
+    static const char *const ver[] = {"1", "2", NULL};
+    if (choice_flag(x, "--megatron-fsdp-version", ver, 2) == 1)
+        fail(x, get(x, "--megatron-fsdp-version")->line, "--megatron-fsdp-version 2: not priced (parplan prices "
+             "version 1, which runs with the distributed optimizer)");
+    mr_occ *c = get(x, "--ckpt-format");
+    if (!x->st && (!c || strcmp(val_text(x, c, 0), "fsdp_dtensor")))
+        fail(x, c ? c->line : u->line, "--use-megatron-fsdp needs --ckpt-format fsdp_dtensor: Megatron asserts "
+             "\"Megatron-FSDP requires the `fsdp_dtensor` checkpointing format\"");
+    has(x, "--fsdp-double-buffer");
+    return 1;
+}
+
 static void read_behaviour(mr_ctx *x, pp_strategy *s)
 {
     if (!x->mds) {
         s->zero = has(x, "--use-distributed-optimizer");
         set_src(x, "zero", "--use-distributed-optimizer");
+        if (read_megatron_fsdp(x)) {
+            s->zero = 3;
+            set_src(x, "zero", "--use-megatron-fsdp");
+        }
         int ogr = has(x, "--overlap-grad-reduce"), opg = has(x, "--overlap-param-gather");
         if (opg && (!s->zero || !ogr))
             return (void)fail(x, get(x, "--overlap-param-gather")->line, "--overlap-param-gather needs "
@@ -1060,12 +1088,12 @@ static void read_behaviour(mr_ctx *x, pp_strategy *s)
         has(x, "--use-flash-attn");
     }
     set_src(x, "attention", x->mds ? "--use-flash-attn-v2" : "--attention-backend");
-    static const char *const refused[] = {"--use-torch-fsdp2", "--use-megatron-fsdp", "--optimizer-cpu-offload",
+    static const char *const refused[] = {"--use-torch-fsdp2", "--optimizer-cpu-offload",
                                           "--use-precision-aware-optimizer", "--cpu-offloading", NULL};
     for (int i = 0; refused[i] && !x->st; i++) {
         mr_occ *r = get(x, refused[i]);
-        if (r) fail(x, r->line, "%s: not priced (parplan prices Megatron's DDP with the distributed optimizer and no "
-                    "offload)", refused[i]);
+        if (r) fail(x, r->line, "%s: not priced (parplan prices Megatron's DDP, the distributed optimizer and "
+                    "Megatron-FSDP, without optimizer offload)", refused[i]);
     }
     if (x->mds) has(x, "--cpu-optimizer"), has(x, "--deepspeed-activation-checkpointing"), has(x, "--zero-stage");
 }

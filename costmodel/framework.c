@@ -54,17 +54,22 @@ static const pp__fw table[PP_FW_COUNT] = {
      * buffer whose buckets are views, 1F1B and interleaved schedules,
      * outputs freed once sent, CP p2p/all_gather/a2a, EP, selective and
      * full recompute with --recompute-num-layers, any split through
-     * --pipeline-model-parallel-layout. */
+     * --pipeline-model-parallel-layout. ZeRO-3 is Megatron-FSDP
+     * (--use-megatron-fsdp --data-parallel-sharding-strategy
+     * optim_grads_params; arguments.py: adam or sgd, ckpt-format
+     * fsdp_dtensor, CUDA_DEVICE_MAX_CONNECTIONS != 1), per transformer layer
+     * with --fsdp-double-buffer; without pipeline stages, as Megatron-
+     * Bridge's recipes run it (perf_recipes/llama/gb200/llama3.py). */
     [PP_FW_MEGATRON] = {
         .name = "megatron", .title = "Megatron-LM (Megatron-Core)",
-        .zero = B(0) | B(1), .zero_pp = B(0) | B(1), .tp = 1, .pp = 1, .cp = 1, .ep = 1, .sp = 1,
+        .zero = B(0) | B(1) | B(3), .zero_pp = B(0) | B(1), .tp = 1, .pp = 1, .cp = 1, .ep = 1, .sp = 1,
         .cp_comm = B(PP_CP_RING) | B(PP_CP_ALLGATHER) | B(PP_CP_A2A), .offload = B(PP_OFFLOAD_NONE),
         .schedules = B(PP_SCHED_1F1B) | B(PP_SCHED_INTERLEAVED), .precisions = P16 | B(PP_PREC_FP8),
         .recompute = RC_ALL, .partial_recompute = 1, .optimizers = B(PP_OPT_ADAMW) | B(PP_OPT_SGD),
         .modes = B(PP_MODE_FULL), .losses = B(PP_LOSS_FP32) | B(PP_LOSS_FUSED), .split = PP_SPLIT_ANY,
         .megatron_arch = 1, .fixed_order = 1, .tp_overlap = 1, .dp_overlap_pp = 1, .act_offload = 1,
         .weights = PP_W_MASTER16, .buckets = PP_BUCKETS_VIEWS, .opt_temp = PP_OPT_TEMP_NONE, .grads_persist = 1,
-        .free_outputs = 1, .cp_default = PP_CP_RING,
+        .free_outputs = 1, .cp_default = PP_CP_RING, .z3_per_block = 1,
     },
     /* microsoft/Megatron-DeepSpeed: Megatron's model and TP/SP under
      * DeepSpeed's engine (ZeRO, offload, PipelineEngine with
@@ -99,7 +104,7 @@ static const pp__fw table[PP_FW_COUNT] = {
         .optimizers = ALL_OPT & ~B(PP_OPT_ADAM8BIT), .modes = B(PP_MODE_FULL) | B(PP_MODE_LORA), .freeze = 1,
         .losses = B(PP_LOSS_FP32) | B(PP_LOSS_FUSED), .split = PP_SPLIT_ANY, .fixed_order = 1, .dp_overlap_pp = 1,
         .weights = PP_W_FSDP, .buckets = PP_BUCKETS_FSDP, .opt_temp = PP_OPT_TEMP_NONE,
-        .cp_default = PP_CP_ALLGATHER,
+        .cp_default = PP_CP_ALLGATHER, .z3_per_block = 1,
     },
 };
 

@@ -79,6 +79,10 @@ typedef struct pp__fw {
     pp__bucket_kind buckets;
     pp__opt_temp_kind opt_temp;
     int grads_persist;        /* the gradient buffer lives through every forward */
+    int z3_per_block;         /* ZeRO-3 gathers and reduce-scatters one block (unit) at a
+                                 time, double-buffered, no extra gather for recompute
+                                 (FSDP2, Megatron-FSDP); 0: module by module in prefetch
+                                 buckets (DeepSpeed) */
     int free_outputs;         /* pipeline outputs freed once sent */
     pp_cp_comm cp_default;
 } pp__fw;

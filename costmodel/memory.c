@@ -353,7 +353,8 @@ static states model_states(const pp_model *m, const pp_strategy *s, const stage_
  * DeepSpeed's buckets and ZeRO-3 live parameters, DDP's bucket copy of the
  * gradients, FSDP's all-gathered units (the one computing and the one
  * prefetched; every unit when parameters stay gathered after forward) with
- * one unit's unsharded gradients before its reduce-scatter. */
+ * one unit's unsharded gradients before its reduce-scatter; Megatron-FSDP
+ * the same, double-buffered by layer. */
 static void comm_buffers(const pp_strategy *s, const stage_params *sp, pp_stage_mem *o)
 {
     const pp__fw *fw = pp__fw_get(s->framework);
@@ -380,7 +381,17 @@ static void comm_buffers(const pp_strategy *s, const stage_params *sp, pp_stage_
         o->bucket_bytes = nd > 1 ? unit * (wg + (wg < 4 ? 4 : 0)) : 0;
         break;
     }
-    case PP_BUCKETS_VIEWS: break;
+    case PP_BUCKETS_VIEWS:
+        /* Megatron-FSDP (zero 3): the layer computing and the one prefetched
+         * are gathered (double buffering), and one layer's unsharded
+         * gradients wait for their reduce-scatter (Megatron-LM megatron/core/
+         * distributed/fsdp/src/docs/runtime_schedule.md: AO/DO, AI/DI) */
+        if (s->zero == 3 && nd > 1) {
+            double unit = fmax(sp->largest_block, sp->embed);
+            o->zero_gather_bytes = 2 * unit * w;
+            o->bucket_bytes = unit * g;
+        }
+        break;
     }
     /* QLoRA: one linear map dequantised to 16 bits at a time */
     o->zero_gather_bytes += sp->largest_matrix * 2;

@@ -475,8 +475,9 @@ static int fw_zero_ok(const why *w)
     int z = w->x->s->zero;
     if (z < 0 || z > 3 || (FW(w)->zero >> z & 1)) return 1;
     if (FW(w)->buckets == PP_BUCKETS_VIEWS)
-        return no(w, NULL, I(z), "Megatron-LM shards only optimizer states (the distributed optimizer, ZeRO-1): "
-                  "expected 0 or 1 (ZeRO-2/3: deepspeed or fsdp)");
+        return no(w, NULL, I(z), "Megatron-LM shards optimizer states (the distributed optimizer, ZeRO-1) or "
+                  "everything (Megatron-FSDP, ZeRO-3), never gradients alone: expected 0, 1 or 3 (ZeRO-2: deepspeed "
+                  "or fsdp)");
     if (FW(w)->weights == PP_W_FSDP)
         return no(w, NULL, I(z), "FSDP always shards parameters, gradients and states: 3 reshards after forward "
                   "(FULL_SHARD), 2 keeps parameters gathered until backward (SHARD_GRAD_OP)");
@@ -490,6 +491,9 @@ static int fw_zero_pp_ok(const why *w)
     if (FW(w)->weights == PP_W_FSDP)
         return no(w, NULL, I(s->zero), "with pipeline stages (pp %d) torch.distributed.pipelining keeps a stage's "
                   "parameters gathered from its first forward to its last backward: zero 2", s->pp);
+    if (FW(w)->buckets == PP_BUCKETS_VIEWS)
+        return no(w, NULL, I(s->zero), "with pipeline parallelism (pp %d): parplan prices Megatron-FSDP without "
+                  "pipeline stages, as Megatron-Bridge's recipes run it; use zero 0 or 1, or pp 1", s->pp);
     return no(w, NULL, I(s->zero), "with pipeline parallelism (pp %d): DeepSpeed's PipelineEngine asserts \"ZeRO-2 and "
               "ZeRO-3 are incompatible with pipeline parallelism\"; use zero 0 or 1, or pp 1", s->pp);
 }

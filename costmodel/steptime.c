@@ -238,6 +238,13 @@ static int is_fsdp(const pp_strategy *s)
 
 static int gathers_per_microbatch(const pp_strategy *s) { return is_fsdp(s) ? s->pp == 1 : s->zero == 3; }
 
+/* ZeRO-3 one block at a time (FSDP2, Megatron-FSDP), not module by module. */
+static int per_block(const pp_strategy *s)
+{
+    const pp__fw *f = pp__fw_get(s->framework);
+    return f && f->z3_per_block;
+}
+
 /* `calls` collectives of `bytes` in all over group g: each pays NCCL's
  * launch and (n-1) ring steps of latency (comm.c), so the count matters at
  * scale (docs/time.md, "ZeRO-3 and FSDP collectives"). */
@@ -254,7 +261,7 @@ static double split_calls(double (*coll)(const pp__comm_group *, double), const 
 static double unit_gathers(const pp_strategy *s, const stage_t *st)
 {
     double units = st->nblocks + st->edge_units;
-    return 1 + (s->zero == 3) + (is_fsdp(s) ? 0 : st->nrecomputed / (units > 0 ? units : 1));
+    return 1 + (s->zero == 3) + (per_block(s) ? 0 : st->nrecomputed / (units > 0 ? units : 1));
 }
 
 /* ZeRO-3/FSDP traffic of one micro-batch. Each unit's weights are gathered
@@ -271,21 +278,20 @@ static double unit_gathers(const pp_strategy *s, const stage_t *st)
  * reduce_bucket_size buckets. */
 static double zero3_traffic(const pp_strategy *s, const groups *g, const stage_t *st)
 {
-    const pp__fw *f = pp__fw_get(s->framework);
-    int fsdp = f && f->weights == PP_W_FSDP;
+    int fsdp = is_fsdp(s), unit = per_block(s);
     double w = s->precision == PP_PREC_FP32 ? 4 : 2, gb = pp__grad_bytes(s) > 4 ? 4 : pp__grad_bytes(s);
     double all = st->dense + st->expert, fr = all > 0 ? st->trainable / all : 1;
     double units = st->nblocks + st->edge_units, eunits = st->nmoe;
     double gathers = unit_gathers(s, st);
     /* DeepSpeed gathers what it fetches in one coalesced call: a module
      * larger than the prefetch bucket alone, smaller ones several to a bucket */
-    double ag_calls = fsdp ? units : fmax(1, fmin(4 * units, ceil(st->dense / s->buf.prefetch_bucket)));
-    double rs_calls = fsdp ? units : fmax(1, fr * st->dense / s->buf.reduce_bucket);
+    double ag_calls = unit ? units : fmax(1, fmin(4 * units, ceil(st->dense / s->buf.prefetch_bucket)));
+    double rs_calls = unit ? units : fmax(1, fr * st->dense / s->buf.reduce_bucket);
     const pp__comm_group *sh = fsdp ? &g->shard : &g->dp;
     double ag = split_calls(pp__allgather_s, sh, st->dense * w, ag_calls) +
-                split_calls(pp__allgather_s, &g->edp, st->expert * w, fsdp ? eunits : 4 * eunits);
+                split_calls(pp__allgather_s, &g->edp, st->expert * w, unit ? eunits : 4 * eunits);
     double rs = split_calls(pp__reducescatter_s, sh, fr * st->dense * gb, rs_calls) +
-                split_calls(pp__reducescatter_s, &g->edp, fr * st->expert * gb, fsdp ? eunits : rs_calls);
+                split_calls(pp__reducescatter_s, &g->edp, fr * st->expert * gb, unit ? eunits : rs_calls);
     double ar = fsdp && g->replica.n > 1
                     ? split_calls(pp__allreduce_s, &g->replica, fr * st->dense * gb / sh->n, units) : 0;
     return gathers * ag + rs + ar;

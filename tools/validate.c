@@ -158,13 +158,17 @@ static int load_cluster(const char *label, const char *cl, int gpus, pp_cluster 
     return pp_cluster_resize(c, 0, gpus, err) == PP_OK;
 }
 
-/* FSDP's sharding strategies and Megatron-FSDP (FSDP > 0 in Megatron-Bridge's
- * tables) shard weights too: priced as the fsdp framework's ZeRO-3. */
+/* FSDP's sharding strategies shard weights too: FSDP2 is the fsdp
+ * framework's ZeRO-3, Megatron-FSDP (FSDP > 0 in Megatron-Bridge's tables)
+ * Megatron's (--use-megatron-fsdp). */
 static void set_zero(const char *z, pp_strategy *s)
 {
     const char *mf = strstr(z, "FSDP=");
-    if (strstr(z, "FSDP2") || (mf && atoi(mf + 5) > 0)) {
+    if (strstr(z, "FSDP2")) {
         s->framework = PP_FW_FSDP;
+        s->zero = 3;
+    } else if (mf && atoi(mf + 5) > 0) {
+        s->framework = PP_FW_MEGATRON;
         s->zero = 3;
     } else if (strstr(z, "FULL_SHARD")) s->zero = 3;
     else if (strstr(z, "SHARD_GRAD_OP")) s->zero = 2;
@@ -301,6 +305,9 @@ static void read_columns(const row *r, scenario *sc)
     s->dp = atoi(r->f[C_NGPU]) / (s->tp * s->pp * s->cp);
     set_zero(r->f[C_ZERO], s);
     set_recompute(r->f[C_RECOMP], s);
+    /* Megatron-Core's activation offload, from the recipe the notes cite */
+    const char *co = strstr(r->f[C_NOTES], "cpu_offloading_num_layers=");
+    if (co) s->act_offload_layers = atoi(co + strlen("cpu_offloading_num_layers="));
     s->seq = atoi(r->f[C_SEQ]);
     s->global_batch = atoi(r->f[C_GB]);
     s->micro_batch = r->f[C_MB][0] ? atoi(r->f[C_MB]) : 1;
@@ -319,7 +326,7 @@ static void framework_rules(const row *r, scenario *sc)
     pp_strategy *s = &sc->s;
     const char *nm = r->f[C_NAME];
     int mcore = is(nm, "mcore") || is(nm, "nemo") || is(nm, "mbridge") || is(nm, "dgxc"); /* dgxc: NeMo recipes */
-    int fsdp = s->framework == PP_FW_FSDP; /* Megatron-FSDP, FSDP2 (set_zero) */
+    int fsdp = s->framework == PP_FW_FSDP; /* FSDP2 (set_zero) */
     if ((mcore || is(nm, "narayanan") || is(nm, "korthikanti")) && !fsdp) s->framework = PP_FW_MEGATRON;
     if (is(nm, "bloom") || is(nm, "mtnlg")) s->framework = PP_FW_MEGATRON_DEEPSPEED;
     /* Narayanan 2021's ZeRO-3 baseline: DeepSpeed's ZeRO-3 under its Megatron
@@ -348,6 +355,10 @@ static void framework_rules(const row *r, scenario *sc)
     /* the Megatron-Bridge 25.09 table has no precision column; its rows repeat
      * the FP8 recipes of the 25.11 and 26.02 tables (same layout, same TFLOP/s) */
     if (is(nm, "mbridge2509")) s->precision = PP_PREC_FP8;
+    /* NeMo 2.0 and Megatron-Bridge fuse the cross-entropy by default
+     * (nemo/collections/llm/gpt/model/base.py GPTConfig, Megatron-Bridge
+     * models/gpt_provider.py: cross_entropy_loss_fusion = True) */
+    if (is(nm, "mbridge") || is(nm, "nemo") || is(nm, "dgxc")) s->loss = PP_LOSS_FUSED;
     /* llm-foundry: FSDP with mixed_precision PURE (16-bit gradient
      * reduce-scatter) and flash-attn's fused cross-entropy (loss_fn default
      * 'fused_crossentropy') */
@@ -717,11 +728,15 @@ static void print_preamble(void)
            "- NeMo (24.12 on), Megatron-Bridge and DGX Cloud: a bf16 main_grad (their performance scripts set\n"
            "  grad_reduce_in_fp32 = False); with a printed VP that does not divide the blocks, the embedding\n"
            "  and the loss count as pipeline layers (account_for_embedding/loss_in_pipeline_split: 405B's\n"
-           "  126 + 2 blocks, the first and last stages one short);\n"
+           "  126 + 2 blocks, the first and last stages one short); NeMo 2.0, Megatron-Bridge and DGX Cloud\n"
+           "  fuse the cross-entropy (cross_entropy_loss_fusion defaults to True in NeMo's GPTConfig and\n"
+           "  Megatron-Bridge's GPTModelProvider);\n"
            "- figures compared on the source's FLOP basis: hardware TFLOP/s (with recompute) for Narayanan\n"
            "  and BLOOM, MFU for Korthikanti, model TFLOP/s otherwise;\n"
            "- runs on other GPUs (tests/data/new_gpus.csv): DGX Cloud benchmarking's NeMo recipes as\n"
-           "  Megatron-Core's; Megatron-FSDP (FSDP > 0) and FSDP2 priced as the fsdp framework's ZeRO-3; GB200\n"
+           "  Megatron-Core's; Megatron-FSDP (FSDP > 0) as Megatron's ZeRO-3 (--use-megatron-fsdp) with the\n"
+           "  activation offload of its recipe (cpu_offloading_num_layers in the row's notes), FSDP2 as the\n"
+           "  fsdp framework's ZeRO-3; GB200\n"
            "  on 4-GPU trays whose NVLink domain is the Slurm --segment Megatron-Bridge's launcher asks for\n"
            "  (scripts/performance/utils/executors.py: the trays, or the largest divisor of their count up to\n"
            "  18); MXFP8 and FP8 recipes as fp8; DGX Cloud, MLPerf and torchtitan rows compared on seconds\n"

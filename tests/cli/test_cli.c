@@ -590,8 +590,10 @@ Test(cli_estimate, bad_enums)
 /* What a framework cannot run: the flag, the value and the framework's rule. */
 Test(cli_estimate, framework_rules)
 {
-    expect_bad(cli(EST, "--framework", "megatron", "--zero", "3", NULL), "--zero 3", "distributed optimizer",
-               "[rule fw-zero]");
+    expect_bad(cli(EST, "--framework", "megatron", "--zero", "2", NULL), "--zero 2", "Megatron-FSDP",
+               "expected 0, 1 or 3", "[rule fw-zero]");
+    expect_bad(cli(EST, "--framework", "megatron", "--zero", "3", "--pp", "2", NULL), "--zero 3",
+               "Megatron-FSDP without pipeline stages", "[rule fw-zero-pp]");
     expect_bad(cli(EST, "--framework", "deepspeed", "--tp", "2", NULL), "--tp 2", "deepspeed has no tensor "
                "parallelism", "[rule fw-tp]");
     expect_bad(cli(EST, "--framework", "pytorch", "--pp", "2", NULL), "--pp 2", "[rule fw-pp]");
@@ -625,8 +627,8 @@ Test(cli_estimate, framework_rules)
 Test(cli_estimate, plan_framework_rules)
 {
 #define PLN "plan", "--model", "llama3-8b", "--cluster", "dgx-h100", "--global-batch", "64"
-    expect_bad(cli(PLN, "--framework", "megatron", "--zero", "3", "--emit", "never", NULL), "--zero 3",
-               "megatron runs 0,1", "[rule fw-zero]");
+    expect_bad(cli(PLN, "--framework", "megatron", "--zero", "2", "--emit", "never", NULL), "--zero 2",
+               "megatron runs 0,1,3", "[rule fw-zero]");
     cr_expect(access("never", F_OK) != 0, "--emit wrote although the plan was refused");
     expect_bad(cli(PLN, "--framework", "deepspeed", "--tp", "2,4", NULL), "--tp 2,4", "deepspeed runs 1 only",
                "[rule fw-tp]");
@@ -897,7 +899,7 @@ Test(cli_presets, frameworks_doc_matches_the_table)
                  "markdown` (paste its output between the markers)");
     cr_expect(!strncmp(b, r.out, r.out_len), "docs/frameworks.md's table differs:\n%s", r.out);
     run j = expect_ok(cli("frameworks", "--format", "json", NULL));
-    cr_expect(strstr(j.out, "\"name\": \"megatron-deepspeed\"") && strstr(j.out, "\"ZeRO stages\": \"0 1\""), "%s", j.out);
+    cr_expect(strstr(j.out, "\"name\": \"megatron-deepspeed\"") && strstr(j.out, "\"ZeRO stages\": \"0 1 3\""), "%s", j.out);
     free(doc);
     run_free(&r);
     run_free(&j);

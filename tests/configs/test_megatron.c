@@ -501,9 +501,9 @@ Test(megatron_refuse, what_megatron_cannot_express)
 {
     pp_model m = fx_model("llama3-8b");
     pp_cluster c = fx_cluster("dgx-h100", 1, 0);
-    pp_strategy s = base(&m, &c, 1, 1, 1);
-    s.zero = 3;
-    lm_refuses("zero3", &s, &m, &c, PP_MEGATRON_LM, "distributed optimizer");
+    pp_strategy s = base(&m, &c, 1, 2, 1);
+    s.zero = 3; /* Megatron-FSDP is priced without pipeline stages */
+    lm_refuses("zero3 pp2", &s, &m, &c, PP_MEGATRON_LM, "[rule fw-zero");
     s = base(&m, &c, 1, 1, 1);
     s.zero = 1;
     s.offload = PP_OFFLOAD_OPTIMIZER;
@@ -644,7 +644,8 @@ static void rebuild(const pp_model *m, const pp_cluster *c, const pp_strategy *s
             cr_assert_eq(got, want, "%s: recomputed blocks on stage %d", ctx, i);
         }
     }
-    cr_assert_eq(has(v, n, "--use-distributed-optimizer"), lm && s->zero == 1, "%s", ctx);
+    cr_assert_eq(has(v, n, "--use-distributed-optimizer"), lm && s->zero >= 1, "%s", ctx);
+    cr_assert_eq(has(v, n, "--use-megatron-fsdp"), lm && s->zero == 3, "%s: ZeRO-3 is Megatron-FSDP", ctx);
     cr_assert_eq(has(v, n, "--sequence-parallel"), s->sp, "%s", ctx);
 }
 

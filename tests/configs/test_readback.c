@@ -285,11 +285,13 @@ Test(readback, finetune_hsdp_torchtitan, .timeout = 900)
         {"torchtitan-pp-bf16", "llama3-70b", "dgx-h100", 8, 0, 512, 8192, 5, PP_FW_FSDP, 1u << PP_PREC_BF16, PP_MODE_FULL, 0},
         /* Megatron-Core's CPU offloading of 16 blocks' activations (--cpu-offloading-num-layers) */
         {"megatron-act-offload", "llama3-8b", "dgx-h100", 1, 0, 64, 8192, 3, PP_FW_MEGATRON, 0, PP_MODE_FULL, 0, 16},
+        /* Megatron-FSDP (ZeRO-3) with offloaded activations, as Megatron-Bridge's GB200 recipe for 70B */
+        {"megatron-fsdp", "llama3-70b", "gb200-nvl72", 0, 64, 256, 8192, 3, PP_FW_MEGATRON, 0, PP_MODE_FULL, 0, 40},
     };
     tally t = {0};
     for (size_t i = 0; i < sizeof more / sizeof *more; i++)
         run_scenario(&more[i], &t);
-    report("fine-tuning, FSDP HSDP, torchtitan, Megatron activation offload", &t);
+    report("fine-tuning, FSDP HSDP, torchtitan, Megatron activation offload, Megatron-FSDP", &t);
     cr_expect(t.read > 0);
     rmdir(root);
 }

@@ -203,6 +203,31 @@ Test(megatron_args, cpu_offloading_reads_and_follows_megatrons_asserts)
         ARGS(MG_MODEL, "--megatron-args", "a.sh"), ARGS("a.sh:", "--fine-grained-activation-offloading"));
 }
 
+/* --use-megatron-fsdp: ZeRO-3 (optim_grads_params, v1, fsdp_dtensor
+ * checkpoints, as arguments.py asserts); the other sharding strategies and
+ * version 2 are refused as not priced, never read as something else. */
+#define MG_FSDP "  --use-megatron-fsdp\n  --use-distributed-optimizer\n  --ckpt-format fsdp_dtensor\n"
+Test(megatron_args, megatron_fsdp_reads_as_zero3)
+{
+    fresh_dir();
+    put("a.sh", S(MG_HEAD MG_FSDP "  --fsdp-double-buffer\n)\n"));
+    char *out, *err;
+    int rc = estimate(ARGS(MG_MODEL, "--megatron-args", "a.sh"), &out, &err);
+    cr_expect_eq(rc, 0, "%s", err);
+    cr_expect(strstr(out, "ZeRO-3"), "%s", out);
+    cr_expect(!strstr(err, "not priced"), "%s", err);
+    free(out);
+    free(err);
+    bad("a.sh", S(MG_HEAD "  --use-megatron-fsdp\n)\n"), ARGS(MG_MODEL, "--megatron-args", "a.sh"),
+        ARGS("a.sh:", "--ckpt-format fsdp_dtensor", "Megatron asserts"));
+    bad("a.sh", S(MG_HEAD MG_FSDP "  --data-parallel-sharding-strategy optim_grads\n)\n"),
+        ARGS(MG_MODEL, "--megatron-args", "a.sh"), ARGS("a.sh:", "optim_grads: not priced", "optim_grads_params"));
+    bad("a.sh", S(MG_HEAD MG_FSDP "  --megatron-fsdp-version 2\n)\n"), ARGS(MG_MODEL, "--megatron-args", "a.sh"),
+        ARGS("a.sh:", "--megatron-fsdp-version 2: not priced"));
+    bad("a.sh", S(MG_HEAD MG_FSDP "  --pipeline-model-parallel-size 2\n)\n"), ARGS(MG_MODEL, "--megatron-args", "a.sh"),
+        ARGS("Megatron-FSDP without pipeline stages", "[rule fw-zero-pp]"));
+}
+
 Test(megatron_args, truncated) { bad("a.sh", S(MG_HEAD), ARGS(MG_MODEL, "--megatron-args", "a.sh"), ARGS("a.sh", "is not closed")); }
 
 Test(megatron_args, binary)

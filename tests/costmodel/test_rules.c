@@ -79,7 +79,7 @@ static void b_pp2(pp_strategy *s) { s->pp = 2; }
 static void b_cp2(pp_strategy *s) { s->cp = 2; }
 static void b_cp2_a2a(pp_strategy *s) { s->cp = 2, s->dp /= 2, s->cp_comm = PP_CP_A2A, s->filled &= ~PP_FILLED_CP_COMM; }
 static void b_cp16_a2a(pp_strategy *s) { s->cp = 16, s->dp = 1, s->cp_comm = PP_CP_A2A, s->filled &= ~PP_FILLED_CP_COMM; }
-static void b_zero3(pp_strategy *s) { s->zero = 3; }
+static void b_zero2(pp_strategy *s) { s->zero = 2; } /* Megatron has 0, 1 and 3 (Megatron-FSDP) */
 static void b_zero2_pp2(pp_strategy *s) { pp2(s), s->zero = 2; }
 static void b_hybrid(pp_strategy *s) { s->shard = 1; }
 static void b_offload_opt(pp_strategy *s) { s->offload = PP_OFFLOAD_OPTIMIZER; }
@@ -143,7 +143,7 @@ static rule_case cases[] = {
     {PP_RULE_FW_CP_COMM, L3, H, 16, PP_FW_FSDP, NULL, b_cp2_a2a, PP_FW_MEGATRON, 0},
     {PP_RULE_ULYSSES_HEADS, L3, H, 16, PP_FW_DEEPSPEED, tp1, b_cp16_a2a, -1, 0},
     {PP_RULE_FW_EP, "mixtral-8x7b", H, 16, PP_FW_FSDP, NULL, b_ep2, PP_FW_MEGATRON, 0},
-    {PP_RULE_FW_ZERO, L3, H, 16, PP_FW_MEGATRON, NULL, b_zero3, PP_FW_DEEPSPEED, 0},
+    {PP_RULE_FW_ZERO, L3, H, 16, PP_FW_MEGATRON, NULL, b_zero2, PP_FW_DEEPSPEED, 0},
     {PP_RULE_FW_ZERO_PP, L3, H, 16, PP_FW_DEEPSPEED, tp1, b_zero2_pp2, PP_FW_FSDP, 0},
     {PP_RULE_FW_SHARD, L3, H, 16, PP_FW_MEGATRON, NULL, b_hybrid, PP_FW_FSDP, 0},
     {PP_RULE_FW_OFFLOAD, L3, H, 16, PP_FW_MEGATRON, NULL, b_offload_opt, PP_FW_DEEPSPEED, 0},
