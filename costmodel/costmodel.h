@@ -155,6 +155,8 @@ double pp__hbm_bw_eff(const pp_gpu *g); /* bytes/s elementwise kernels reach */
 
 /* Forward matmul FLOPs of one token through one block at sequence s. */
 double pp__block_fwd_flops(const pp_model *m, int kind, double s);
+/* Parameter tensors of one block (Megatron's GPT layout). */
+int pp__block_tensors(const pp_model *m, int kind);
 
 /* Formats a one-line error into err (may be NULL) and returns st. */
 pp_status pp__fail(pp_error *err, pp_status st, const char *fmt, ...)

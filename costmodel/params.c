@@ -94,6 +94,18 @@ void pp_model_param_counts(const pp_model *m, pp_param_counts *o)
     o->active = o->embedding + o->lm_head + o->final_norm + active_blocks;
 }
 
+/* Parameter tensors of one block as Megatron's GPT builds it: each norm's
+ * weight (and bias for LayerNorm), fused QKV, output projection, the MLP's
+ * two linear maps (gate and up fused), their biases; an MoE block has each
+ * expert's two and the router's. */
+int pp__block_tensors(const pp_model *m, int kind)
+{
+    int t = m->norms_per_block * (m->norm == PP_NORM_LAYERNORM ? 2 : 1);
+    t += 1 + m->qkv_bias + 1 + m->out_bias;
+    int mlp = 2 * (1 + m->mlp_bias);
+    return t + (kind == PP_BLOCK_MOE ? (m->experts + m->shared_experts) * mlp + 1 : mlp);
+}
+
 /* Forward matmul FLOPs of one token through one block at sequence s. */
 double pp__block_fwd_flops(const pp_model *m, int kind, double s)
 {

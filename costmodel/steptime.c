@@ -79,6 +79,7 @@ static void make_groups(const pp_cluster *c, const pp_strategy *s, groups *g)
 typedef struct stage_t {
     double compute, recompute, tp, cp, ep, p2p, zero3, bwd; /* per micro-batch */
     double nblocks, nmoe, nrecomputed, edge_units;          /* blocks; MoE; fully recomputed; embedding/head */
+    double tensors;                                         /* parameter tensors (zero3_per_tensor) */
     double dp_total, dp_exposed, optimizer, offload;        /* per step */
     double dense, expert;                                   /* params per GPU */
     double trainable, quantized;                            /* of which trained; NF4 */
@@ -194,6 +195,7 @@ static void stage_blocks(const pp_model *m, const pp_cluster *c, const pp_strate
         double bwd = back ? q->bt.bwd_s - (frozen ? q->bt.gemm_fwd_s : 0) + 2 * lt + deq : 0;
         int full = n < k && back;
         st->nblocks++;
+        st->tensors += pp__block_tensors(m, kind);
         st->nmoe += kind == PP_BLOCK_MOE;
         st->nrecomputed += full;
         st->compute += fwd + bwd;
@@ -276,16 +278,29 @@ static double unit_gathers(const pp_strategy *s, const stage_t *st)
  * stage3_prefetch_bucket_size elements brings (partitioned_param_coordinator
  * .py: one __all_gather_params call per fetch), and reduces in
  * reduce_bucket_size buckets. */
+/* DeepSpeed before v0.4 (zero3_per_tensor): each all-gather's host work,
+ * 130 us pre-launch + 250 us launch, then torch.cuda.synchronize before the
+ * next (DeepSpeed issue #1069, June 2021, 8 x A100; PR #1188 coalesced them). */
+#define DS_LEGACY_HOST_S 380e-6
+
+static int legacy_zero3(const pp_strategy *s) { return s->buf.zero3_per_tensor && s->zero == 3 && !per_block(s); }
+
+/* The host stall of legacy ZeRO-3's gathers per micro-batch, s: synchronous. */
+static double legacy_host_s(const pp_strategy *s, const stage_t *st)
+{
+    return legacy_zero3(s) ? unit_gathers(s, st) * st->tensors * DS_LEGACY_HOST_S : 0;
+}
+
 static double zero3_traffic(const pp_strategy *s, const groups *g, const stage_t *st)
 {
-    int fsdp = is_fsdp(s), unit = per_block(s);
+    int fsdp = is_fsdp(s), unit = per_block(s), legacy = legacy_zero3(s);
     double w = s->precision == PP_PREC_FP32 ? 4 : 2, gb = pp__grad_bytes(s) > 4 ? 4 : pp__grad_bytes(s);
     double all = st->dense + st->expert, fr = all > 0 ? st->trainable / all : 1;
     double units = st->nblocks + st->edge_units, eunits = st->nmoe;
     double gathers = unit_gathers(s, st);
     /* DeepSpeed gathers what it fetches in one coalesced call: a module
      * larger than the prefetch bucket alone, smaller ones several to a bucket */
-    double ag_calls = unit ? units : fmax(1, fmin(4 * units, ceil(st->dense / s->buf.prefetch_bucket)));
+    double ag_calls = unit ? units : legacy ? st->tensors : fmax(1, fmin(4 * units, ceil(st->dense / s->buf.prefetch_bucket)));
     double rs_calls = unit ? units : fmax(1, fr * st->dense / s->buf.reduce_bucket);
     const pp__comm_group *sh = fsdp ? &g->shard : &g->dp;
     double ag = split_calls(pp__allgather_s, sh, st->dense * w, ag_calls) +
@@ -294,14 +309,16 @@ static double zero3_traffic(const pp_strategy *s, const groups *g, const stage_t
                 split_calls(pp__reducescatter_s, &g->edp, fr * st->expert * gb, unit ? eunits : rs_calls);
     double ar = fsdp && g->replica.n > 1
                     ? split_calls(pp__allreduce_s, &g->replica, fr * st->dense * gb / sh->n, units) : 0;
-    return gathers * ag + rs + ar;
+    return gathers * ag + rs + ar + (legacy ? legacy_host_s(s, st) : 0);
 }
 
-/* ZeRO-3/FSDP traffic per micro-batch, overlapped with compute. */
+/* ZeRO-3/FSDP traffic per micro-batch, overlapped with compute (legacy
+ * ZeRO-3's host stall never is). */
 static double zero3_exposed(const pp_strategy *s, const groups *g, const stage_t *st)
 {
     if (!gathers_per_microbatch(s)) return 0;
-    return pp__exposed(g->slowdown, zero3_traffic(s, g, st), s->overlap_dp ? st->compute : 0);
+    double host = legacy_host_s(s, st);
+    return pp__exposed(g->slowdown, zero3_traffic(s, g, st) - host, s->overlap_dp ? st->compute : 0) + host;
 }
 
 /* DP/ZeRO gradient traffic per step and the part left exposed. */
@@ -441,6 +458,7 @@ static void stage_time(const pp_model *m, const pp_cluster *c, const pp_strategy
         st->model_flops += hf;
     }
     st->edge_units = (i == 0) + (i == s->pp - 1);
+    st->tensors += 2 * st->edge_units; /* embedding (+ positions); final norm + head */
     if (s->pp > 1) st->p2p = 2 * pp__sendrecv_s(&g->pp, pp__act_bytes(s) * tok * m->hidden / rep);
     pp__stage_counts(m, s, i, first, last, &st->dense, &st->expert, &st->trainable, &st->quantized);
     st->zero3 = zero3_exposed(s, g, st);

@@ -317,6 +317,11 @@ typedef struct pp_buffers {
     double fragmentation;        /* fraction added to dynamic (activation) memory */
     double reserve;              /* bytes of GPU memory never usable */
     double host_reserve;         /* fraction of host RAM kept for the OS and loaders */
+    int zero3_per_tensor;        /* 1: DeepSpeed ZeRO-3 as before v0.4 (PR #1188, June
+                                    2021): one all-gather per parameter tensor, each
+                                    after a host sync (issue #1069). For predicting
+                                    published runs of that era only: parplan writes
+                                    v0.14.5 configs and never sets it (default 0) */
     int free_pipeline_outputs;   /* 1: a stage's outputs are freed once sent (Megatron's
                                     deallocate_pipeline_outputs); 0: kept until their
                                     backward (DeepSpeed PipelineEngine); -1 = the

@@ -335,6 +335,9 @@ static void framework_rules(const row *r, scenario *sc)
      * the paper (its Eq. 3 counts the recomputed forward; without it 96
      * blocks of 4 x 2048 x 12288 activations need ~330 GB a GPU) */
     if (is(nm, "narayanan") && s->zero >= 2) s->framework = PP_FW_MEGATRON_DEEPSPEED;
+    /* ... in its 2021 form (arXiv v1 April 2021): one all-gather per parameter
+     * tensor after a host sync, until DeepSpeed PR #1188 (June 2021) */
+    if (is(nm, "narayanan") && s->zero == 3) s->buf.zero3_per_tensor = 1;
     if (is(nm, "narayanan") && !r->f[C_RECOMP][0]) s->recompute = PP_RECOMPUTE_FULL;
     if (mcore && !r->f[C_ZERO][0]) s->zero = 1; /* their recipes set use_distributed_optimizer */
     /* NeMo's scripts/performance (helpers.py set_precision_configs) and
@@ -355,10 +358,10 @@ static void framework_rules(const row *r, scenario *sc)
     /* the Megatron-Bridge 25.09 table has no precision column; its rows repeat
      * the FP8 recipes of the 25.11 and 26.02 tables (same layout, same TFLOP/s) */
     if (is(nm, "mbridge2509")) s->precision = PP_PREC_FP8;
-    /* NeMo 2.0 and Megatron-Bridge fuse the cross-entropy by default
+    /* NeMo 2.0 (24.12 on, as above) and Megatron-Bridge fuse the cross-entropy by default
      * (nemo/collections/llm/gpt/model/base.py GPTConfig, Megatron-Bridge
      * models/gpt_provider.py: cross_entropy_loss_fusion = True) */
-    if (is(nm, "mbridge") || is(nm, "nemo") || is(nm, "dgxc")) s->loss = PP_LOSS_FUSED;
+    if (is(nm, "mbridge") || (is(nm, "nemo") && !is(nm, "nemo2407")) || is(nm, "dgxc")) s->loss = PP_LOSS_FUSED;
     /* llm-foundry: FSDP with mixed_precision PURE (16-bit gradient
      * reduce-scatter) and flash-attn's fused cross-entropy (loss_fn default
      * 'fused_crossentropy') */
@@ -677,6 +680,7 @@ static void print_tables(const results *o, const char *h)
 static const char *held_out_name(const char *path)
 {
     if (strstr(path, "new_gpus")) return "runs on other GPUs";
+    if (strstr(path, "zero3_scale")) return "ZeRO-3 at scale";
     return strstr(path, "bloom_chronicles") ? "more BigScience runs" : "other published runs";
 }
 
@@ -692,6 +696,11 @@ static const char *held_out_text(const char *path)
                "domain Megatron-Bridge's launcher asks Slurm for (--segment); MLPerf's LoRA runs have no framework\n"
                "in parplan's table that runs them as published; torchtitan's runs use its per-op selective\n"
                "recompute (fsdp's selective), and their memory, read with torch.compile, is not compared.";
+    if (strstr(path, "zero3_scale"))
+        return "Narayanan et al. 2021 (Table 2): GPT-3 175B and 530B trained with DeepSpeed's ZeRO-3 on 384 to\n"
+               "2,240 A100s at a fixed global batch of 1,536 (one to four sequences per GPU), priced with the\n"
+               "DeepSpeed of that time: one all-gather per parameter tensor after a host sync (zero3_per_tensor;\n"
+               "DeepSpeed issue #1069, coalesced from PR #1188, June 2021). Nothing was fitted to them.";
     if (strstr(path, "bloom_chronicles"))
         return "Rows of the same chronicles-prequel.md that shared/reference does not carry, transcribed with\n"
                "their dates and sections. Nothing was fitted to them; they show the error on runs the\n"

@@ -116,6 +116,42 @@ Test(time, ring_leaves_an_nvlink_domain_through_its_members_nics)
     cr_expect(fabs(cross.bw - 50e9 * 0.74) < 1, "one NIC: %g", cross.bw);
 }
 
+/* DeepSpeed's ZeRO-3 before v0.4 (zero3_per_tensor): one all-gather per
+ * parameter tensor, 12 per GPT block (2 LayerNorms x weight and bias, fused
+ * QKV, projection, two MLP maps, each with its bias; 6 for Llama: 2 RMSNorm
+ * weights, QKV, projection, fused gate+up, down), each after a 380 us host
+ * stall (issue #1069). GPT-3 175B, ZeRO-3 over 384 and 1,536 A100s at one
+ * micro-batch per GPU, full recompute, no overlap, as Narayanan Table 2:
+ * the per-tensor calls cost at least their host stalls, 3 gathers (forward,
+ * backward, recompute) x (96 x 12 + 4 edge tensors), and the gap to the
+ * coalesced DeepSpeed grows with the ring's (n - 1) latency. */
+Test(time, legacy_zero3_gathers_each_tensor)
+{
+    pp_model m = fx_model("gpt3-175b"), l3 = fx_model("llama3-8b");
+    cr_expect_eq(pp__block_tensors(&m, PP_BLOCK_DENSE), 12);
+    cr_expect_eq(pp__block_tensors(&l3, PP_BLOCK_DENSE), 6);
+    double gap[2];
+    int gpus[2] = {384, 1536};
+    for (int i = 0; i < 2; i++) {
+        pp_cluster c = fx_cluster("dgx-a100-80g", 0, gpus[i]);
+        pp_strategy s;
+        pp_strategy_default(&s);
+        s.framework = PP_FW_MEGATRON_DEEPSPEED;
+        s.dp = gpus[i], s.zero = 3, s.seq = 2048, s.global_batch = 1536, s.micro_batch = 1536 / gpus[i];
+        s.recompute = PP_RECOMPUTE_FULL, s.attention = PP_ATTN_MATERIALISED, s.overlap_dp = 0;
+        pp_plan now, old;
+        estimate(&m, &c, &s, &now);
+        s.buf.zero3_per_tensor = 1;
+        estimate(&m, &c, &s, &old);
+        double host = 3 * (96 * 12 + 4) * 380e-6;
+        gap[i] = old.time.step_s - now.time.step_s;
+        cr_expect_gt(gap[i], host, "%d GPUs: legacy %.3f s vs %.3f s, host stalls alone %.3f s", gpus[i],
+                     old.time.step_s, now.time.step_s, host);
+        cr_expect(fabs(old.time.dp_comm_exposed_s - old.time.dp_comm_s) < 1e-9, "no overlap: all exposed");
+    }
+    cr_expect_gt(gap[1], 2 * gap[0], "the per-call ring latency grows with the ranks: %.3f vs %.3f s", gap[1], gap[0]);
+}
+
 /* Bubble: (p-1)/m of the ideal time for 1F1B, (p-1)/(v m) interleaved. */
 Test(time, bubble_fractions)
 {
