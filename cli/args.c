@@ -259,6 +259,14 @@ const char *cli_act_offload(const pp_strategy *s)
     return buf;
 }
 
+const char *cli_etp(const pp_strategy *s)
+{
+    static char buf[48];
+    if (s->etp <= 0 || s->etp == s->tp) return "";
+    snprintf(buf, sizeof buf, " (experts tp %d)", s->etp);
+    return buf;
+}
+
 const char *cli_safe(const char *s)
 {
     static char buf[8][2 * PP_TEXT_LEN];

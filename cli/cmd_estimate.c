@@ -17,6 +17,7 @@ static const cli_opt opts[] = {
     {"dp", 1, "data-parallel degree (default GPUs/(tp*pp*cp))"},
     {"cp", 1, "context-parallel degree (default 1)"},
     {"ep", 1, "expert-parallel degree (default 1)"},
+    {"etp", 1, "megatron, MoE: the experts' tensor-parallel degree, a divisor of tp (--expert-tensor-parallel-size; default tp)"},
     {"sp", 0, "Megatron sequence parallelism"},
     {"zero", 1, "ZeRO stage 0-3 (default 0); fsdp: 3 reshards after forward, 2 keeps parameters gathered"},
     {"shard", 1, "ranks one ZeRO/FSDP shard spans (default all dp*cp; fewer: hybrid sharding, fsdp)"},
@@ -54,6 +55,8 @@ static const cli_opt opts[] = {
     {"measured-tflops", 1, "calibrate: your measured model TFLOP/s per GPU for this strategy"},
     {"no-dp-overlap", 0, "DP/ZeRO communication does not overlap backward (default: as the framework does)"},
     {"tp-overlap", 0, "TP communication overlapped with GEMMs (TE userbuffers; megatron with --sp does by default)"},
+    {"ep-dispatch", 1, "megatron, ep > 1: alltoall (NCCL, the default) or hierarchical (DeepEP/HybridEP: a token crosses once per NVLink domain)"},
+    {"ep-overlap", 0, "megatron: EP all-to-alls overlapped with another micro-batch (--overlap-moe-expert-parallel-comm)"},
     {"train-tokens", 1, "report days, GPU-hours, cost and energy for T tokens"},
     {"price-per-gpu-hour", 1, "override the catalog price, $"},
     {"tdp-w", 1, "override the GPU board power, W"},
@@ -156,6 +159,7 @@ int cli_strategy(const cli_args *a, const pp_model *m, const pp_cluster *c, pp_s
     pp_strategy_default(s);
     if ((rc = cli_int(a, "tp", 1, 1 << 16, 1, &s->tp)) || (rc = cli_int(a, "pp", 1, PP_MAX_STAGES, 1, &s->pp)) ||
         (rc = cli_int(a, "cp", 1, 1 << 16, 1, &s->cp)) || (rc = cli_int(a, "ep", 1, 1 << 16, 1, &s->ep)) ||
+        (rc = cli_int(a, "etp", 1, 1 << 16, 0, &s->etp)) ||
         (rc = cli_int(a, "dp", 1, 1 << 24, 0, &dp)) || (rc = cli_int(a, "zero", 0, 3, 0, &s->zero)) ||
         (rc = cli_int(a, "shard", 1, 1 << 24, 0, &s->shard)) ||
         (rc = cli_int(a, "micro-batch", 1, 1 << 20, 1, &s->micro_batch)) ||
@@ -167,6 +171,13 @@ int cli_strategy(const cli_args *a, const pp_model *m, const pp_cluster *c, pp_s
     s->sp = cli_has(a, "sp");
     if (cli_has(a, "no-dp-overlap")) s->overlap_dp = 0;
     if (cli_has(a, "tp-overlap")) s->overlap_tp = 1;
+    if (cli_has(a, "ep-overlap")) s->overlap_ep = 1;
+    const char *ed = cli_get(a, "ep-dispatch");
+    if (ed && strcmp(ed, "alltoall") && strcmp(ed, "hierarchical")) {
+        fprintf(stderr, "parplan: --ep-dispatch: expected alltoall|hierarchical, got '%s'\n", cli_q(ed));
+        return 2;
+    }
+    if (ed) s->ep_dispatch = !strcmp(ed, "hierarchical");
     if (cli_has(a, "free-pipeline-outputs")) s->buf.free_pipeline_outputs = 1;
     const char *ord = cli_get(a, "order");
     if (ord) {
@@ -191,9 +202,9 @@ static void print_memory(const pp_model *m, const pp_cluster *c, const pp_plan *
 {
     const pp_strategy *s = &p->strategy;
     const pp_memory *mem = &p->memory;
-    printf("%s on %d x %s with %s: dp %d, tp %d, pp %d, cp %d, ep %d%s, ZeRO-%d, %s, recompute %s%s, micro-batch %d x %d, seq %d\n",
+    printf("%s on %d x %s with %s: dp %d, tp %d, pp %d, cp %d, ep %d%s%s, ZeRO-%d, %s, recompute %s%s, micro-batch %d x %d, seq %d\n",
            cli_safe(m->name), pp_cluster_gpus(c), cli_safe(c->gpu.name), pp_framework_name(s->framework), s->dp, s->tp,
-           s->pp, s->cp, s->ep, s->sp ? " +sp" : "",
+           s->pp, s->cp, s->ep, cli_etp(s), s->sp ? " +sp" : "",
            s->zero, pp_enum_names(PP_ENUM_PRECISION, &(int){0})[s->precision], pp_recompute_name(s->recompute),
            cli_act_offload(s), s->micro_batch, s->grad_accum, s->seq);
     if (s->ft.mode != PP_MODE_FULL || p->params_trainable < p->params_total) {
@@ -311,11 +322,12 @@ static int read_megatron(const cli_args *a, const pp_model *m, const pp_cluster 
                 cli_has(a, "fsdp-config") ? "fsdp-config" : "training-args");
         return 2;
     }
-    static const char *const from_file[] = {"tp", "pp", "dp", "cp", "ep", "sp", "zero", "shard", "recompute",
+    static const char *const from_file[] = {"tp", "pp", "dp", "cp", "ep", "etp", "sp", "zero", "shard", "recompute",
                                             "recompute-layers", "act-offload-layers", "precision", "optimizer",
                                             "attention", "cp-comm", "loss", "micro-batch", "global-batch", "seq", "schedule",
                                             "virtual-stages", "stage-layers", "offload", "grad-accum", "deepspeed",
-                                            "no-dp-overlap", "tp-overlap", "reduce-bucket", "allgather-bucket", NULL};
+                                            "no-dp-overlap", "tp-overlap", "ep-overlap", "ep-dispatch", "reduce-bucket", "allgather-bucket",
+                                            NULL};
     int rc = refuse_from_file(a, from_file, "megatron-args");
     if (rc) return rc;
     pp_framework want = s->framework;
@@ -368,7 +380,7 @@ static const char *sibling_training_args(const cli_args *a, char *buf, size_t ca
 static int read_hf_fsdp(const cli_args *a, const pp_model *m, const pp_cluster *c, pp_strategy *s,
                         pp_deepspeed_opts *dso, pp_notes *warn, const char *sibling)
 {
-    static const char *const layout[] = {"tp", "pp", "dp", "cp", "ep", "sp", "zero", "shard", "offload", "schedule",
+    static const char *const layout[] = {"tp", "pp", "dp", "cp", "ep", "etp", "sp", "zero", "shard", "offload", "schedule",
                                          "virtual-stages", "stage-layers", "cp-comm", "reduce-bucket",
                                          "allgather-bucket", "no-dp-overlap", "tp-overlap", NULL};
     static const char *const trainer[] = {"micro-batch", "global-batch", "precision", "recompute", "recompute-layers",

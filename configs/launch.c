@@ -426,8 +426,10 @@ static char *readme(const pp_model *m, const pp_cluster *c, const pp_plan *p, co
     pp__sb_printf(&b, "Predicted: peak %.2f GiB per GPU on stage %d (%s), step %.3f s, %.0f tokens/s, MFU %.1f%%.\n",
                   p->memory.peak_bytes / 1073741824.0, p->memory.peak_stage, p->memory.fits ? "fits" : "DOES NOT FIT",
                   p->time.step_s, p->throughput.tokens_per_s, 100 * p->throughput.mfu);
-    pp__sb_printf(&b, "Strategy: dp %d, tp %d%s, pp %d, cp %d, ep %d, ZeRO-%d, %s, recompute %s, micro-batch %d x %d, "
-                      "%s", s->dp, s->tp, s->sp ? " +sp" : "", s->pp, s->cp, s->ep, s->zero,
+    char etp[32] = "";
+    if (s->etp > 0 && s->etp != s->tp) snprintf(etp, sizeof etp, " (experts tp %d)", s->etp);
+    pp__sb_printf(&b, "Strategy: dp %d, tp %d%s, pp %d, cp %d, ep %d%s, ZeRO-%d, %s, recompute %s, micro-batch %d x %d, "
+                      "%s", s->dp, s->tp, s->sp ? " +sp" : "", s->pp, s->cp, s->ep, etp, s->zero,
                   pp_precision_name(s->precision), pp_recompute_name(s->recompute), s->micro_batch, s->grad_accum,
                   pp_schedule_name(s->schedule));
     if (s->act_offload_layers > 0) pp__sb_printf(&b, ", activations of %d blocks offloaded", s->act_offload_layers);

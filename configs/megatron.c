@@ -208,7 +208,9 @@ static void model_flags(pp__sbuf *b, const pp_model *m, const pp_strategy *s, pp
                 pp__sb_printf(b, "  --moe-layer-freq '%s'\n", pat);
             }
             if (m->capacity_factor > 0) flag_num(b, "--moe-expert-capacity-factor", m->capacity_factor);
-            if (s->ep > 1) pp__sb_printf(b, "  --moe-token-dispatcher-type alltoall\n");
+            if (s->ep > 1 && s->ep_dispatch) /* HybridEP: hosts and multi-node NVLink alike */
+                pp__sb_printf(b, "  --moe-token-dispatcher-type flex\n  --moe-flex-dispatcher-backend hybridep\n");
+            else if (s->ep > 1) pp__sb_printf(b, "  --moe-token-dispatcher-type alltoall\n");
         } else {
             flag_int(b, "--num-experts", m->experts);
             /* Megatron-DeepSpeed builds MoE every --expert-interval blocks,
@@ -304,6 +306,7 @@ static void parallel_flags(pp__sbuf *b, const pp_model *m, const pp_strategy *s,
     /* Megatron passes the value to Transformer Engine, which takes "all_gather" */
     if (lm && s->cp > 1) pp__sb_printf(b, "  --cp-comm-type %s\n", s->cp_comm == PP_CP_ALLGATHER ? "all_gather" : "p2p");
     if (s->ep > 1) flag_int(b, lm ? "--expert-model-parallel-size" : "--moe-expert-parallel-size", s->ep);
+    if (lm && s->etp > 0 && s->etp != s->tp) flag_int(b, "--expert-tensor-parallel-size", s->etp);
     if (lm && s->zero >= 1) flag(b, "--use-distributed-optimizer");
     if (lm && s->zero == 3) {
         /* Megatron-FSDP v1 (arguments.py: needs the distributed optimizer
@@ -318,6 +321,7 @@ static void parallel_flags(pp__sbuf *b, const pp_model *m, const pp_strategy *s,
         if (s->zero >= 1) flag(b, "--overlap-param-gather");
     }
     if (lm && s->overlap_tp) flag(b, "--tp-comm-overlap");
+    if (lm && s->overlap_ep) flag(b, "--overlap-moe-expert-parallel-comm");
     if (lm && s->loss == PP_LOSS_FUSED) flag(b, "--cross-entropy-loss-fusion");
     pp__sb_printf(b, "  # batch: %d sequences per step = micro-batch %d x %d micro-batches x dp %d\n", s->global_batch,
                   s->micro_batch, s->grad_accum, s->dp);

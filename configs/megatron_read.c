@@ -640,10 +640,22 @@ static void read_degrees(mr_ctx *x, pp_strategy *s)
     const char *epf = x->mds ? "--moe-expert-parallel-size" : "--expert-model-parallel-size";
     s->ep = int_flag(x, epf, 1, 1 << 16, &v) ? (int)v : 1;
     set_src(x, "ep", epf);
+    /* MoE parallel folding: the experts' own TP degree (Megatron's default: tp) */
     long etp;
-    if (!x->mds && int_flag(x, "--expert-tensor-parallel-size", 1, 1 << 16, &etp) && etp != s->tp)
-        warn(x, get(x, "--expert-tensor-parallel-size")->line, "--expert-tensor-parallel-size %ld: parplan prices "
-             "expert layers with the tensor-parallel degree (%d)", etp, s->tp);
+    if (!x->mds && int_flag(x, "--expert-tensor-parallel-size", 1, 1 << 16, &etp)) s->etp = etp == s->tp ? 0 : (int)etp;
+    set_src(x, "etp", "--expert-tensor-parallel-size");
+    /* the flex dispatcher's DeepEP/HybridEP send a token once per NVLink domain */
+    static const char *const disp[] = {"allgather", "alltoall", "flex", NULL}, *const be[] = {"deepep", "hybridep", "ncclep", NULL};
+    if (!x->mds && choice_flag(x, "--moe-token-dispatcher-type", disp, 3) == 2) {
+        int b = choice_flag(x, "--moe-flex-dispatcher-backend", be, 3);
+        if (b == 2)
+            fail(x, get(x, "--moe-flex-dispatcher-backend")->line, "--moe-flex-dispatcher-backend ncclep: not priced "
+                 "(parplan prices the all-to-all and the DeepEP/HybridEP hierarchy)");
+        s->ep_dispatch = 1;
+    } else if (!x->mds) {
+        has(x, "--moe-flex-dispatcher-backend");
+    }
+    set_src(x, "ep_dispatch", "--moe-token-dispatcher-type");
     s->sp = has(x, "--sequence-parallel");
     set_src(x, "sp", "--sequence-parallel");
     if (s->sp && s->tp == 1 && !x->mds) {
@@ -1048,6 +1060,8 @@ static void read_behaviour(mr_ctx *x, pp_strategy *s)
                               "Megatron asserts it needs sequence parallelism");
         s->overlap_tp = tpo;
         set_src(x, "overlap_tp", "--tp-comm-overlap");
+        s->overlap_ep = has(x, "--overlap-moe-expert-parallel-comm");
+        set_src(x, "overlap_ep", "--overlap-moe-expert-parallel-comm");
         s->loss = has(x, "--cross-entropy-loss-fusion") ? PP_LOSS_FUSED : PP_LOSS_FP32;
         set_src(x, "loss", "--cross-entropy-loss-fusion");
         mr_occ *ct = get(x, "--cp-comm-type");

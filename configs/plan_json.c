@@ -16,6 +16,7 @@ static void add_strategy(cJSON *o, const pp_strategy *s)
     cJSON_AddNumberToObject(j, "pp", s->pp);
     cJSON_AddNumberToObject(j, "cp", s->cp);
     cJSON_AddNumberToObject(j, "ep", s->ep);
+    cJSON_AddNumberToObject(j, "etp", s->etp > 0 ? s->etp : s->tp);
     cJSON_AddBoolToObject(j, "sp", s->sp);
     cJSON_AddNumberToObject(j, "zero", s->zero);
     cJSON_AddNumberToObject(j, "shard", s->shard);
@@ -34,6 +35,8 @@ static void add_strategy(cJSON *o, const pp_strategy *s)
     cJSON_AddBoolToObject(j, "free_pipeline_outputs", s->buf.free_pipeline_outputs > 0);
     cJSON_AddBoolToObject(j, "overlap_dp", s->overlap_dp > 0);
     cJSON_AddBoolToObject(j, "overlap_tp", s->overlap_tp > 0);
+    cJSON_AddBoolToObject(j, "overlap_ep", s->overlap_ep > 0);
+    cJSON_AddStringToObject(j, "ep_dispatch", s->ep_dispatch ? "hierarchical" : "alltoall");
     cJSON_AddNumberToObject(j, "micro_batch", s->micro_batch);
     cJSON_AddNumberToObject(j, "grad_accum", s->grad_accum);
     cJSON_AddNumberToObject(j, "global_batch", s->global_batch);

@@ -12,9 +12,10 @@
 #include "configs/configs.h"
 
 static const char *const estimate_keys[] = {
-    "model", "cluster", "nodes", "gpus", "dp", "tp", "pp", "cp", "ep", "sp", "zero", "micro_batch", "global_batch",
+    "model", "cluster", "nodes", "gpus", "dp", "tp", "pp", "cp", "ep", "etp", "sp", "zero", "micro_batch", "global_batch",
     "seq", "recompute", "recompute_layers", "precision", "schedule", "virtual_stages", "offload", "stage_layers",
     "reduce_bucket", "allgather_bucket", "cuda_context_gib", "fragmentation", "order", "dp_overlap", "tp_overlap",
+    "ep_overlap", "ep_dispatch",
     "train_tokens", "price_per_gpu_hour", "tdp_w", "framework", "shard",
     /* read by pp__scenario_read_base, as in a scenario */
     "optimizer", "attention", "cp_comm", "loss", "free_pipeline_outputs", "grad_accum_dtype", "act_offload_layers",
@@ -80,6 +81,7 @@ static void read_strategy(jr_ctx *c, const cJSON *o, const pp_model *m, const pp
     jr_int(c, o, "$", "pp", 0, 1, PP_MAX_STAGES, &s->pp);
     jr_int(c, o, "$", "cp", 0, 1, 1 << 16, &s->cp);
     jr_int(c, o, "$", "ep", 0, 1, 1 << 16, &s->ep);
+    jr_int(c, o, "$", "etp", 0, 1, 1 << 16, &s->etp);
     jr_int(c, o, "$", "dp", 0, 1, 1 << 24, &dp);
     jr_int(c, o, "$", "zero", 0, 0, 3, &s->zero);
     jr_int(c, o, "$", "micro_batch", 0, 1, 1 << 20, &s->micro_batch);
@@ -104,6 +106,10 @@ static void read_strategy(jr_ctx *c, const cJSON *o, const pp_model *m, const pp
     jr_bool(c, o, "$", "sp", 0, &s->sp);
     jr_bool(c, o, "$", "dp_overlap", 0, &s->overlap_dp);
     jr_bool(c, o, "$", "tp_overlap", 0, &s->overlap_tp);
+    jr_bool(c, o, "$", "ep_overlap", 0, &s->overlap_ep);
+    static const char *const dispatch[] = {"alltoall", "hierarchical"};
+    int ed;
+    if (jr_enum(c, o, "$", "ep_dispatch", 0, dispatch, 2, &ed)) s->ep_dispatch = ed;
     jr_str(c, o, "$", "order", 0, s->order, sizeof s->order);
     long rest = (long)s->tp * s->pp * s->cp;
     s->dp = dp ? dp : (int)(pp_cluster_gpus(cl) / rest > 0 ? pp_cluster_gpus(cl) / rest : 1);
@@ -151,6 +157,8 @@ static pp_status estimate(const cJSON *o, cJSON *out)
     if (st == PP_OK && (st = pp_estimate(m, cl, s, p, &err)) != PP_OK) {
         /* a rule names the strategy's field; the request's key is worded the other way round */
         if (!strcmp(err.field, "overlap_tp")) field = "$.tp_overlap";
+        if (!strcmp(err.field, "overlap_ep")) field = "$.ep_overlap";
+        if (!strcmp(err.field, "ep_dispatch")) field = "$.ep_dispatch";
         if (!strcmp(err.field, "overlap_dp")) field = "$.dp_overlap";
     }
     if (st == PP_OK) {

@@ -46,6 +46,7 @@ void pp__group(const pp_cluster *c, int size, int stride, pp__comm_group *g)
     g->chain = 1;
     g->tree_nodes = 1;
     g->intra_latency = 0;
+    g->nic_bw = g->intra_bw = 0;
     if (size <= 1 || pp_topo_group_link(c, size, stride, &gl) != 0) return;
     /* at stride s a domain of d ranks holds at most ceil(d/s) members */
     int d = pp_topo_domain_size(c), cap = stride >= d ? 1 : (d + stride - 1) / stride;
@@ -66,6 +67,8 @@ void pp__group(const pp_cluster *c, int size, int stride, pp__comm_group *g)
          * topology (src/graph/topo.cc), so m counts the domain's members. */
         double nic = c->inter.bw * gl.per_domain * ee, intra = c->intra.bw * ei;
         g->bw = nic < intra ? nic : intra;
+        g->nic_bw = c->inter.bw * ee;
+        g->intra_bw = intra;
         g->latency = c->inter.latency > c->intra.latency ? c->inter.latency : c->intra.latency;
     }
 }
@@ -99,11 +102,34 @@ double pp__allgather_s(const pp__comm_group *g, double bytes)
 
 double pp__reducescatter_s(const pp__comm_group *g, double bytes) { return pp__allgather_s(g, bytes); }
 
+/* All-to-all: each member sends (n-1)/n of its bytes. Inside one domain
+ * that is a ring's rate; across domains, the share bound for the other
+ * domains leaves through the member's own NIC (every member of a node sends
+ * at once, so the node's NICs give each its share; DeepEP's internode
+ * kernels reach 43-58 GB/s per H800 over one 400 Gb/s NIC, deepseek-ai/DeepEP
+ * README), while the share for its own domain goes over NVLink meanwhile. */
 double pp__alltoall_s(const pp__comm_group *g, double bytes)
 {
     if (g->n <= 1 || bytes <= 0 || g->bw <= 0) return 0;
-    double n = g->n;
-    return NCCL_BASE_LATENCY + (n - 1) * alpha(g) + (n - 1) / n * bytes / g->bw;
+    double n = g->n, t = (n - 1) / n * bytes / g->bw;
+    if (g->tree_nodes > 1 && g->nic_bw > 0) {
+        double m = g->chain, on = (m - 1) / n * bytes / g->intra_bw, off = (n - m) / n * bytes / g->nic_bw;
+        t = on > off ? on : off;
+    }
+    return NCCL_BASE_LATENCY + (n - 1) * alpha(g) + t;
+}
+
+/* DeepEP's normal kernels (deepseek-ai/DeepEP README; HybridEP the same
+ * hierarchy) send a token over RDMA once to each other node holding one of
+ * its experts and forward it over NVLink there: with k experts spread
+ * uniformly over D domains a token reaches D (1 - (1 - 1/D)^k) of them. */
+double pp__alltoall_dedup_s(const pp__comm_group *g, double bytes, double k)
+{
+    if (g->tree_nodes <= 1 || g->nic_bw <= 0 || k <= 1) return pp__alltoall_s(g, bytes);
+    if (g->n <= 1 || bytes <= 0) return 0;
+    double n = g->n, m = g->chain, d = n / m, reach = d * (1 - pow(1 - 1 / d, k));
+    double off = bytes / k * reach * (d - 1) / d / g->nic_bw, on = (m - 1) / n * bytes / g->intra_bw;
+    return NCCL_BASE_LATENCY + (n - 1) * alpha(g) + (on > off ? on : off);
 }
 
 double pp__sendrecv_s(const pp__comm_group *g, double bytes)

@@ -131,11 +131,12 @@ static double elementwise_bytes(const pp_model *m, const pp_strategy *s, int kin
 
 static double moe_gemms(const pp_model *m, const hw *h, const pp_strategy *s, double tok)
 {
-    double cf = m->capacity_factor > 0 ? m->capacity_factor : 1, t = s->tp;
+    double cf = m->capacity_factor > 0 ? m->capacity_factor : 1, t = s->tp, et = pp__etp(s);
     double local = (double)m->experts / s->ep;
-    /* tokens reaching each local expert: tok * topk * ep / E on average */
-    double per_expert = tok * m->topk * cf / local;
-    double routed = local * mlp_gemms(m, h, per_expert, m->expert_ffn, t);
+    /* tokens reaching each local expert: tok * topk * ep / E on average;
+     * folded experts (etp < tp) see their etp sequence shards of tok */
+    double per_expert = tok * et / t * m->topk * cf / local;
+    double routed = local * mlp_gemms(m, h, per_expert, m->expert_ffn, et);
     double shared = m->shared_experts ? mlp_gemms(m, h, tok, (double)m->expert_ffn * m->shared_experts, t) : 0;
     return routed + shared + gemm_s(h, tok, m->hidden, m->experts);
 }

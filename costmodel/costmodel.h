@@ -77,6 +77,9 @@ typedef struct pp__comm_group {
      * `tree_nodes` domains (latency per hop); tree_nodes <= 1: no tree */
     int chain, tree_nodes;
     double intra_latency;
+    /* all-to-all across domains: each member's off-domain bytes leave
+     * through its own NIC share, the rest over the intra-domain link */
+    double nic_bw, intra_bw;
 } pp__comm_group;
 
 /* Strides of each dimension from the rank order (steptime.c), and the
@@ -84,6 +87,14 @@ typedef struct pp__comm_group {
  * from them). */
 void pp__strides(const pp_strategy *s, int *st_tp, int *st_cp, int *st_dp, int *st_pp);
 int pp__dp_stride(const pp_strategy *s);
+/* The expert tensor-parallel degree: etp, or tp when unset. */
+static inline int pp__etp(const pp_strategy *s) { return s->etp > 0 ? s->etp : s->tp; }
+/* Ranks one expert's weights are replicated over (expert data parallelism):
+ * tp x dp x cp / (ep x etp); dp x cp / ep when etp = tp. */
+static inline double pp__edp(const pp_strategy *s)
+{
+    return (double)s->tp * s->dp * s->cp / ((double)s->ep * pp__etp(s));
+}
 /* The group of `size` ranks at `stride` on c (n = 1: no communication). */
 void pp__group(const pp_cluster *c, int size, int stride, pp__comm_group *g);
 /* Collective times, s. `bytes` is the full buffer each rank holds (all-
@@ -98,6 +109,10 @@ double pp__allreduce_s(const pp__comm_group *g, double bytes);
 double pp__allgather_s(const pp__comm_group *g, double bytes);
 double pp__reducescatter_s(const pp__comm_group *g, double bytes);
 double pp__alltoall_s(const pp__comm_group *g, double bytes);
+/* The same for MoE dispatch of `bytes` = token copies x size, k copies a
+ * token, when each token crosses once to each other domain holding one of
+ * its experts (DeepEP/HybridEP). */
+double pp__alltoall_dedup_s(const pp__comm_group *g, double bytes, double k);
 double pp__sendrecv_s(const pp__comm_group *g, double bytes);
 
 /* One micro-batch through one block on one GPU, s. */

@@ -67,7 +67,7 @@ static const pp__fw table[PP_FW_COUNT] = {
         .schedules = B(PP_SCHED_1F1B) | B(PP_SCHED_INTERLEAVED), .precisions = P16 | B(PP_PREC_FP8),
         .recompute = RC_ALL, .partial_recompute = 1, .optimizers = B(PP_OPT_ADAMW) | B(PP_OPT_SGD),
         .modes = B(PP_MODE_FULL), .losses = B(PP_LOSS_FP32) | B(PP_LOSS_FUSED), .split = PP_SPLIT_ANY,
-        .megatron_arch = 1, .fixed_order = 1, .tp_overlap = 1, .dp_overlap_pp = 1, .act_offload = 1,
+        .megatron_arch = 1, .fixed_order = 1, .tp_overlap = 1, .dp_overlap_pp = 1, .act_offload = 1, .etp = 1,
         .weights = PP_W_MASTER16, .buckets = PP_BUCKETS_VIEWS, .opt_temp = PP_OPT_TEMP_NONE, .grads_persist = 1,
         .free_outputs = 1, .cp_default = PP_CP_RING, .z3_per_block = 1,
     },
@@ -225,6 +225,7 @@ int pp_framework_supports(pp_framework fw, const char *dim, int v)
     if (!strcmp(dim, "partial_recompute")) return v >= 0 && v <= f->partial_recompute;
     if (!strcmp(dim, "split")) return v == (int)f->split;
     if (!strcmp(dim, "act_offload")) return v == 0 || (v == 1 && f->act_offload);
+    if (!strcmp(dim, "etp")) return v == 0 || (v == 1 && f->etp);
     return 0;
 }
 

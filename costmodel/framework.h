@@ -68,6 +68,7 @@ typedef struct pp__fw {
     int fixed_order;          /* ranks ordered tp-cp-dp-pp */
     int tp_overlap;           /* can overlap TP traffic with GEMMs (needs sp) */
     int dp_overlap_pp;        /* overlaps DP traffic with backward when pp > 1 */
+    int etp;                  /* experts' own tensor-parallel degree (MoE parallel folding) */
     int act_offload;          /* activations of the first N blocks to host memory
                                  (Megatron-Core + Transformer Engine CPU offloading) */
     int ce_upcast;            /* loss fp32 is PyTorch's cross_entropy on logits.float()

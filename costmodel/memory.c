@@ -59,9 +59,9 @@ static double block_params_gpu(const pp_model *m, const pp_strategy *s, int kind
     double dense = pp__attn_params(m) / t + norms;
     *expert = 0;
     if (kind == PP_BLOCK_MOE) {
-        double e = pp__mlp_params(m, m->expert_ffn) / t;
-        dense += (double)m->hidden * m->experts + m->shared_experts * e;
-        *expert = (double)m->experts / s->ep * e;
+        double e = pp__mlp_params(m, m->expert_ffn);
+        dense += (double)m->hidden * m->experts + m->shared_experts * e / t;
+        *expert = (double)m->experts / s->ep * e / pp__etp(s); /* routed experts split over etp */
     } else {
         dense += pp__mlp_params(m, m->ffn) / t;
     }
@@ -245,7 +245,7 @@ typedef struct states {
  * their expert-data-parallel group. */
 static double shard_fraction(const pp_strategy *s, const stage_params *sp)
 {
-    double nd = (double)s->dp * s->cp, ns = s->shard > 0 && s->shard < nd ? s->shard : nd, ne = nd / s->ep;
+    double nd = (double)s->dp * s->cp, ns = s->shard > 0 && s->shard < nd ? s->shard : nd, ne = pp__edp(s);
     double all = sp->dense + sp->expert, shard = sp->dense / ns + sp->expert / (ne < ns ? ne : ns);
     return all > 0 ? shard / all : 1;
 }

@@ -32,7 +32,7 @@ static const rule_def defs[PP_RULE_COUNT] = {
     [PP_RULE_PP_LAYERS] = {{"pp-layers", "pp", "pp is at most the number of blocks"}, D(DEG)},
     [PP_RULE_CP_SEQ] = {{"cp-seq", "cp", "cp divides the sequence length"}, D(DEG) | D(BASE)},
     [PP_RULE_EP_DENSE] = {{"ep-dense", "ep", "a dense model has ep = 1"}, D(EP)},
-    [PP_RULE_EP_GROUP] = {{"ep-group", "ep", "ep divides the experts and dp x cp, the ranks expert groups are carved from"}, D(DEG) | D(EP)},
+    [PP_RULE_EP_GROUP] = {{"ep-group", "ep", "ep divides the experts, and ep x etp divides tp x dp x cp, the ranks expert groups are carved from (with etp = tp: ep divides dp x cp)"}, D(DEG) | D(EP)},
     [PP_RULE_BATCH] = {{"batch", "global_batch", "micro-batch x dp divides the global batch"}, D(DEG) | D(MB) | D(BASE)},
     [PP_RULE_SP_TP] = {{"sp-tp", "sp", "sequence parallelism needs tp > 1"}, D(DEG) | D(SP)},
     [PP_RULE_PRECISION] = {{"precision-gpu", "precision", "the GPU has dense FLOP/s at the precision (tf32 is not a training precision)"}, D(PREC)},
@@ -75,6 +75,9 @@ static const rule_def defs[PP_RULE_COUNT] = {
     [PP_RULE_FW_OUTPUTS] = {{"fw-pipeline-outputs", "free_pipeline_outputs", "pipeline outputs are kept or freed as the framework does"}, D(FW) | D(DEG) | D(BEHAV)},
     [PP_RULE_FW_LOSS] = {{"fw-loss", "loss", "the framework has the loss kernel"}, D(FW) | D(BEHAV)},
     [PP_RULE_FW_LAUNCHER] = {{"fw-launcher", "model", "a launcher of the framework runs the model with these settings"}, D(FW) | D(DEG) | D(PREC) | D(BASE) | D(LAUNCH)},
+    [PP_RULE_FW_ETP] = {{"fw-etp", "etp", "experts take their own tensor-parallel degree (etp dividing tp) only in Megatron-Core, for a mixture-of-experts model"}, D(FW) | D(DEG) | D(EP)},
+    [PP_RULE_FW_EP_OVERLAP] = {{"fw-ep-overlap", "overlap_ep", "EP all-to-all overlap is Megatron-Core's, with ep > 1, pp 1 or the interleaved schedule, and no full recomputation"}, D(FW) | D(EP) | D(DEG) | D(RC) | D(SCHED) | D(BEHAV)},
+    [PP_RULE_FW_EP_DISPATCH] = {{"fw-ep-dispatch", "ep_dispatch", "hierarchical EP dispatch (DeepEP/HybridEP) is Megatron-Core's flex dispatcher, with ep > 1"}, D(FW) | D(EP) | D(BEHAV)},
     [PP_RULE_FW_ACT_OFFLOAD] = {{"fw-act-offload", "act_offload_layers", "activations go to the CPU only where the framework offloads them: Megatron-Core with pp 1, no recompute, fewer blocks than the model's"}, D(FW) | D(DEG) | D(RC) | D(BASE)},
 };
 #undef D
@@ -151,6 +154,7 @@ static int has_mode(const pp__fw *f, int v) { return (f->modes >> v) & 1; }
 static int has_loss(const pp__fw *f, int v) { return (f->losses >> v) & 1; }
 static int has_cp_comm(const pp__fw *f, int v) { return f->cp && ((f->cp_comm >> v) & 1); }
 static int has_act_offload(const pp__fw *f, int v) { return (void)v, f->act_offload; }
+static int has_etp(const pp__fw *f, int v) { return (void)v, f->etp; }
 
 /* "megatron has no X (frameworks that do: a, b)" */
 static int no_fw(const why *w, const char *value, int (*pred)(const pp__fw *, int), int v, const char *what)
@@ -237,13 +241,21 @@ static int ep_dense_ok(const why *w)
     return no(w, NULL, I(w->x->s->ep), "needs a mixture-of-experts model; %s is dense", w->x->m->name);
 }
 
+/* Megatron-Core folds the expert groups (etp x ep x expert-dp) over the
+ * tp x cp x dp ranks of a stage (MoE parallel folding); with etp = tp that
+ * is ep | dp x cp, DeepSpeed-MoE's rule too. */
 static int ep_group_ok(const why *w)
 {
     const pp_strategy *s = w->x->s;
     const pp_model *m = w->x->m;
-    if (!m->experts || (m->experts % s->ep == 0 && ((long long)s->dp * s->cp) % s->ep == 0)) return 1;
-    return no(w, NULL, I(s->ep), "must divide the %d experts and dp x cp = %d (expert-parallel groups are carved out "
-              "of the data- and context-parallel ranks)", m->experts, s->dp * s->cp);
+    long long et = pp__etp(s), fold = (long long)s->tp * s->dp * s->cp;
+    if (!m->experts || (m->experts % s->ep == 0 && et > 0 && fold % (s->ep * et) == 0)) return 1;
+    if (m->experts % s->ep || et == s->tp)
+        return no(w, NULL, I(s->ep), "must divide the %d experts and dp x cp = %d (expert-parallel groups are carved "
+                  "out of the data- and context-parallel ranks; Megatron can fold them over tp too with a smaller "
+                  "etp)", m->experts, s->dp * s->cp);
+    return no(w, NULL, I(s->ep), "ep x etp = %lld must divide tp x dp x cp = %lld (Megatron folds the expert groups "
+              "over those ranks)", s->ep * et, fold);
 }
 
 static int batch_ok(const why *w)
@@ -628,6 +640,34 @@ static int fw_order_ok(const why *w)
     return no(w, NULL, w->x->s->order, "%s orders ranks tp-cp-dp-pp", FW(w)->name);
 }
 
+/* --overlap-moe-expert-parallel-comm: transformer_config.py asserts ep > 1,
+ * the virtual pipeline when pp > 1, and no full recomputation (Megatron-LM
+ * d98e8a64dd). */
+static int fw_ep_overlap_ok(const why *w)
+{
+    const pp_strategy *s = w->x->s;
+    if (s->overlap_ep == 0) return 1;
+    if (s->overlap_ep != 1) return no(w, NULL, I(s->overlap_ep), "expected 0 or 1");
+    if (!FW(w)->etp) return no_fw(w, "on", has_etp, 1, "overlap of expert-parallel all-to-alls");
+    if (s->ep < 2) return no(w, "ep", I(s->ep), "Megatron overlaps EP all-to-alls only with expert parallelism (ep > 1)");
+    if (s->pp > 1 && s->schedule != PP_SCHED_INTERLEAVED)
+        return no(w, "schedule", pp_schedule_name(s->schedule), "Megatron's EP overlap with pp > 1 needs the "
+                  "interleaved schedule (virtual pipeline stages)");
+    if (s->recompute == PP_RECOMPUTE_FULL)
+        return no(w, "recompute", "full", "Megatron's EP overlap does not run with full recomputation");
+    return 1;
+}
+
+static int fw_ep_dispatch_ok(const why *w)
+{
+    const pp_strategy *s = w->x->s;
+    if (s->ep_dispatch == 0) return 1;
+    if (s->ep_dispatch != 1) return no(w, NULL, I(s->ep_dispatch), "expected 0 (all-to-all) or 1 (hierarchical)");
+    if (!FW(w)->etp) return no_fw(w, "on", has_etp, 1, "hierarchical expert dispatch");
+    if (s->ep < 2) return no(w, "ep", I(s->ep), "hierarchical dispatch needs expert parallelism (ep > 1)");
+    return 1;
+}
+
 static int fw_tp_overlap_ok(const why *w)
 {
     const pp_strategy *s = w->x->s;
@@ -719,6 +759,18 @@ static int fw_act_offload_ok(const why *w)
                   "Megatron-Core's CPU offloading does not work with activation recomputation");
     if (n >= w->x->m->layers)
         return no(w, NULL, I(n), "Megatron-Core offloads fewer blocks than the model has (%d)", w->x->m->layers);
+    return 1;
+}
+
+/* --expert-tensor-parallel-size (Megatron-Core): any divisor of tp, for
+ * a model with experts; elsewhere experts follow tp. */
+static int fw_etp_ok(const why *w)
+{
+    const pp_strategy *s = w->x->s;
+    if (s->etp == 0 || s->etp == s->tp) return 1;
+    if (s->etp < 0 || s->tp % s->etp) return no(w, NULL, I(s->etp), "expected a divisor of tp = %d", s->tp);
+    if (!w->x->m->experts) return no(w, NULL, I(s->etp), "needs a mixture-of-experts model; %s is dense", w->x->m->name);
+    if (!FW(w)->etp) return no_fw(w, I(s->etp), has_etp, 1, "expert tensor parallelism apart from tp");
     return 1;
 }
 
@@ -832,6 +884,8 @@ static int (*const checks[PP_RULE_COUNT])(const why *) = {
     [PP_RULE_FW_TP_OVERLAP] = fw_tp_overlap_ok, [PP_RULE_FW_DP_OVERLAP] = fw_dp_overlap_ok,
     [PP_RULE_FW_GRAD_ACCUM] = fw_grad_accum_ok, [PP_RULE_FW_OUTPUTS] = fw_outputs_ok, [PP_RULE_FW_LOSS] = fw_loss_ok,
     [PP_RULE_FW_LAUNCHER] = fw_launcher_ok, [PP_RULE_FW_ACT_OFFLOAD] = fw_act_offload_ok,
+    [PP_RULE_FW_ETP] = fw_etp_ok, [PP_RULE_FW_EP_OVERLAP] = fw_ep_overlap_ok,
+    [PP_RULE_FW_EP_DISPATCH] = fw_ep_dispatch_ok,
 };
 
 int pp__rule_eval(const pp__rule_ctx *x, pp_rule r, pp_error *err)

@@ -23,7 +23,7 @@
 #define TP_OVERLAP_SLOWDOWN (8.5 / 132)
 
 typedef struct groups {
-    pp__comm_group tp, cp, dp, edp, ep, pp;
+    pp__comm_group tp, cp, dp, edp, ep, pp, etp;
     pp__comm_group shard, replica; /* hybrid sharding: inside and across shard groups */
     double slowdown; /* compute lost under an overlapped collective */
 } groups;
@@ -67,8 +67,12 @@ static void make_groups(const pp_cluster *c, const pp_strategy *s, groups *g)
      * ones; DeepSpeed-MoE's expert groups inside the data-parallel group) */
     int ds = pp__dp_stride(s);
     pp__group(c, nd, ds, &g->dp);
-    pp__group(c, s->ep, ds, &g->ep);
-    pp__group(c, nd / s->ep, ds * s->ep, &g->edp);
+    /* with etp < tp (MoE parallel folding) the expert groups are laid out
+     * etp-ep-edp over the stage's tp x cp x dp ranks, TP's stride first */
+    int et = pp__etp(s), fold = et < s->tp, es = fold ? et * stp : ds;
+    pp__group(c, et, stp, &g->etp);
+    pp__group(c, s->ep, es, &g->ep);
+    pp__group(c, (int)pp__edp(s), es * s->ep, &g->edp);
     int sh = s->shard > 0 && s->shard < nd ? s->shard : nd;
     pp__group(c, sh, ds, &g->shard);
     pp__group(c, nd / sh, ds * sh, &g->replica);
@@ -101,6 +105,14 @@ static void block_comm(const pp_model *m, const pp_strategy *s, const groups *g,
     /* TP: 2 all-reduces fwd, 2 bwd (SP: all-gather + reduce-scatter, same volume) */
     double one = s->sp ? pp__allgather_s(&g->tp, act) + pp__reducescatter_s(&g->tp, act) : pp__allreduce_s(&g->tp, act);
     double tp = (4 + (recomputed ? 2 : 0)) * one;
+    int et = pp__etp(s);
+    if (kind == PP_BLOCK_MOE && et < s->tp) {
+        /* folded experts: the MoE layer takes the sequence-parallel shard
+         * as it is; only an expert-TP group of etp > 1 gathers its etp shards */
+        double ea = act * et / s->tp;
+        double eone = et > 1 ? pp__allgather_s(&g->etp, ea) + pp__reducescatter_s(&g->etp, ea) : 0;
+        tp = (2 + (recomputed ? 1 : 0)) * (one + eone);
+    }
     /* Transformer Engine's userbuffers hide TP traffic behind the GEMMs,
      * on SMs taken from them (TP_OVERLAP_SLOWDOWN) */
     if (s->overlap_tp) tp = pp__exposed(TP_OVERLAP_SLOWDOWN, tp, bt->gemm_fwd_s * 3);
@@ -130,7 +142,12 @@ static void block_comm(const pp_model *m, const pp_strategy *s, const groups *g,
     if (kind == PP_BLOCK_MOE && s->ep > 1) {
         double cf = m->capacity_factor > 0 ? m->capacity_factor : 1;
         double bytes = tok * m->topk * cf * ab * m->hidden / rep;
-        st->ep = (4 + (recomputed ? 2 : 0)) * pp__alltoall_s(&g->ep, bytes);
+        double a2a = s->ep_dispatch ? pp__alltoall_dedup_s(&g->ep, bytes, m->topk * cf) : pp__alltoall_s(&g->ep, bytes);
+        st->ep = (4 + (recomputed ? 2 : 0)) * a2a;
+        /* Megatron's EP overlap runs one micro-batch's forward beside
+         * another's backward, layer by layer: each all-to-all hides under
+         * the other's computation of the block (on SMs it takes from it) */
+        if (s->overlap_ep) st->ep = pp__exposed(g->slowdown, st->ep, bt->fwd_s + bt->bwd_s);
     }
 }
 
@@ -401,7 +418,7 @@ static double param_fetch_exposed(const pp_cluster *c, const pp_strategy *s, con
 
 static void optimizer_time(const pp_model *m, const pp_cluster *c, const pp_strategy *s, stage_t *st)
 {
-    double nd = (double)s->dp * s->cp, ns = s->shard > 0 && s->shard < nd ? s->shard : nd, ne = nd / s->ep;
+    double nd = (double)s->dp * s->cp, ns = s->shard > 0 && s->shard < nd ? s->shard : nd, ne = pp__edp(s);
     double all = st->dense + st->expert, fr = all > 0 ? st->trainable / all : 1;
     double part = st->dense / ns + st->expert / (ne < ns ? ne : ns); /* the rank's partition, elements */
     double shard = fr * (pp__zero_states(s) >= 1 ? part : all);

@@ -331,6 +331,11 @@ typedef struct pp_buffers {
 typedef struct pp_strategy {
     pp_framework framework;      /* who runs it (default PP_FW_AUTO) */
     int dp, tp, pp, cp, ep;      /* degrees; dp*tp*pp*cp = GPUs */
+    int etp;                     /* expert tensor parallelism (Megatron-Core's MoE
+                                    parallel folding, --expert-tensor-parallel-size):
+                                    experts split over etp ranks, and the expert groups
+                                    etp x ep x (expert dp) fold over tp x cp x dp;
+                                    0 = tp (Megatron's default) */
     int sp;                      /* Megatron sequence parallelism (0/1) */
     int zero;                    /* ZeRO stage 0-3; FSDP: 3 = reshard after forward
                                     (FULL_SHARD), 2 = keep gathered until backward */
@@ -365,6 +370,13 @@ typedef struct pp_strategy {
                                     where the framework does */
     int overlap_tp;              /* TP communication overlapped with GEMMs (TE userbuffers);
                                     -1 (default): where the framework does */
+    int ep_dispatch;             /* EP token dispatch: 0 (default) NCCL all-to-all (Megatron's
+                                    alltoall dispatcher); 1 hierarchical: a token crosses to
+                                    each other NVLink domain holding its experts once, then
+                                    NVLink (DeepEP/HybridEP, Megatron's flex dispatcher) */
+    int overlap_ep;              /* 1: expert-parallel all-to-alls overlapped with another
+                                    micro-batch's computation (Megatron-Core's
+                                    --overlap-moe-expert-parallel-comm); 0 (default) */
     pp_finetune ft;              /* full training by default */
     unsigned filled;             /* what pp_strategy_resolve derived rather than was given
                                     (bit per PP_FILLED_*): resolving again derives it anew,
@@ -410,7 +422,8 @@ typedef enum pp_rule {
     PP_RULE_FW_SCHEDULE, PP_RULE_FW_PRECISION, PP_RULE_FW_RECOMPUTE, PP_RULE_FW_PARTIAL_RECOMPUTE,
     PP_RULE_FW_SPLIT, PP_RULE_FW_OPTIMIZER, PP_RULE_FW_OFFLOAD_OPTIMIZER, PP_RULE_FW_FINETUNE,
     PP_RULE_FW_ARCH, PP_RULE_FW_ORDER, PP_RULE_FW_TP_OVERLAP, PP_RULE_FW_DP_OVERLAP, PP_RULE_FW_GRAD_ACCUM,
-    PP_RULE_FW_OUTPUTS, PP_RULE_FW_LOSS, PP_RULE_FW_LAUNCHER, PP_RULE_FW_ACT_OFFLOAD,
+    PP_RULE_FW_OUTPUTS, PP_RULE_FW_LOSS, PP_RULE_FW_LAUNCHER, PP_RULE_FW_ACT_OFFLOAD, PP_RULE_FW_ETP,
+    PP_RULE_FW_EP_OVERLAP, PP_RULE_FW_EP_DISPATCH,
     PP_RULE_COUNT
 } pp_rule;
 

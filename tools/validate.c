@@ -362,6 +362,10 @@ static void framework_rules(const row *r, scenario *sc)
      * (nemo/collections/llm/gpt/model/base.py GPTConfig, Megatron-Bridge
      * models/gpt_provider.py: cross_entropy_loss_fusion = True) */
     if (is(nm, "mbridge") || (is(nm, "nemo") && !is(nm, "nemo2407")) || is(nm, "dgxc")) s->loss = PP_LOSS_FUSED;
+    /* Megatron-Bridge's MoE recipes fold the experts: expert_tensor_parallel_size
+     * = 1 whatever the TP (recipes/qwen/h100/qwen3_moe.py, recipes/deepseek/h100/
+     * deepseek_v3.py, perf_recipes/deepseek/common.py) */
+    if (is(nm, "mbridge") && sc->model.experts && s->tp > 1) s->etp = 1;
     /* llm-foundry: FSDP with mixed_precision PURE (16-bit gradient
      * reduce-scatter) and flash-attn's fused cross-entropy (loss_fn default
      * 'fused_crossentropy') */
@@ -419,6 +423,27 @@ static void schedule_rules(const row *r, scenario *sc)
     }
 }
 
+/* Megatron-Bridge's MoE dispatch, and the recipes that overlap the EP all-to-alls with another
+ * micro-batch (comm_overlap.overlap_moe_expert_parallel_comm; model.
+ * moe_a2a_overlap sets it, scripts/performance/utils/overrides.py): DeepSeek-V3
+ * on Blackwell (perf_recipes/deepseek/{b200,gb200}/deepseek_v3.py, common.py)
+ * and Qwen3-235B on H100 (perf_recipes/qwen/h100/qwen3_moe.py); the Qwen3
+ * recipes on Blackwell and DeepSeek-V3's on H100 do not. Megatron runs it
+ * with pp 1 or the interleaved schedule only. */
+static void moe_overlap_rules(const row *r, scenario *sc)
+{
+    pp_strategy *s = &sc->s;
+    const char *nm = r->f[C_NAME], *model = r->f[C_MODEL], *gpu = r->f[C_GPU];
+    if (!is(nm, "mbridge") || s->ep < 2) return;
+    /* DeepSeek-V3's recipes dispatch with HybridEP or DeepEP (flex): recipes/
+     * deepseek/h100/deepseek_v3.py apply_flex_dispatcher_backend("hybridep"),
+     * perf_recipes/deepseek/b200 "deepep", gb200 "hybridep"; Qwen3's alltoall */
+    if (strstr(model, "DeepSeek")) s->ep_dispatch = 1;
+    if (s->pp > 1 && s->schedule != PP_SCHED_INTERLEAVED) return;
+    int h100 = strstr(gpu, "H100") != NULL;
+    if ((strstr(model, "DeepSeek") && !h100) || (strstr(model, "Qwen3_235B") && h100)) s->overlap_ep = 1;
+}
+
 static int build(const row *r, const char *dir, scenario *sc)
 {
     memset(sc, 0, sizeof *sc);
@@ -426,6 +451,7 @@ static int build(const row *r, const char *dir, scenario *sc)
     read_columns(r, sc);
     framework_rules(r, sc);
     schedule_rules(r, sc);
+    moe_overlap_rules(r, sc);
     const char *name = r->f[C_NAME];
     if (is(name, "mtnlg")) mtnlg_setup(sc);
     if (is(name, "llama3") && !llama3_setup(sc)) return 0;
@@ -739,7 +765,10 @@ static void print_preamble(void)
            "  and the loss count as pipeline layers (account_for_embedding/loss_in_pipeline_split: 405B's\n"
            "  126 + 2 blocks, the first and last stages one short); NeMo 2.0, Megatron-Bridge and DGX Cloud\n"
            "  fuse the cross-entropy (cross_entropy_loss_fusion defaults to True in NeMo's GPTConfig and\n"
-           "  Megatron-Bridge's GPTModelProvider);\n"
+           "  Megatron-Bridge's GPTModelProvider); Megatron-Bridge's MoE recipes fold the experts\n"
+           "  (expert_tensor_parallel_size 1), dispatch DeepSeek-V3's tokens with HybridEP/DeepEP (hierarchical)\n"
+           "  and Qwen3's with the all-to-all, and overlap the EP all-to-alls where the recipe says so\n"
+           "  (DeepSeek-V3 on Blackwell, Qwen3-235B on H100) and the schedule allows it;\n"
            "- figures compared on the source's FLOP basis: hardware TFLOP/s (with recompute) for Narayanan\n"
            "  and BLOOM, MFU for Korthikanti, model TFLOP/s otherwise;\n"
            "- runs on other GPUs (tests/data/new_gpus.csv): DGX Cloud benchmarking's NeMo recipes as\n"

@@ -228,6 +228,41 @@ Test(megatron_args, megatron_fsdp_reads_as_zero3)
         ARGS("Megatron-FSDP without pipeline stages", "[rule fw-zero-pp]"));
 }
 
+/* MoE as Megatron-Bridge runs it: folded experts (--expert-tensor-parallel-size
+ * 1 under tp 2), HybridEP dispatch and the EP all-to-all overlap read back as
+ * such; the NCCL-EP backend is refused as not priced. Mixtral-8x7B on two
+ * DGX H100: tp 2, pp 2, ep 8 > dp 4 exists only folded. */
+#define MX_HEAD "MEGATRON_ARGS=(\n  --tensor-model-parallel-size 2\n  --pipeline-model-parallel-size 2\n"   \
+                "  --sequence-parallel\n"                                                                        \
+                "  --expert-model-parallel-size 8\n  --micro-batch-size 1\n  --global-batch-size 64\n"         \
+                "  --seq-length 4096\n  --num-layers 32\n  --hidden-size 4096\n  --ffn-hidden-size 14336\n"  \
+                "  --num-attention-heads 32\n  --group-query-attention\n  --num-query-groups 8\n"              \
+                "  --max-position-embeddings 32768\n  --position-embedding-type rope\n  --rotary-base 1000000\n" \
+                "  --normalization RMSNorm\n  --norm-epsilon 1e-05\n  --swiglu\n"                               \
+                "  --untie-embeddings-and-output-weights\n  --disable-bias-linear\n  --attention-dropout 0\n"   \
+                "  --hidden-dropout 0\n  --bf16\n  --num-experts 8\n  --moe-router-topk 2\n"                  \
+                "  --moe-ffn-hidden-size 14336\n"
+#define MX_MODEL "--model", "mixtral-8x7b", "--cluster", "dgx-h100", "--gpus", "16"
+Test(megatron_args, moe_folding_dispatch_and_overlap_read)
+{
+    fresh_dir();
+    put("a.sh", S(MX_HEAD "  --expert-tensor-parallel-size 1\n  --moe-token-dispatcher-type flex\n"
+                  "  --moe-flex-dispatcher-backend hybridep\n  --overlap-moe-expert-parallel-comm\n"
+                  "  --num-virtual-stages-per-pipeline-rank 2\n)\n"));
+    char *out, *err;
+    int rc = estimate(ARGS(MX_MODEL, "--megatron-args", "a.sh", "--format", "json"), &out, &err);
+    cr_expect_eq(rc, 0, "%s", err);
+    cr_expect(strstr(out, "\"etp\":\t1") && strstr(out, "\"overlap_ep\":\ttrue") &&
+              strstr(out, "\"ep_dispatch\":\t\"hierarchical\""), "%s", out);
+    cr_expect(!strstr(err, "not priced"), "%s", err);
+    free(out);
+    free(err);
+    bad("a.sh", S(MX_HEAD ")\n"), ARGS(MX_MODEL, "--megatron-args", "a.sh"), ARGS("ep", "[rule ep-group]"));
+    bad("a.sh", S(MX_HEAD "  --expert-tensor-parallel-size 1\n  --moe-token-dispatcher-type flex\n"
+                  "  --moe-flex-dispatcher-backend ncclep\n)\n"), ARGS(MX_MODEL, "--megatron-args", "a.sh"),
+        ARGS("a.sh:", "ncclep: not priced"));
+}
+
 Test(megatron_args, truncated) { bad("a.sh", S(MG_HEAD), ARGS(MG_MODEL, "--megatron-args", "a.sh"), ARGS("a.sh", "is not closed")); }
 
 Test(megatron_args, binary)

@@ -54,6 +54,10 @@ static void b_pp_layers(pp_strategy *s) { s->pp = 64; }
 static void b_cp_seq(pp_strategy *s) { s->cp = 3; }
 static void b_ep2(pp_strategy *s) { s->ep = 2; }
 static void b_ep_group(pp_strategy *s) { s->ep = 8, s->dp = 2; }
+static void ep2(pp_strategy *s) { s->ep = 2; }
+static void b_etp1(pp_strategy *s) { s->etp = 1; }
+static void b_ep_overlap(pp_strategy *s) { s->overlap_ep = 1; }
+static void b_ep_dispatch(pp_strategy *s) { s->ep_dispatch = 1; }
 static void b_batch(pp_strategy *s) { s->global_batch = 63; }
 static void b_sp(pp_strategy *s) { s->sp = 1, s->tp = 1; }
 static void b_fp8(pp_strategy *s) { s->precision = PP_PREC_FP8; }
@@ -164,6 +168,9 @@ static rule_case cases[] = {
     {PP_RULE_FW_LOSS, L3, H, 16, PP_FW_MEGATRON, NULL, b_chunked, PP_FW_PYTORCH, 0},
     {PP_RULE_FW_LAUNCHER, "mistral-7b", H, 16, PP_FW_MEGATRON, NULL, b_fsdp_pp2, PP_FW_MEGATRON, 0},
     {PP_RULE_FW_ACT_OFFLOAD, L3, H, 16, PP_FW_DEEPSPEED, tp1, b_act_offload, PP_FW_MEGATRON, 0},
+    {PP_RULE_FW_ETP, "mixtral-8x7b", H, 16, PP_FW_MEGATRON_DEEPSPEED, ep2, b_etp1, PP_FW_MEGATRON, 0},
+    {PP_RULE_FW_EP_OVERLAP, "mixtral-8x7b", H, 16, PP_FW_MEGATRON_DEEPSPEED, ep2, b_ep_overlap, PP_FW_MEGATRON, 0},
+    {PP_RULE_FW_EP_DISPATCH, "mixtral-8x7b", H, 16, PP_FW_MEGATRON_DEEPSPEED, ep2, b_ep_dispatch, PP_FW_MEGATRON, 0},
 };
 #define NCASES (sizeof cases / sizeof *cases)
 
