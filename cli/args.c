@@ -261,9 +261,12 @@ const char *cli_act_offload(const pp_strategy *s)
 
 const char *cli_etp(const pp_strategy *s)
 {
-    static char buf[48];
-    if (s->etp <= 0 || s->etp == s->tp) return "";
-    snprintf(buf, sizeof buf, " (experts tp %d)", s->etp);
+    static char buf[96];
+    int n = 0;
+    buf[0] = '\0';
+    if (s->etp > 0 && s->etp != s->tp) n += snprintf(buf + n, sizeof buf - (size_t)n, " (experts tp %d)", s->etp);
+    if (s->ep > 1 && s->ep_dispatch) n += snprintf(buf + n, sizeof buf - (size_t)n, " hierarchical");
+    if (s->ep > 1 && s->overlap_ep) snprintf(buf + n, sizeof buf - (size_t)n, " overlapped");
     return buf;
 }
 

@@ -63,7 +63,9 @@ const char *cli_csv(const char *s);
 /* ", activations of N blocks offloaded" when the strategy offloads
  * activations (Megatron's CPU offloading), else "" (static storage). */
 const char *cli_act_offload(const pp_strategy *s);
-/* " (experts tp N)" when the experts' TP differs from tp, else "" (static). */
+/* The MoE options after "ep N": " (experts tp N)" when the experts' TP
+ * differs from tp, " hierarchical" dispatch, " overlapped" all-to-alls;
+ * "" without them (static). */
 const char *cli_etp(const pp_strategy *s);
 /* Prints multi-line text (an explanation), each line through cli_safe. */
 void cli_print_text(FILE *f, const char *text);

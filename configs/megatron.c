@@ -443,6 +443,11 @@ pp_status pp_megatron_args(const pp_model *m, const pp_cluster *c, const pp_plan
     optimizer_flags(&b, &s, o);
     deepspeed_flags(&b, &s, o);
     pp__sb_printf(&b, ")\n");
+    if (o->flavor == PP_MEGATRON_LM && s.ep > 1 && s.ep_dispatch)
+        pp__note(&local, "hierarchical expert dispatch: Megatron's flex dispatcher needs DeepEP's HybridEP kernels "
+                         "installed (--moe-flex-dispatcher-backend hybridep)");
+    if (o->flavor == PP_MEGATRON_LM && s.ep > 1 && s.overlap_ep)
+        pp__note(&local, "EP all-to-all overlap: Megatron asserts PyTorch >= 2.6 for --overlap-moe-expert-parallel-comm");
     if (!p->memory.fits)
         pp__note(&local, "the plan's predicted peak %.1f GiB per GPU does not fit the %.1f GiB usable: expect it to run "
                          "out of memory", p->memory.peak_bytes / 1073741824.0, p->memory.gpu_bytes / 1073741824.0);

@@ -144,8 +144,8 @@ static void one_stage(const pp__space *sp, const pp__cand *k, pp_strategy *s)
 
 static slot *core_probe(pp__bounds *b, const pp__space *sp, const pp__cand *k)
 {
-    key kk = {(uint64_t)k->tp | (uint64_t)k->cp << 16 | (uint64_t)k->ep << 40 | (uint64_t)k->sp << 56 |
-                  (uint64_t)k->precision << 57,
+    key kk = {(uint64_t)k->tp | (uint64_t)k->cp << 16 | (uint64_t)k->ep << 40 | (uint64_t)(k->sp & 15) << 56 |
+                  (uint64_t)k->precision << 60,
               (uint64_t)k->mb | (uint64_t)k->recompute << 32 | (uint64_t)k->fw << 40};
     slot *s = lookup(b, &b->core, kk);
     if (!s || s->v[0] != UNPROBED) return s;
@@ -185,7 +185,7 @@ static slot *states_probe(pp__bounds *b, const pp__space *sp, const pp__cand *k)
 {
     key kk = {(uint64_t)k->tp | (uint64_t)k->ep << 16 | (uint64_t)k->zero << 32 | (uint64_t)k->offload << 34 |
                   (uint64_t)k->precision << 37 | (uint64_t)k->fw << 40 | (uint64_t)(k->shard & 0xfffff) << 44,
-              (uint64_t)k->dp | (uint64_t)k->cp << 32};
+              (uint64_t)k->dp | (uint64_t)k->cp << 32 | (uint64_t)((k->sp & PP_CAND_FOLD) != 0) << 63};
     slot *s = lookup(b, &b->states, kk);
     if (!s || s->v[0] != UNPROBED) return s;
     pp__cand c = *k;

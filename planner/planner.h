@@ -25,7 +25,15 @@ typedef struct pp__cand {
     int dp, tp, pp, cp, ep, mb, shard;
     uint32_t id;        /* enumeration index: the last tie-break */
     uint8_t fw, sp, zero, offload, recompute, precision, schedule, v;
+    /* sp packs the MoE options too (keeps the struct at 64 bytes):
+     * bit 0 sequence parallelism, PP_CAND_FOLD (etp 1), PP_CAND_HIER
+     * (hierarchical dispatch), PP_CAND_EPOV (EP all-to-all overlap) */
 } pp__cand;
+
+#define PP_CAND_SP 1u
+#define PP_CAND_FOLD 2u
+#define PP_CAND_HIER 4u
+#define PP_CAND_EPOV 8u
 
 #define PP_SPACE_MAX 256 /* values of one derived dimension (divisors of <= 2^20 GPUs: <= 240) */
 

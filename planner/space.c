@@ -38,7 +38,10 @@ void pp__cand_strategy(const pp__space *sp, const pp__cand *k, pp_strategy *s)
     s->pp = k->pp;
     s->cp = k->cp;
     s->ep = k->ep;
-    s->sp = k->sp;
+    s->sp = k->sp & PP_CAND_SP;
+    s->etp = k->sp & PP_CAND_FOLD ? 1 : 0;
+    s->ep_dispatch = (k->sp & PP_CAND_HIER) != 0;
+    s->overlap_ep = (k->sp & PP_CAND_EPOV) != 0;
     s->zero = k->zero;
     s->shard = k->shard;
     s->offload = (pp_offload)k->offload;
@@ -328,7 +331,9 @@ static void emit(enum_ctx *e)
     memset(&k, 0, sizeof k);
     k.fw = (uint8_t)s->framework;
     k.dp = s->dp, k.tp = s->tp, k.pp = s->pp, k.cp = s->cp, k.ep = s->ep, k.mb = s->micro_batch, k.shard = s->shard;
-    k.sp = (uint8_t)s->sp, k.zero = (uint8_t)s->zero, k.offload = (uint8_t)s->offload;
+    k.sp = (uint8_t)((s->sp ? PP_CAND_SP : 0) | (s->etp == 1 && s->tp > 1 ? PP_CAND_FOLD : 0) |
+                     (s->ep_dispatch ? PP_CAND_HIER : 0) | (s->overlap_ep ? PP_CAND_EPOV : 0));
+    k.zero = (uint8_t)s->zero, k.offload = (uint8_t)s->offload;
     k.recompute = (uint8_t)s->recompute, k.precision = (uint8_t)s->precision;
     k.schedule = (uint8_t)s->schedule, k.v = (uint8_t)s->virtual_stages;
     e->enumerated++;
@@ -352,6 +357,25 @@ static void emit(enum_ctx *e)
     e->out[e->n++] = k;
 }
 
+/* MoE options the search turns on by itself: the framework runs them
+ * (Megatron-Core) and the user left them to it. */
+static int moe_options(const enum_ctx *e)
+{
+    const pp__fw *f = pp__fw_get(e->s.framework);
+    return f && f->etp && e->sp->m->experts && !e->sp->o.base.ep_dispatch && !e->sp->o.base.overlap_ep;
+}
+
+/* Whether the EP group leaves an NVLink domain (then hierarchical dispatch
+ * sends less; inside one it is the all-to-all, so not worth a flag). */
+static int ep_crosses_domains(const enum_ctx *e)
+{
+    pp_group_link gl;
+    const pp_strategy *s = &e->s;
+    int stp = 1, et = s->etp > 0 ? s->etp : s->tp;
+    int stride = et < s->tp ? et * stp : pp__dp_stride(s);
+    return pp_topo_group_link(e->sp->c, s->ep, stride, &gl) == 0 && gl.tier == PP_TOPO_INTER;
+}
+
 /* The behaviours the framework decides, filled on the working strategy for
  * the last rules and put back as the base had them. */
 static void enum_behaviours(enum_ctx *e)
@@ -364,7 +388,17 @@ static void enum_behaviours(enum_ctx *e)
     double rb = s->buf.reduce_bucket, ab = s->buf.allgather_bucket;
     pp__fw_fill(s);
     e->over = 0;
+    /* hierarchical dispatch and the EP overlap never cost time or memory
+     * (laws in test_moe_comm.c): used wherever the framework runs them */
+    int hier = s->ep_dispatch, epov = s->overlap_ep;
+    if (s->ep > 1 && moe_options(e)) {
+        s->ep_dispatch = ep_crosses_domains(e);
+        s->overlap_ep = 1;
+        if (!pp__rule_eval(&(pp__rule_ctx){e->sp->m, e->sp->c, s, e->sp->max_tp}, PP_RULE_FW_EP_OVERLAP, NULL))
+            s->overlap_ep = 0;
+    }
     if (level_ok(e, L_BEHAV)) emit(e);
+    s->ep_dispatch = hier, s->overlap_ep = epov;
     s->grad_accum_dtype = g, s->cp_comm = cc, s->loss = lo, s->overlap_dp = odp, s->overlap_tp = otp;
     s->buf.free_pipeline_outputs = fo, s->buf.reduce_bucket = rb, s->buf.allgather_bucket = ab;
 }
@@ -501,10 +535,15 @@ static void enum_degrees(enum_ctx *e)
                 if (rest > sp->gpus || sp->gpus % rest) continue; /* no whole dp: not a candidate */
                 s->dp = (int)(sp->gpus / rest);
                 if (!in_set(&sp->o.dp, s->dp) || !level_ok(e, L_DEG)) continue;
-                for (int d = 0; d < sp->nep; d++) {
-                    s->ep = sp->ep[d];
-                    if (level_ok(e, L_EP)) enum_states(e);
-                }
+                for (int d = 0; d < sp->nep; d++)
+                    for (int fold = 0; fold < 2; fold++) {
+                        /* MoE parallel folding: experts whole (etp 1) under tp > 1 */
+                        s->ep = sp->ep[d];
+                        if (fold && !(s->tp > 1 && s->ep > 1 && sp->m->experts)) continue;
+                        s->etp = fold ? 1 : 0;
+                        if (level_ok(e, L_EP)) enum_states(e);
+                    }
+                s->etp = 0;
             }
 }
 

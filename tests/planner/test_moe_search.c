@@ -1,0 +1,56 @@
+/*
+ * test_moe_search.c — the search turns on Megatron-Core's MoE options
+ * where they apply: hierarchical dispatch when the EP group leaves a node,
+ * the EP all-to-all overlap where Megatron allows it, and folded experts
+ * (etp 1) as a dimension; each returned plan re-estimates to itself, and
+ * neither option it turned on makes the step longer (they are chosen, not
+ * searched, because they never cost time or memory).
+ */
+#include <criterion/criterion.h>
+#include <math.h>
+
+#include "costmodel/costmodel.h"
+#include "planner/planner.h"
+#include "topologies/topologies.h"
+#include "tests/fixtures.h"
+
+static int ep_crosses(const pp_cluster *c, const pp_strategy *s)
+{
+    pp_group_link gl;
+    int et = s->etp > 0 ? s->etp : s->tp, stride = et < s->tp ? et : pp__dp_stride(s);
+    return pp_topo_group_link(c, s->ep, stride, &gl) == 0 && gl.tier == PP_TOPO_INTER;
+}
+
+Test(moe_search, options_where_they_apply, .timeout = 600)
+{
+    pp_model m = fx_model("mixtral-8x7b");
+    pp_cluster c = fx_cluster("dgx-h100", 4, 0);
+    pp_search_opts o;
+    pp_error e = {""};
+    pp_plan_list l;
+    pp_search_opts_default(&o);
+    o.global_batch = 512, o.seq = 4096, o.top_k = 20;
+    o.frameworks = 1u << PP_FW_MEGATRON;
+    cr_assert_eq(pp_plan_search(&m, &c, &o, &l, &e), PP_OK, "%s", e.msg);
+    int folded = 0, with_ep = 0;
+    for (int i = 0; i < l.n; i++) {
+        const pp_strategy *s = &l.plans[i].strategy;
+        folded += s->etp == 1 && s->tp > 1;
+        if (s->ep < 2) continue;
+        with_ep++;
+        cr_expect_eq(s->ep_dispatch, ep_crosses(&c, s), "#%d: hierarchical exactly when EP leaves a node", i + 1);
+        int can = s->recompute != PP_RECOMPUTE_FULL && (s->pp == 1 || s->schedule == PP_SCHED_INTERLEAVED);
+        cr_expect_eq(s->overlap_ep, can, "#%d: overlap exactly where Megatron allows it", i + 1);
+        pp_strategy x = *s;
+        pp_plan p, q;
+        cr_assert_eq(pp_estimate(&m, &c, &x, &p, &e), PP_OK, "%s", e.msg);
+        cr_expect(fabs(p.time.step_s / l.plans[i].time.step_s - 1) < 1e-9, "#%d re-estimates to itself", i + 1);
+        x = *s, x.ep_dispatch = 0, x.overlap_ep = 0, x.filled = 0;
+        cr_assert_eq(pp_estimate(&m, &c, &x, &q, &e), PP_OK, "%s", e.msg);
+        cr_expect_geq(q.time.step_s, p.time.step_s * (1 - 1e-12), "#%d: the options never cost time", i + 1);
+        cr_expect(fabs(q.memory.peak_bytes / p.memory.peak_bytes - 1) < 1e-12, "#%d: nor memory", i + 1);
+    }
+    cr_expect_gt(with_ep, 0, "plans with expert parallelism in the top %d", l.n);
+    cr_expect_gt(folded, 0, "folded experts in the top %d", l.n);
+    pp_plan_list_free(&l);
+}
