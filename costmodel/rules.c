@@ -249,7 +249,8 @@ static int ep_group_ok(const why *w)
     const pp_strategy *s = w->x->s;
     const pp_model *m = w->x->m;
     long long et = pp__etp(s), fold = (long long)s->tp * s->dp * s->cp;
-    if (!m->experts || (m->experts % s->ep == 0 && et > 0 && fold % (s->ep * et) == 0)) return 1;
+    if (et < 1 || s->tp % et) return 1; /* not a divisor of tp: rule fw-etp says so */
+    if (!m->experts || (m->experts % s->ep == 0 && fold % (s->ep * et) == 0)) return 1;
     if (m->experts % s->ep || et == s->tp)
         return no(w, NULL, I(s->ep), "must divide the %d experts and dp x cp = %d (expert-parallel groups are carved "
                   "out of the data- and context-parallel ranks; Megatron can fold them over tp too with a smaller "

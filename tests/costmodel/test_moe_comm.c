@@ -6,6 +6,7 @@
  */
 #include <criterion/criterion.h>
 #include <math.h>
+#include <string.h>
 
 #include "costmodel/costmodel.h"
 #include "tests/fixtures.h"
@@ -78,6 +79,10 @@ Test(moe_comm, folding_makes_ep_beyond_dp_valid)
     cr_expect_gt(p.time.ep_comm_s, 0);
     s = qwen_layout(32, 2); /* etp 2 x ep 32 = 64 does not divide 32 */
     cr_expect_eq(pp_estimate(&m, &c, &s, &p, &e), PP_ERR_INPUT);
+    cr_expect(strstr(e.msg, "[rule ep-group]"), "%s", e.msg);
+    s = qwen_layout(8, 3); /* not a divisor of tp: said by fw-etp, not ep-group */
+    cr_expect_eq(pp_estimate(&m, &c, &s, &p, &e), PP_ERR_INPUT);
+    cr_expect(strstr(e.msg, "[rule fw-etp]") && strstr(e.msg, "divisor of tp"), "%s", e.msg);
 }
 
 /* Folding keeps the work and the weights: ep 32 x etp 1 holds 4 whole
