@@ -27,6 +27,22 @@ static inline pp_cluster fx_cluster(const char *name, int nodes, int gpus)
     return c;
 }
 
+/* Megatron-Bridge's GB200 launcher: 32 trays of 4 GPUs whose NVLink domain
+ * is the Slurm segment of 16 trays (64 GPUs). */
+static inline pp_cluster fx_gb200_segment(void)
+{
+    static const char text[] =
+        "{\"name\": \"gb200-segment\", \"gpu\": \"gb200\", \"nodes\": 32, \"gpus_per_node\": 4,"
+        " \"nvlink_domain\": 64,"
+        " \"intra\": {\"kind\": \"nvlink\", \"gbytes_per_s_bidir\": 1800, \"latency_us\": 3.4},"
+        " \"inter\": {\"kind\": \"infiniband\", \"nics\": 4, \"nic_gbit_s\": 400, \"latency_us\": 5},"
+        " \"pcie\": {\"gbytes_per_s\": 225}, \"host_mem_gib\": 960}";
+    pp_cluster c;
+    pp_error err = {""};
+    cr_assert_eq(pp_cluster_parse(text, sizeof text - 1, "segment", &c, &err), PP_OK, "%s", err.msg);
+    return c;
+}
+
 static inline double fx_total_params(const char *name)
 {
     pp_model m = fx_model(name);

@@ -100,15 +100,7 @@ Test(time, group_tiers_follow_rank_order)
  * (2 x 50 GB/s x 0.74 = 74 GB/s, what it was priced at before). */
 Test(time, ring_leaves_an_nvlink_domain_through_its_members_nics)
 {
-    pp_cluster c = fx_cluster("dgx-b200", 0, 0);
-    const char *text =
-        "{\"name\": \"gb200-segment\", \"gpu\": \"gb200\", \"nodes\": 32, \"gpus_per_node\": 4,"
-        " \"nvlink_domain\": 64,"
-        " \"intra\": {\"kind\": \"nvlink\", \"gbytes_per_s_bidir\": 1800, \"latency_us\": 3.4},"
-        " \"inter\": {\"kind\": \"infiniband\", \"nics\": 4, \"nic_gbit_s\": 400, \"latency_us\": 5},"
-        " \"pcie\": {\"gbytes_per_s\": 225}, \"host_mem_gib\": 960}";
-    pp_error err = {""};
-    cr_assert_eq(pp_cluster_parse(text, strlen(text), "segment", &c, &err), PP_OK, "%s", err.msg);
+    pp_cluster c = fx_gb200_segment();
     pp__comm_group fsdp, cross;
     pp__group(&c, 64, 2, &fsdp);
     cr_expect(fabs(fsdp.bw - 900e9 * 0.80) < 1, "NVLink-bound: %g", fsdp.bw);

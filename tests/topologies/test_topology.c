@@ -7,6 +7,7 @@
 
 #include "parplan.h"
 #include "topologies/topologies.h"
+#include "tests/fixtures.h"
 
 static pp_cluster load(const char *name, int nodes, int gpus)
 {
@@ -163,15 +164,7 @@ Test(topology, domain_larger_than_node)
  * the host and the two counts agree. */
 Test(topology, members_per_nvlink_domain)
 {
-    const char *text =
-        "{\"name\": \"gb200-segment\", \"gpu\": \"gb200\", \"nodes\": 32, \"gpus_per_node\": 4,"
-        " \"nvlink_domain\": 64,"
-        " \"intra\": {\"kind\": \"nvlink\", \"gbytes_per_s_bidir\": 1800, \"latency_us\": 3.4},"
-        " \"inter\": {\"kind\": \"infiniband\", \"nics\": 4, \"nic_gbit_s\": 400, \"latency_us\": 5},"
-        " \"pcie\": {\"gbytes_per_s\": 225}, \"host_mem_gib\": 960}";
-    pp_cluster c;
-    pp_error err = {""};
-    cr_assert_eq(pp_cluster_parse(text, strlen(text), "segment", &c, &err), PP_OK, "%s", err.msg);
+    pp_cluster c = fx_gb200_segment();
     pp_group_link g = link_of(&c, 64, 2);
     cr_expect_eq(g.tier, PP_TOPO_INTER);
     cr_expect_eq(g.per_node, 2);
