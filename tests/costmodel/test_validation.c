@@ -106,22 +106,20 @@ Test(validation, held_out_bigscience_rows)
  * with DeepSpeed's per-tensor gathers of the time 21.5% / 42.6%; priced as
  * today's coalesced DeepSpeed they were 43.6% / 84.9% (throughput per GPU
  * falls ~3x from 384 to 1,536 GPUs; the model's fell 2x). */
-Test(validation, held_out_zero3_at_scale)
+static void expect_held_out(const char *figure, int rows, double median, double worst)
 {
     summary t;
-    read_summary("held out: throughput, ZeRO-3 at scale", &t);
-    cr_expect_geq(t.rows, 6);
-    cr_expect_leq(t.median, 25.0, "median %.1f%%", t.median);
-    cr_expect_leq(t.worst, 45.0, "worst %.1f%%", t.worst);
+    read_summary(figure, &t);
+    cr_expect_geq(t.rows, rows, "%s: rows %d", figure, t.rows);
+    cr_expect_leq(t.median, median, "%s: median %.1f%%", figure, t.median);
+    cr_expect_leq(t.worst, worst, "%s: worst %.1f%%", figure, t.worst);
 }
+
+Test(validation, held_out_zero3_at_scale) { expect_held_out("held out: throughput, ZeRO-3 at scale", 6, 25.0, 45.0); }
 
 /* MT-NLG 530B, Llama 3 405B, Korthikanti 175B/1T, BLOOM-176B's production
  * run (tests/data/published_more.csv): nothing was fitted to them. */
 Test(validation, held_out_other_published_runs)
 {
-    summary t;
-    read_summary("held out: throughput, other published runs", &t);
-    cr_expect_geq(t.rows, 9);
-    cr_expect_leq(t.median, 12.0, "median %.1f%%", t.median);
-    cr_expect_leq(t.worst, 20.0, "worst %.1f%%", t.worst);
+    expect_held_out("held out: throughput, other published runs", 9, 12.0, 20.0);
 }
