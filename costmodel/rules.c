@@ -76,7 +76,7 @@ static const rule_def defs[PP_RULE_COUNT] = {
     [PP_RULE_FW_LOSS] = {{"fw-loss", "loss", "the framework has the loss kernel"}, D(FW) | D(BEHAV)},
     [PP_RULE_FW_LAUNCHER] = {{"fw-launcher", "model", "a launcher of the framework runs the model with these settings"}, D(FW) | D(DEG) | D(PREC) | D(BASE) | D(LAUNCH)},
     [PP_RULE_FW_ETP] = {{"fw-etp", "etp", "experts take their own tensor-parallel degree (etp dividing tp) only in Megatron-Core, for a mixture-of-experts model"}, D(FW) | D(DEG) | D(EP)},
-    [PP_RULE_FW_EP_OVERLAP] = {{"fw-ep-overlap", "overlap_ep", "EP all-to-all overlap is Megatron-Core's, with ep > 1, pp 1 or the interleaved schedule, and no full recomputation"}, D(FW) | D(EP) | D(DEG) | D(RC) | D(SCHED) | D(BEHAV)},
+    [PP_RULE_FW_EP_OVERLAP] = {{"fw-ep-overlap", "overlap_ep", "EP all-to-all overlap is Megatron-Core's, with ep > 1, pp 1 or the interleaved schedule, no full recomputation, 16-bit"}, D(FW) | D(EP) | D(DEG) | D(RC) | D(SCHED) | D(PREC) | D(BEHAV)},
     [PP_RULE_FW_EP_DISPATCH] = {{"fw-ep-dispatch", "ep_dispatch", "hierarchical EP dispatch (DeepEP/HybridEP) is Megatron-Core's flex dispatcher, with ep > 1"}, D(FW) | D(EP) | D(BEHAV)},
     [PP_RULE_FW_ACT_OFFLOAD] = {{"fw-act-offload", "act_offload_layers", "activations go to the CPU only where the framework offloads them: Megatron-Core with pp 1, no recompute, fewer blocks than the model's"}, D(FW) | D(DEG) | D(RC) | D(BASE)},
 };
@@ -642,8 +642,8 @@ static int fw_order_ok(const why *w)
 }
 
 /* --overlap-moe-expert-parallel-comm: transformer_config.py asserts ep > 1,
- * the virtual pipeline when pp > 1, and no full recomputation (Megatron-LM
- * d98e8a64dd). */
+ * the virtual pipeline when pp > 1, no full recomputation and a bf16 or
+ * fp16 model (Megatron-LM d98e8a64dd). */
 static int fw_ep_overlap_ok(const why *w)
 {
     const pp_strategy *s = w->x->s;
@@ -656,6 +656,8 @@ static int fw_ep_overlap_ok(const why *w)
                   "interleaved schedule (virtual pipeline stages)");
     if (s->recompute == PP_RECOMPUTE_FULL)
         return no(w, "recompute", "full", "Megatron's EP overlap does not run with full recomputation");
+    if (s->precision == PP_PREC_FP32 || s->precision == PP_PREC_TF32)
+        return no(w, "precision", pp_precision_name(s->precision), "Megatron's EP overlap needs a bf16 or fp16 model");
     return 1;
 }
 
