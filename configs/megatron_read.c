@@ -642,6 +642,8 @@ static void read_degrees(mr_ctx *x, pp_strategy *s)
     set_src(x, "ep", epf);
     /* MoE parallel folding: the experts' own TP degree (Megatron's default: tp) */
     long etp;
+    s->etp = 0;
+    s->ep_dispatch = 0;
     if (!x->mds && int_flag(x, "--expert-tensor-parallel-size", 1, 1 << 16, &etp)) s->etp = etp == s->tp ? 0 : (int)etp;
     set_src(x, "etp", "--expert-tensor-parallel-size");
     /* the flex dispatcher's DeepEP/HybridEP send a token once per NVLink domain */
@@ -1062,6 +1064,11 @@ static void read_behaviour(mr_ctx *x, pp_strategy *s)
         set_src(x, "overlap_tp", "--tp-comm-overlap");
         s->overlap_ep = has(x, "--overlap-moe-expert-parallel-comm");
         set_src(x, "overlap_ep", "--overlap-moe-expert-parallel-comm");
+        mr_occ *dt = get(x, "--moe-token-dispatcher-type");
+        if (s->overlap_ep && !x->st && (!dt || !strcmp(val_text(x, dt, 0), "allgather")))
+            return (void)fail(x, get(x, "--overlap-moe-expert-parallel-comm")->line, "--overlap-moe-expert-parallel-"
+                              "comm needs --moe-token-dispatcher-type alltoall or flex: Megatron asserts it (the "
+                              "default is allgather)");
         s->loss = has(x, "--cross-entropy-loss-fusion") ? PP_LOSS_FUSED : PP_LOSS_FP32;
         set_src(x, "loss", "--cross-entropy-loss-fusion");
         mr_occ *ct = get(x, "--cp-comm-type");

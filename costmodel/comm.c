@@ -47,6 +47,7 @@ void pp__group(const pp_cluster *c, int size, int stride, pp__comm_group *g)
     g->tree_nodes = 1;
     g->intra_latency = 0;
     g->nic_bw = g->intra_bw = 0;
+    g->local = 1;
     if (size <= 1 || pp_topo_group_link(c, size, stride, &gl) != 0) return;
     /* at stride s a domain of d ranks holds at most ceil(d/s) members */
     int d = pp_topo_domain_size(c), cap = stride >= d ? 1 : (d + stride - 1) / stride;
@@ -69,6 +70,7 @@ void pp__group(const pp_cluster *c, int size, int stride, pp__comm_group *g)
         g->bw = nic < intra ? nic : intra;
         g->nic_bw = c->inter.bw * ee;
         g->intra_bw = intra;
+        g->local = gl.per_domain > 0 ? gl.per_domain : 1;
         g->latency = c->inter.latency > c->intra.latency ? c->inter.latency : c->intra.latency;
     }
 }
@@ -113,7 +115,7 @@ double pp__alltoall_s(const pp__comm_group *g, double bytes)
     if (g->n <= 1 || bytes <= 0 || g->bw <= 0) return 0;
     double n = g->n, t = (n - 1) / n * bytes / g->bw;
     if (g->tree_nodes > 1 && g->nic_bw > 0) {
-        double m = g->chain, on = (m - 1) / n * bytes / g->intra_bw, off = (n - m) / n * bytes / g->nic_bw;
+        double m = g->local, on = (m - 1) / n * bytes / g->intra_bw, off = (n - m) / n * bytes / g->nic_bw;
         t = on > off ? on : off;
     }
     return NCCL_BASE_LATENCY + (n - 1) * alpha(g) + t;
@@ -127,7 +129,7 @@ double pp__alltoall_dedup_s(const pp__comm_group *g, double bytes, double k)
 {
     if (g->tree_nodes <= 1 || g->nic_bw <= 0 || k <= 1) return pp__alltoall_s(g, bytes);
     if (g->n <= 1 || bytes <= 0) return 0;
-    double n = g->n, m = g->chain, d = n / m, reach = d * (1 - pow(1 - 1 / d, k));
+    double n = g->n, m = g->local, d = n / m, reach = d * (1 - pow(1 - 1 / d, k));
     double off = bytes / k * reach * (d - 1) / d / g->nic_bw, on = (m - 1) / n * bytes / g->intra_bw;
     return NCCL_BASE_LATENCY + (n - 1) * alpha(g) + (on > off ? on : off);
 }

@@ -80,6 +80,7 @@ typedef struct pp__comm_group {
     /* all-to-all across domains: each member's off-domain bytes leave
      * through its own NIC share, the rest over the intra-domain link */
     double nic_bw, intra_bw;
+    int local; /* members surely in one domain with each member (1 when the family straddles misaligned) */
 } pp__comm_group;
 
 /* Strides of each dimension from the rank order (steptime.c), and the

@@ -163,8 +163,10 @@ double pp__inflight(const pp_strategy *s, int i)
     switch (s->schedule) {
     case PP_SCHED_GPIPE: return m;
     case PP_SCHED_INTERLEAVED: {
-        /* Megatron: warmup = (p-i-1)*2 + (v-1)*p chunk passes, plus one */
-        double chunks = (p - i - 1) * 2.0 + (v - 1.0) * p + 1;
+        /* Megatron: warmup = (p-i-1)*2 + (v-1)*p chunk passes, plus one;
+         * one more with the EP overlap (schedules.py: num_warmup_microbatches
+         * += 1 under overlap_moe_expert_parallel_comm) */
+        double chunks = (p - i - 1) * 2.0 + (v - 1.0) * p + 1 + (s->overlap_ep && s->ep > 1);
         if (chunks > (double)m * v) chunks = (double)m * v;
         return chunks / v;
     }
@@ -180,7 +182,8 @@ long pp__inflight_saturates(const pp_strategy *s)
     if (p == 1) return 1;
     switch (s->schedule) {
     case PP_SCHED_GPIPE: return LONG_MAX;
-    case PP_SCHED_INTERLEAVED: return (2L * (p - 1) + (v - 1L) * p + 1 + v - 1) / v; /* stage 0's warmup */
+    case PP_SCHED_INTERLEAVED: /* stage 0's warmup */
+        return (2L * (p - 1) + (v - 1L) * p + 1 + (s->overlap_ep && s->ep > 1) + v - 1) / v;
     default: return p;
     }
 }

@@ -49,7 +49,7 @@ static const rule_def defs[PP_RULE_COUNT] = {
     [PP_RULE_FINETUNE] = {{"finetune", "mode", "fine-tuning settings are in range"}, D(BASE)},
     [PP_RULE_QLORA_PRECISION] = {{"qlora-precision", "precision", "QLoRA computes in bf16 or fp16"}, D(BASE) | D(PREC)},
     [PP_RULE_FW_TP] = {{"fw-tp", "tp", "the framework has tensor parallelism"}, D(FW) | D(DEG)},
-    [PP_RULE_FW_SP] = {{"fw-sp", "sp", "sequence parallelism as the framework does it"}, D(FW) | D(DEG) | D(SP)},
+    [PP_RULE_FW_SP] = {{"fw-sp", "sp", "sequence parallelism as the framework does it (Megatron: with EP and TP)"}, D(FW) | D(DEG) | D(EP) | D(SP)},
     [PP_RULE_FW_PP] = {{"fw-pp", "pp", "the framework has pipeline parallelism"}, D(FW) | D(DEG)},
     [PP_RULE_FW_CP] = {{"fw-cp", "cp", "the framework has context (sequence) parallelism"}, D(FW) | D(DEG)},
     [PP_RULE_FW_CP_COMM] = {{"fw-cp-comm", "cp_comm", "the framework runs that kind of context parallelism"}, D(FW) | D(DEG) | D(BEHAV)},
@@ -77,7 +77,7 @@ static const rule_def defs[PP_RULE_COUNT] = {
     [PP_RULE_FW_LAUNCHER] = {{"fw-launcher", "model", "a launcher of the framework runs the model with these settings"}, D(FW) | D(DEG) | D(PREC) | D(BASE) | D(LAUNCH)},
     [PP_RULE_FW_ETP] = {{"fw-etp", "etp", "experts take their own tensor-parallel degree (etp dividing tp) only in Megatron-Core, for a mixture-of-experts model"}, D(FW) | D(DEG) | D(EP)},
     [PP_RULE_FW_EP_OVERLAP] = {{"fw-ep-overlap", "overlap_ep", "EP all-to-all overlap is Megatron-Core's, with ep > 1, pp 1 or the interleaved schedule, no full recomputation, 16-bit"}, D(FW) | D(EP) | D(DEG) | D(RC) | D(SCHED) | D(PREC) | D(BEHAV)},
-    [PP_RULE_FW_EP_DISPATCH] = {{"fw-ep-dispatch", "ep_dispatch", "hierarchical EP dispatch (DeepEP/HybridEP) is Megatron-Core's flex dispatcher, with ep > 1"}, D(FW) | D(EP) | D(BEHAV)},
+    [PP_RULE_FW_EP_DISPATCH] = {{"fw-ep-dispatch", "ep_dispatch", "hierarchical EP dispatch (DeepEP/HybridEP) is Megatron-Core's flex dispatcher (a no-op with ep 1)"}, D(FW) | D(EP) | D(BEHAV)},
     [PP_RULE_FW_ACT_OFFLOAD] = {{"fw-act-offload", "act_offload_layers", "activations go to the CPU only where the framework offloads them: Megatron-Core with pp 1, no recompute, fewer blocks than the model's"}, D(FW) | D(DEG) | D(RC) | D(BASE)},
 };
 #undef D
@@ -440,6 +440,12 @@ static int fw_sp_ok(const why *w)
     if (s->sp && !f->sp) return no(w, NULL, "on", "%s has no sequence parallelism (Megatron's)", f->name);
     if (f->sp == 2 && s->tp > 1 && !s->sp)
         return no(w, NULL, "off", "%s always shards the norms' sequence with TP: set sp", f->name);
+    /* Megatron-Core warns "When using expert parallelism and tensor parallelism
+     * for training, sequence parallelism must be used" (model_parallel_config.py);
+     * parplan prices the MoE layer on the sequence-parallel shard */
+    if (f->etp && w->x->m->experts && s->ep > 1 && s->tp > 1 && !s->sp)
+        return no(w, NULL, "off", "Megatron-Core runs expert parallelism with TP under sequence parallelism "
+                  "(model_parallel_config.py: \"sequence parallelism must be used\"): set sp");
     return 1;
 }
 
@@ -666,8 +672,8 @@ static int fw_ep_dispatch_ok(const why *w)
     const pp_strategy *s = w->x->s;
     if (s->ep_dispatch == 0) return 1;
     if (s->ep_dispatch != 1) return no(w, NULL, I(s->ep_dispatch), "expected 0 (all-to-all) or 1 (hierarchical)");
+    if (s->ep < 2) return 1; /* nothing to dispatch across ranks: the same plan */
     if (!FW(w)->etp) return no_fw(w, "on", has_etp, 1, "hierarchical expert dispatch");
-    if (s->ep < 2) return no(w, "ep", I(s->ep), "hierarchical dispatch needs expert parallelism (ep > 1)");
     return 1;
 }
 

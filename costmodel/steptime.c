@@ -111,7 +111,8 @@ static void block_comm(const pp_model *m, const pp_strategy *s, const groups *g,
          * as it is; only an expert-TP group of etp > 1 gathers its etp shards */
         double ea = act * et / s->tp;
         double eone = et > 1 ? pp__allgather_s(&g->etp, ea) + pp__reducescatter_s(&g->etp, ea) : 0;
-        tp = (2 + (recomputed ? 1 : 0)) * (one + eone);
+        /* shared experts stay column/row-parallel over the dense TP group */
+        tp = (2 + (recomputed ? 1 : 0)) * (one + (m->shared_experts ? one : 0) + eone);
     }
     /* Transformer Engine's userbuffers hide TP traffic behind the GEMMs,
      * on SMs taken from them (TP_OVERLAP_SLOWDOWN) */
@@ -147,6 +148,8 @@ static void block_comm(const pp_model *m, const pp_strategy *s, const groups *g,
         /* Megatron's EP overlap runs one micro-batch's forward beside
          * another's backward, layer by layer: each all-to-all hides under
          * the other's computation of the block (on SMs it takes from it) */
+        /* (the first forward and the last backward run alone in Megatron's
+         * combined 1F1B: their 1/m share is not modelled apart) */
         if (s->overlap_ep) st->ep = pp__exposed(g->slowdown, st->ep, bt->fwd_s + bt->bwd_s);
     }
 }

@@ -157,6 +157,7 @@ static slot *core_probe(pp__bounds *b, const pp__space *sp, const pp__cand *k)
     one_stage(sp, &c, &st);
     pp_memory_estimate(sp->m, sp->c, &st, &b->mem);
     s->v[1] = b->mem.stages[0].act_per_microbatch;
+
     double T;
     if (st.recompute == PP_RECOMPUTE_FULL) st.recompute_layers = 0; /* the ILP may recompute nothing */
     pp_time_estimate(sp->m, sp->c, &st, &b->time, &b->thr);
@@ -219,7 +220,8 @@ static slot *states_probe(pp__bounds *b, const pp__space *sp, const pp__cand *k)
 /* Micro-batches held by each stage (the cost model's pp__inflight). */
 static const double *flight_probe(pp__bounds *b, const pp__space *sp, const pp__cand *k, long m)
 {
-    key kk = {(uint64_t)k->pp | (uint64_t)k->schedule << 16 | (uint64_t)k->v << 24, (uint64_t)m};
+    key kk = {(uint64_t)k->pp | (uint64_t)k->schedule << 16 | (uint64_t)k->v << 24 |
+                  (uint64_t)((k->sp & PP_CAND_EPOV) && k->ep > 1) << 32, (uint64_t)m};
     slot *s = lookup(b, &b->flight, kk);
     if (!s) return NULL;
     if (s->v[0] != UNPROBED) return b->pool + (size_t)s->v[0];

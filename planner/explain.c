@@ -74,8 +74,12 @@ static void summary(const pp_plan *p, char *buf, size_t cap)
     else if (s->recompute == PP_RECOMPUTE_FULL && s->recompute_layers >= 0)
         snprintf(rc, sizeof rc, "full (%d blocks/stage)", s->recompute_layers);
     else snprintf(rc, sizeof rc, "%s", pp_recompute_name(s->recompute));
-    snprintf(buf, cap, "dp %d, tp %d%s, pp %d, cp %d, ep %d, ZeRO-%d%s%s, %s, recompute %s, micro-batch %d x %d, %s%s",
-             s->dp, s->tp, s->sp ? " +sp" : "", s->pp, s->cp, s->ep, s->zero, s->offload ? ", offload " : "",
+    char moe[64] = "";
+    if (s->etp > 0 && s->etp != s->tp) snprintf(moe, sizeof moe, " (experts tp %d)", s->etp);
+    if (s->ep > 1 && s->ep_dispatch) strncat(moe, " hierarchical", sizeof moe - strlen(moe) - 1);
+    if (s->ep > 1 && s->overlap_ep) strncat(moe, " overlapped", sizeof moe - strlen(moe) - 1);
+    snprintf(buf, cap, "dp %d, tp %d%s, pp %d, cp %d, ep %d%s, ZeRO-%d%s%s, %s, recompute %s, micro-batch %d x %d, %s%s",
+             s->dp, s->tp, s->sp ? " +sp" : "", s->pp, s->cp, s->ep, moe, s->zero, s->offload ? ", offload " : "",
              s->offload ? pp_offload_name(s->offload) : "", prec[s->precision], rc, s->micro_batch, s->grad_accum,
              pp_schedule_name(s->schedule), s->schedule == PP_SCHED_INTERLEAVED ? " (v " : "");
     if (s->schedule == PP_SCHED_INTERLEAVED) {
@@ -457,6 +461,7 @@ static void apply_move(const moves *mv, int d, int k, pp_strategy *s, pp_cluster
         snprintf(what + n, cap - n, "%s%s recompute%s", sep, v == PP_RECOMPUTE_FULL ? "full" : "selective",
                  s->act_offload_layers ? " (no activation offload: Megatron has not both)" : "");
         s->act_offload_layers = 0;
+        if (v == PP_RECOMPUTE_FULL) s->overlap_ep = 0; /* Megatron's EP overlap refuses full recompute */
         break;
     case MV_AOFF:
         s->act_offload_layers = v;
@@ -485,6 +490,7 @@ static void apply_move(const moves *mv, int d, int k, pp_strategy *s, pp_cluster
         s->per_stage_recompute = 0;
         snprintf(what + n, cap - n, "%spp %d%s", sep, v, s->act_offload_layers ? " (no activation offload)" : "");
         s->act_offload_layers = 0;
+        s->overlap_ep = 0; /* with stages it costs a micro-batch of memory and needs v */
         break;
     case MV_GPUS: {
         pp_error e;

@@ -31,7 +31,8 @@ static int cmp_strategy(const pp_strategy *a, const pp_strategy *b)
                   {a->zero, b->zero}, {a->offload, b->offload}, {a->recompute, b->recompute},
                   {a->precision, b->precision}, {-a->micro_batch, -b->micro_batch}, {a->schedule, b->schedule},
                   {a->virtual_stages, b->virtual_stages}, {a->recompute_layers, b->recompute_layers},
-                  {a->per_stage_recompute, b->per_stage_recompute}};
+                  {a->per_stage_recompute, b->per_stage_recompute}, {-pp__etp(a), -pp__etp(b)},
+                  {a->ep_dispatch, b->ep_dispatch}, {a->overlap_ep, b->overlap_ep}};
     for (size_t i = 0; i < sizeof f / sizeof *f; i++)
         if (f[i][0] != f[i][1]) return cmp_i(f[i][0], f[i][1]);
     for (int i = 0; i < a->pp; i++) {

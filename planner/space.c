@@ -388,12 +388,13 @@ static void enum_behaviours(enum_ctx *e)
     double rb = s->buf.reduce_bucket, ab = s->buf.allgather_bucket;
     pp__fw_fill(s);
     e->over = 0;
-    /* hierarchical dispatch and the EP overlap never cost time or memory
-     * (laws in test_moe_comm.c): used wherever the framework runs them */
+    /* hierarchical dispatch never costs time or memory, nor does the EP
+     * overlap without pipeline stages (with them Megatron warms up one more
+     * micro-batch): used wherever they are free (laws in test_moe_comm.c) */
     int hier = s->ep_dispatch, epov = s->overlap_ep;
     if (s->ep > 1 && moe_options(e)) {
         s->ep_dispatch = ep_crosses_domains(e);
-        s->overlap_ep = 1;
+        s->overlap_ep = s->pp == 1;
         if (!pp__rule_eval(&(pp__rule_ctx){e->sp->m, e->sp->c, s, e->sp->max_tp}, PP_RULE_FW_EP_OVERLAP, NULL))
             s->overlap_ep = 0;
     }
@@ -504,9 +505,12 @@ static void enum_states(enum_ctx *e)
     const pp__fw *f = pp__fw_get(s->framework);
     for (int z = 0; z < sp->nzero && !e->failed; z++) {
         s->zero = sp->zero[z];
-        /* Megatron's distributed optimizer over one data-parallel rank is
-         * ZeRO-0 by another name: the same plan twice in the ranking */
-        if (s->zero == 1 && (long)s->dp * s->cp == 1 && f && f->buckets == PP_BUCKETS_VIEWS) continue;
+        /* Megatron's distributed optimizer (or Megatron-FSDP) over one data-
+         * parallel rank is ZeRO-0 by another name: the same plan twice in the
+         * ranking, unless folded experts shard over an expert-dp group > 1 */
+        if ((s->zero == 1 || s->zero == 3) && (long)s->dp * s->cp == 1 && pp__edp(s) <= 1 && f &&
+            f->buckets == PP_BUCKETS_VIEWS)
+            continue;
         int sh[2], nsh = shard_options(e, sh);
         for (int h = 0; h < nsh; h++) {
             s->shard = sh[h];

@@ -382,6 +382,7 @@ Test(megatron_flags, moe_and_mla)
     pp_cluster c = fx_cluster("dgx-h100", 2, 0);
     pp_strategy s = base(&m, &c, 2, 1, 1);
     s.ep = 8;
+    s.sp = 1; /* EP with TP: Megatron-Core wants sequence parallelism */
     char *t = must_args(&m, &c, &s, PP_MEGATRON_LM);
     argv_t a = bash_args(t);
     expect(&a, "--num-experts", "8");
@@ -396,6 +397,7 @@ Test(megatron_flags, moe_and_mla)
     c = fx_cluster("dgx-h100", 64, 0);
     s = base(&m, &c, 8, 1, 1);
     s.ep = 64;
+    s.sp = 1;
     s.zero = 1;
     s.seq = 4096;
     s.global_batch = s.dp * 2;

@@ -31,6 +31,20 @@ Test(moe_comm, alltoall_across_nodes_is_bounded_by_each_nic)
     cr_expect(fabs(pp__alltoall_s(&in, B) - (NCCL_BASE + 7 * 3.4e-6 + 7.0 / 8 * B / (450e9 * 0.80))) < 1e-9);
 }
 
+/* A family of 64 consecutive ranks on two 72-GPU racks: some group
+ * straddles the racks (72 % 64 != 0), and one member per rack is all the
+ * layout guarantees, so the NIC side is priced for it (review of this
+ * change: it was priced over NVLink alone). */
+Test(moe_comm, a_straddling_alltoall_pays_the_nics)
+{
+    pp_cluster c = fx_cluster("gb200-nvl72", 0, 144);
+    pp__comm_group g;
+    pp__group(&c, 64, 1, &g);
+    double B = 1e9, nic = 50e9 * 0.74;
+    cr_expect_geq(pp__alltoall_s(&g, B), 63.0 / 64 * B / nic, "%g s", pp__alltoall_s(&g, B));
+    cr_expect_geq(pp__alltoall_dedup_s(&g, B, 8), 0.5 * B / 8 / nic, "%g s", pp__alltoall_dedup_s(&g, B, 8));
+}
+
 /* DeepEP/HybridEP: a token with k = 8 experts over d = 2 nodes reaches
  * 2 (1 - 1/2^8) = 1.992 nodes, so 0.996 copies cross per token, not 4. */
 Test(moe_comm, hierarchical_dispatch_sends_a_token_once_per_domain)
