@@ -424,6 +424,9 @@ static void read_ds_moe(jr_ctx *c, const cJSON *r, pp_model *m, const ds_default
     int_or_null(c, r, "n_routed_experts", d->experts, 4096, &m->experts);
     int_or_null(c, r, "num_experts_per_tok", d->topk, 4096, &m->topk);
     int_or_null(c, r, "n_shared_experts", d->shared, 64, &m->shared_experts);
+    /* group-limited routing (DeepseekV3Config n_group, topk_group) */
+    jr_int(c, r, "$", "n_group", 0, 0, 4096, &m->expert_groups);
+    jr_int(c, r, "$", "topk_group", 0, 0, 4096, &m->topk_groups);
     m->expert_ffn = d->expert_ffn;
     jr_int(c, r, "$", "moe_intermediate_size", 0, 1, 1 << 22, &m->expert_ffn);
     jr_int(c, r, "$", "first_k_dense_replace", 0, 0, PP_MAX_LAYERS, &first);

@@ -23,7 +23,7 @@ static const char *const top_keys[] = {
     /* written by `model show --format json`; read back and ignored */
     "schema_version", "params", "fwd_flops_per_token", NULL};
 static const char *const bias_keys[] = {"qkv", "out", "mlp", "lm_head", NULL};
-static const char *const moe_keys[] = {"experts", "topk", "shared_experts", "expert_ffn",
+static const char *const moe_keys[] = {"experts", "topk", "shared_experts", "expert_ffn", "groups", "topk_groups",
                                        "capacity_factor", "first_dense_layers", "every",
                                        "dense_blocks", "moe_blocks", NULL};
 static const char *const mla_keys[] = {"q_lora_rank", "kv_lora_rank", "qk_nope_head_dim",
@@ -94,6 +94,8 @@ static void read_moe(jr_ctx *c, const cJSON *root, pp_model *m)
         jr_int(c, moe, "$.moe", "experts", 1, 1, 4096, &m->experts);
         jr_int(c, moe, "$.moe", "topk", 1, 1, 4096, &m->topk);
         jr_int(c, moe, "$.moe", "shared_experts", 0, 0, 64, &m->shared_experts);
+        jr_int(c, moe, "$.moe", "groups", 0, 0, 4096, &m->expert_groups);
+        jr_int(c, moe, "$.moe", "topk_groups", 0, 0, 4096, &m->topk_groups);
         jr_int(c, moe, "$.moe", "expert_ffn", 1, 1, 1 << 22, &m->expert_ffn);
         jr_num(c, moe, "$.moe", "capacity_factor", 0, 0, 64, &m->capacity_factor);
         jr_int(c, moe, "$.moe", "first_dense_layers", 0, 0, PP_MAX_LAYERS, &first_dense);
@@ -312,6 +314,10 @@ static void add_moe(cJSON *o, const pp_model *m, int moe_blocks)
     cJSON_AddNumberToObject(e, "experts", m->experts);
     cJSON_AddNumberToObject(e, "topk", m->topk);
     cJSON_AddNumberToObject(e, "shared_experts", m->shared_experts);
+    if (m->expert_groups > 0) {
+        cJSON_AddNumberToObject(e, "groups", m->expert_groups);
+        cJSON_AddNumberToObject(e, "topk_groups", m->topk_groups);
+    }
     cJSON_AddNumberToObject(e, "expert_ffn", m->expert_ffn);
     cJSON_AddNumberToObject(e, "capacity_factor", m->capacity_factor);
     int f = first < 0 ? m->layers : first, every = second > first && first >= 0 ? second - first : 1;

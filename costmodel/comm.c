@@ -125,11 +125,29 @@ double pp__alltoall_s(const pp__comm_group *g, double bytes)
  * hierarchy) send a token over RDMA once to each other node holding one of
  * its experts and forward it over NVLink there: with k experts spread
  * uniformly over D domains a token reaches D (1 - (1 - 1/D)^k) of them. */
-double pp__alltoall_dedup_s(const pp__comm_group *g, double bytes, double k)
+/* Domains one token reaches: k experts uniform over d domains; with
+ * group-limited routing (DeepSeek-V3: its 8 expert groups are spread
+ * evenly, experts placed in order, and a token picks 4) the domains
+ * holding the chosen groups, d (1 - C(G - G/d, t) / C(G, t)) when d
+ * divides G, at most t domains otherwise. */
+static double domains_reached(double d, double k, int groups, int topk_groups)
+{
+    double free_k = d * (1 - pow(1 - 1 / d, k));
+    if (groups <= 0 || topk_groups <= 0) return free_k;
+    double lim = topk_groups < d ? topk_groups : d;
+    if (groups % (int)d == 0) {
+        double miss = 1; /* C(G - G/d, t) / C(G, t) */
+        for (int i = 0; i < topk_groups; i++) miss *= (double)(groups - groups / (int)d - i) / (groups - i);
+        lim = d * (1 - (miss > 0 ? miss : 0));
+    }
+    return lim < free_k ? lim : free_k;
+}
+
+double pp__alltoall_dedup_s(const pp__comm_group *g, double bytes, double k, int groups, int topk_groups)
 {
     if (g->tree_nodes <= 1 || g->nic_bw <= 0 || k <= 1) return pp__alltoall_s(g, bytes);
     if (g->n <= 1 || bytes <= 0) return 0;
-    double n = g->n, m = g->local, d = n / m, reach = d * (1 - pow(1 - 1 / d, k));
+    double n = g->n, m = g->local, d = n / m, reach = domains_reached(d, k, groups, topk_groups);
     double off = bytes / k * reach * (d - 1) / d / g->nic_bw, on = (m - 1) / n * bytes / g->intra_bw;
     return NCCL_BASE_LATENCY + (n - 1) * alpha(g) + (on > off ? on : off);
 }

@@ -112,8 +112,9 @@ double pp__reducescatter_s(const pp__comm_group *g, double bytes);
 double pp__alltoall_s(const pp__comm_group *g, double bytes);
 /* The same for MoE dispatch of `bytes` = token copies x size, k copies a
  * token, when each token crosses once to each other domain holding one of
- * its experts (DeepEP/HybridEP). */
-double pp__alltoall_dedup_s(const pp__comm_group *g, double bytes, double k);
+ * its experts (DeepEP/HybridEP); with group-limited routing (topk_groups of
+ * `groups` expert groups; 0 = none) only the domains of those groups. */
+double pp__alltoall_dedup_s(const pp__comm_group *g, double bytes, double k, int groups, int topk_groups);
 double pp__sendrecv_s(const pp__comm_group *g, double bytes);
 
 /* One micro-batch through one block on one GPU, s. */

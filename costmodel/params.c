@@ -146,6 +146,15 @@ static pp_status validate_moe(const pp_model *m, const char *where, pp_error *er
     CHECK_RANGE(topk, 1, m->experts);
     CHECK_RANGE(expert_ffn, 1, 1 << 22);
     CHECK_RANGE(shared_experts, 0, 64);
+    CHECK_RANGE(expert_groups, 0, m->experts);
+    if (m->expert_groups > 0) {
+        CHECK_RANGE(topk_groups, 1, m->expert_groups);
+        if (m->experts % m->expert_groups)
+            return pp__fail(err, PP_ERR_INPUT, "%s: moe.groups: expected a divisor of the %d experts, got %d", where,
+                            m->experts, m->expert_groups);
+    } else {
+        CHECK_RANGE(topk_groups, 0, 0);
+    }
     if (!(m->capacity_factor == 0 || (m->capacity_factor >= 0.1 && m->capacity_factor <= 64)))
         return pp__fail(err, PP_ERR_INPUT, "%s: moe.capacity_factor: expected 0 (dropless) or a number in [0.1, 64], got %g",
                         where, m->capacity_factor);

@@ -143,7 +143,7 @@ static void block_comm(const pp_model *m, const pp_strategy *s, const groups *g,
     if (kind == PP_BLOCK_MOE && s->ep > 1) {
         double cf = m->capacity_factor > 0 ? m->capacity_factor : 1;
         double bytes = tok * m->topk * cf * ab * m->hidden / rep;
-        double a2a = s->ep_dispatch ? pp__alltoall_dedup_s(&g->ep, bytes, m->topk * cf) : pp__alltoall_s(&g->ep, bytes);
+        double a2a = s->ep_dispatch ? pp__alltoall_dedup_s(&g->ep, bytes, m->topk * cf, m->expert_groups, m->topk_groups) : pp__alltoall_s(&g->ep, bytes);
         st->ep = (4 + (recomputed ? 2 : 0)) * a2a;
         /* Megatron's EP overlap runs one micro-batch's forward beside
          * another's backward, layer by layer: each all-to-all hides under

@@ -127,6 +127,9 @@ typedef struct pp_model {
     int experts;               /* routed experts per MoE block; 0 = dense */
     int topk;                  /* routed experts per token */
     int shared_experts;        /* always-on experts (DeepSeek) */
+    int expert_groups;         /* group-limited routing: experts in this many groups,  */
+    int topk_groups;           /* a token routed within topk_groups of them (DeepSeek-V3:
+                                  8 and 4, n_group/topk_group); 0 = unlimited */
     int expert_ffn;            /* intermediate size of one expert */
     double capacity_factor;    /* token capacity per expert; 0 = dropless */
     pp_mla mla;

@@ -42,7 +42,7 @@ Test(moe_comm, a_straddling_alltoall_pays_the_nics)
     pp__group(&c, 64, 1, &g);
     double B = 1e9, nic = 50e9 * 0.74;
     cr_expect_geq(pp__alltoall_s(&g, B), 63.0 / 64 * B / nic, "%g s", pp__alltoall_s(&g, B));
-    cr_expect_geq(pp__alltoall_dedup_s(&g, B, 8), 0.5 * B / 8 / nic, "%g s", pp__alltoall_dedup_s(&g, B, 8));
+    cr_expect_geq(pp__alltoall_dedup_s(&g, B, 8, 0, 0), 0.5 * B / 8 / nic, "%g s", pp__alltoall_dedup_s(&g, B, 8, 0, 0));
 }
 
 /* DeepEP/HybridEP: a token with k = 8 experts over d = 2 nodes reaches
@@ -55,16 +55,37 @@ Test(moe_comm, hierarchical_dispatch_sends_a_token_once_per_domain)
     double B = 8e9, k = 8, reach = 2 * (1 - pow(0.5, 8));
     double off = B / k * reach * 0.5 / (50e9 * 0.74), on = 7.0 / 16 * B / (450e9 * 0.80);
     double hand = NCCL_BASE + 15 * 5e-6 + (on > off ? on : off);
-    cr_expect(fabs(pp__alltoall_dedup_s(&g, B, k) - hand) < 1e-9, "%.9g vs %.9g", pp__alltoall_dedup_s(&g, B, k), hand);
+    cr_expect(fabs(pp__alltoall_dedup_s(&g, B, k, 0, 0) - hand) < 1e-9, "%.9g vs %.9g", pp__alltoall_dedup_s(&g, B, k, 0, 0), hand);
     /* law: never slower than the all-to-all, for any size and k */
     for (int n = 2; n <= 64; n *= 2)
         for (int kk = 1; kk <= 16; kk++) {
             pp_cluster cc = fx_cluster("dgx-h100", 8, 0);
             pp__comm_group x;
             pp__group(&cc, n, 1, &x);
-            cr_expect_leq(pp__alltoall_dedup_s(&x, 1e8 * kk, kk), pp__alltoall_s(&x, 1e8 * kk) * (1 + 1e-12),
+            cr_expect_leq(pp__alltoall_dedup_s(&x, 1e8 * kk, kk, 0, 0), pp__alltoall_s(&x, 1e8 * kk) * (1 + 1e-12),
                           "n %d k %d", n, kk);
         }
+}
+
+/* DeepSeek-V3's node-limited routing: 8 expert groups over EP 64 on 8 DGX
+ * (one group a node), a token within 4 of them: it reaches
+ * 8 (1 - C(7,4)/C(8,4)) = 4 nodes, not the 8 (1 - (7/8)^8) = 5.25 of free
+ * routing; 4 x 7/8 of a token's bytes cross. Never more than free. */
+Test(moe_comm, group_limited_routing_reaches_fewer_domains)
+{
+    pp_cluster c = fx_cluster("dgx-h100", 8, 0);
+    pp__comm_group g;
+    pp__group(&c, 64, 1, &g);
+    double B = 8e9, k = 8, nic = 50e9 * 0.74;
+    double off = B / k * 4 * 7.0 / 8 / nic, on = 7.0 / 64 * B / (450e9 * 0.80);
+    double hand = NCCL_BASE + 63 * 5e-6 + (on > off ? on : off);
+    cr_expect(fabs(pp__alltoall_dedup_s(&g, B, k, 8, 4) - hand) < 1e-9, "%.9g vs %.9g",
+              pp__alltoall_dedup_s(&g, B, k, 8, 4), hand);
+    for (int t = 1; t <= 8; t++)
+        cr_expect_leq(pp__alltoall_dedup_s(&g, B, k, 8, t), pp__alltoall_dedup_s(&g, B, k, 0, 0) * (1 + 1e-12), "t %d", t);
+    pp_model m = fx_model("deepseek-v3");
+    cr_expect_eq(m.expert_groups, 8);
+    cr_expect_eq(m.topk_groups, 4);
 }
 
 static pp_strategy qwen_layout(int ep, int etp)
