@@ -371,8 +371,9 @@ static int ep_crosses_domains(const enum_ctx *e)
 {
     pp_group_link gl;
     const pp_strategy *s = &e->s;
-    int stp = 1, et = s->etp > 0 ? s->etp : s->tp;
-    int stride = et < s->tp ? et * stp : pp__dp_stride(s);
+    int stp, scp, sdp, spp, et = s->etp > 0 ? s->etp : s->tp;
+    pp__strides(s, &stp, &scp, &sdp, &spp);
+    int stride = et < s->tp ? et * stp : pp__dp_stride(s); /* as steptime.c make_groups */
     return pp_topo_group_link(e->sp->c, s->ep, stride, &gl) == 0 && gl.tier == PP_TOPO_INTER;
 }
 
