@@ -83,6 +83,7 @@ static void make_groups(const pp_cluster *c, const pp_strategy *s, groups *g)
 typedef struct stage_t {
     double compute, recompute, tp, cp, ep, p2p, zero3, bwd; /* per micro-batch */
     double nblocks, nmoe, nrecomputed, edge_units;          /* blocks; MoE; fully recomputed; embedding/head */
+    double ep_alone;                                        /* per step: EP the overlap leaves (block_comm) */
     double tensors;                                         /* parameter tensors (zero3_per_tensor) */
     double dp_total, dp_exposed, optimizer, offload;        /* per step */
     double dense, expert;                                   /* params per GPU */
@@ -94,12 +95,13 @@ typedef struct stage_t {
 /* Exposed TP, CP and EP time of one block per micro-batch, s. */
 typedef struct block_comm_t {
     double tp, cp, ep;
+    double ep_alone; /* per step: what the overlap cannot hide (first forward, last backward) */
 } block_comm_t;
 
 static void block_comm(const pp_model *m, const pp_strategy *s, const groups *g, int kind,
                        const pp__block_times *bt, int recomputed, block_comm_t *st)
 {
-    *st = (block_comm_t){0, 0, 0};
+    *st = (block_comm_t){0, 0, 0, 0};
     double tok = (double)s->micro_batch * s->seq / s->cp, rep = s->sp ? s->tp : 1, ab = pp__act_bytes(s);
     double act = ab * tok * m->hidden;
     /* TP: 2 all-reduces fwd, 2 bwd (SP: all-gather + reduce-scatter, same volume) */
@@ -148,9 +150,14 @@ static void block_comm(const pp_model *m, const pp_strategy *s, const groups *g,
         /* Megatron's EP overlap runs one micro-batch's forward beside
          * another's backward, layer by layer: each all-to-all hides under
          * the other's computation of the block (on SMs it takes from it) */
-        /* (the first forward and the last backward run alone in Megatron's
-         * combined 1F1B: their 1/m share is not modelled apart) */
-        if (s->overlap_ep) st->ep = pp__exposed(g->slowdown, st->ep, bt->fwd_s + bt->bwd_s);
+        /* the first forward and the last backward run alone in Megatron's
+         * combined 1F1B (schedules.py): one micro-batch's all-to-alls a step
+         * stay exposed, a per-step term beside the per-micro-batch one */
+        if (s->overlap_ep) {
+            double all = st->ep;
+            st->ep = pp__exposed(g->slowdown, all, bt->fwd_s + bt->bwd_s);
+            st->ep_alone = all - st->ep;
+        }
     }
 }
 
@@ -247,6 +254,7 @@ static void stage_blocks(const pp_model *m, const pp_cluster *c, const pp_strate
         st->tp += q->comm[full].tp;
         st->cp += q->comm[full].cp;
         st->ep += q->comm[full].ep;
+        st->ep_alone += q->comm[full].ep_alone;
     }
 }
 
@@ -542,7 +550,7 @@ void pp_time_estimate(const pp_model *m, const pp_cluster *c, const pp_strategy 
     t->recompute_s = mcount * worst.recompute;
     t->tp_comm_s = mcount * worst.tp;
     t->cp_comm_s = mcount * worst.cp;
-    t->ep_comm_s = mcount * worst.ep;
+    t->ep_comm_s = mcount * worst.ep + worst.ep_alone;
     t->pp_comm_s = mcount * worst.p2p;
     double zero3 = mcount * worst.zero3; /* reported inside dp_comm_exposed_s */
     t->bubble_s = (s->pp - 1) * worst_mb / (s->schedule == PP_SCHED_INTERLEAVED ? s->virtual_stages : 1);

@@ -11,21 +11,21 @@ const pp__ugroup pp__ugroups[] = {
     {0, 31, "A100", 4, 3, 0, 0, 33, 0.840694, 1.062582}, /* step: A100, fsdp, ZeRO-3, 1-8 GPUs, fused attention */
     {0, 31, "GB200", 2, 1, 2, 0, 32, 0.939623, 1.283745}, /* step: GB200, megatron, ZeRO-1, 65-512 GPUs, fused attention */
     {0, 23, "A100", 2, 0, -1, 1, 9, 0.872829, 1.001452}, /* step: A100, megatron, ZeRO-0, materialised attention */
-    {0, 23, "H100", 2, 1, -1, 0, 11, 0.845484, 1.139825}, /* step: H100, megatron, ZeRO-1, fused attention */
+    {0, 23, "H100", 2, 1, -1, 0, 11, 0.845484, 1.138958}, /* step: H100, megatron, ZeRO-1, fused attention */
     {0, 23, "A100", 3, 1, -1, 1, 80, 0.924387, 1.189073}, /* step: A100, megatron-deepspeed, ZeRO-1, materialised attention */
     {0, 23, "H100", 4, 3, -1, 0, 31, 0.857901, 1.137303}, /* step: H100, fsdp, ZeRO-3, fused attention */
     {0, 23, "A100", 4, 3, -1, 0, 43, 0.858664, 1.069721}, /* step: A100, fsdp, ZeRO-3, fused attention */
     {0, 23, "GB200", 2, 1, -1, 0, 41, 0.940024, 1.287961}, /* step: GB200, megatron, ZeRO-1, fused attention */
     {0, 23, "B200", 2, 1, -1, 0, 17, 0.703472, 4.096972}, /* step: B200, megatron, ZeRO-1, fused attention */
     {0, 19, "A100", 2, -1, -1, 1, 9, 0.872829, 1.001452}, /* step: A100, megatron, materialised attention */
-    {0, 19, "H100", 2, -1, -1, 0, 11, 0.845484, 1.139825}, /* step: H100, megatron, fused attention */
+    {0, 19, "H100", 2, -1, -1, 0, 11, 0.845484, 1.138958}, /* step: H100, megatron, fused attention */
     {0, 19, "A100", 3, -1, -1, 1, 87, 0.924387, 1.214268}, /* step: A100, megatron-deepspeed, materialised attention */
     {0, 19, "H100", 4, -1, -1, 0, 36, 0.855667, 1.137303}, /* step: H100, fsdp, fused attention */
     {0, 19, "A100", 4, -1, -1, 0, 43, 0.858664, 1.069721}, /* step: A100, fsdp, fused attention */
     {0, 19, "GB200", 2, -1, -1, 0, 45, 0.940024, 1.287961}, /* step: GB200, megatron, fused attention */
     {0, 19, "B200", 2, -1, -1, 0, 17, 0.703472, 4.096972}, /* step: B200, megatron, fused attention */
     {0, 3, "A100", 2, -1, -1, -1, 9, 0.872829, 1.001452}, /* step: A100, megatron */
-    {0, 3, "H100", 2, -1, -1, -1, 11, 0.845484, 1.139825}, /* step: H100, megatron */
+    {0, 3, "H100", 2, -1, -1, -1, 11, 0.845484, 1.138958}, /* step: H100, megatron */
     {0, 3, "A100", 3, -1, -1, -1, 87, 0.924387, 1.214268}, /* step: A100, megatron-deepspeed */
     {0, 3, "H100", 4, -1, -1, -1, 36, 0.855667, 1.137303}, /* step: H100, fsdp */
     {0, 3, "A100", 4, -1, -1, -1, 43, 0.858664, 1.069721}, /* step: A100, fsdp */

@@ -142,8 +142,8 @@ Test(moe_comm, folding_keeps_work_and_weights)
 }
 
 /* Megatron's EP overlap hides the all-to-alls under another micro-batch's
- * block: never more exposed than without it, and still > 0 s when the
- * traffic exceeds the compute it hides under. */
+ * block: never more exposed than without it, still > 0 s, and with one
+ * micro-batch a step (it runs alone: combined 1F1B) exactly as exposed. */
 Test(moe_comm, ep_overlap_hides_but_never_adds)
 {
     pp_model m = fx_model("qwen3-235b-a22b");
@@ -157,6 +157,14 @@ Test(moe_comm, ep_overlap_hides_but_never_adds)
     cr_assert_eq(pp_estimate(&m, &c, &s, &b, &e), PP_OK, "%s", e.msg);
     cr_expect_lt(b.time.ep_comm_s, a.time.ep_comm_s);
     cr_expect_gt(b.time.ep_comm_s, 0);
+    /* one micro-batch a step runs alone: nothing to hide it under */
+    s.global_batch = s.dp * s.micro_batch;
+    s.overlap_ep = 0;
+    cr_assert_eq(pp_estimate(&m, &c, &s, &a, &e), PP_OK, "%s", e.msg);
+    s.overlap_ep = 1;
+    cr_assert_eq(pp_estimate(&m, &c, &s, &b, &e), PP_OK, "%s", e.msg);
+    cr_expect(fabs(b.time.ep_comm_s - a.time.ep_comm_s) < 1e-12 * a.time.ep_comm_s, "%g vs %g", b.time.ep_comm_s,
+              a.time.ep_comm_s);
     s.recompute = PP_RECOMPUTE_FULL;
     cr_expect_eq(pp_estimate(&m, &c, &s, &b, &e), PP_ERR_INPUT, "Megatron refuses EP overlap with full recompute");
     cr_expect(strstr(e.msg, "[rule fw-ep-overlap]"), "%s", e.msg);
