@@ -155,10 +155,19 @@ class Browser:
             f.write(base64.b64decode(data))
 
     def close(self):
+        # A clean shutdown first: the browser then finishes its NetLog (under
+        # load a SIGTERM could cut it before the events were written)
+        try:
+            self.ws.send(json.dumps({"id": self.next_id + 1, "method": "Browser.close", "params": {}}))
+            self.proc.wait(timeout=20)
+        except Exception:
+            pass
         try:
             self.ws.close()
         except Exception:
             pass
+        if self.proc.poll() is not None:
+            return
         try:
             os.killpg(self.proc.pid, signal.SIGTERM)
             self.proc.wait(timeout=10)
