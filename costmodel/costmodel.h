@@ -88,6 +88,10 @@ typedef struct pp__comm_group {
  * from them). */
 void pp__strides(const pp_strategy *s, int *st_tp, int *st_cp, int *st_dp, int *st_pp);
 int pp__dp_stride(const pp_strategy *s);
+/* The stride of the EP group's ranks: after the experts' TP when folded
+ * (etp < tp: etp-ep-edp over the stage's tp x cp x dp ranks), else the
+ * dp x cp stride. */
+int pp__ep_stride(const pp_strategy *s);
 /* The expert tensor-parallel degree: etp, or tp when unset. */
 static inline int pp__etp(const pp_strategy *s) { return s->etp > 0 ? s->etp : s->tp; }
 /* Ranks one expert's weights are replicated over (expert data parallelism):

@@ -55,6 +55,13 @@ int pp__dp_stride(const pp_strategy *s)
     return scp * s->cp == sdp ? scp : sdp;
 }
 
+int pp__ep_stride(const pp_strategy *s)
+{
+    int stp, scp, sdp, spp, et = pp__etp(s);
+    pp__strides(s, &stp, &scp, &sdp, &spp);
+    return et < s->tp ? et * stp : pp__dp_stride(s);
+}
+
 static void make_groups(const pp_cluster *c, const pp_strategy *s, groups *g)
 {
     int stp, scp, sdp, spp, nd = s->dp * s->cp;
@@ -69,7 +76,7 @@ static void make_groups(const pp_cluster *c, const pp_strategy *s, groups *g)
     pp__group(c, nd, ds, &g->dp);
     /* with etp < tp (MoE parallel folding) the expert groups are laid out
      * etp-ep-edp over the stage's tp x cp x dp ranks, TP's stride first */
-    int et = pp__etp(s), fold = et < s->tp, es = fold ? et * stp : ds;
+    int et = pp__etp(s), es = pp__ep_stride(s);
     pp__group(c, et, stp, &g->etp);
     pp__group(c, s->ep, es, &g->ep);
     pp__group(c, (int)pp__edp(s), es * s->ep, &g->edp);

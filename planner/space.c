@@ -370,11 +370,7 @@ static int moe_options(const enum_ctx *e)
 static int ep_crosses_domains(const enum_ctx *e)
 {
     pp_group_link gl;
-    const pp_strategy *s = &e->s;
-    int stp, scp, sdp, spp, et = s->etp > 0 ? s->etp : s->tp;
-    pp__strides(s, &stp, &scp, &sdp, &spp);
-    int stride = et < s->tp ? et * stp : pp__dp_stride(s); /* as steptime.c make_groups */
-    return pp_topo_group_link(e->sp->c, s->ep, stride, &gl) == 0 && gl.tier == PP_TOPO_INTER;
+    return pp_topo_group_link(e->sp->c, e->s.ep, pp__ep_stride(&e->s), &gl) == 0 && gl.tier == PP_TOPO_INTER;
 }
 
 /* The behaviours the framework decides, filled on the working strategy for
@@ -396,7 +392,7 @@ static void enum_behaviours(enum_ctx *e)
     if (s->ep > 1 && moe_options(e)) {
         s->ep_dispatch = ep_crosses_domains(e);
         s->overlap_ep = s->pp == 1;
-        if (!pp__rule_eval(&(pp__rule_ctx){e->sp->m, e->sp->c, s, e->sp->max_tp}, PP_RULE_FW_EP_OVERLAP, NULL))
+        if (!pp__rule_eval(&e->x, PP_RULE_FW_EP_OVERLAP, NULL))
             s->overlap_ep = 0;
     }
     if (level_ok(e, L_BEHAV)) emit(e);
