@@ -210,7 +210,7 @@ static void flag_of(const char *field, char *buf, size_t cap)
     static const struct { const char *field, *flag; } map[] = {
         {"grad_accum_dtype", "grad-accum"}, {"overlap_dp", "no-dp-overlap"}, {"overlap_tp", "tp-overlap"},
         {"top_k", "top"}, {"ilp_time_limit_s", "ilp-time-limit"}, {"ilp_budget_s", "ilp-budget"}, {"price_usd_per_gpu_hour", "price-per-gpu-hour"},
-        {"freeze_layers", "freeze"}, {"grad_accum", "global-batch"}, {"stage_recompute", "stage-layers"}};
+        {"freeze_layers", "freeze"}, {"expandable_segments", "allocator"}, {"overlap_ep", "ep-overlap"}, {"grad_accum", "global-batch"}, {"stage_recompute", "stage-layers"}};
     for (size_t i = 0; i < sizeof map / sizeof *map; i++)
         if (!strcmp(field, map[i].field)) {
             snprintf(buf, cap, "--%s", map[i].flag);

@@ -46,7 +46,9 @@ static const cli_opt opts[] = {
     {"reduce-bucket", 1, "DeepSpeed reduce_bucket_size, elements (default 5e8)"},
     {"allgather-bucket", 1, "DeepSpeed allgather_bucket_size, elements (default 5e8)"},
     {"cuda-context-gib", 1, "CUDA context and kernels per GPU, GiB (default 1.0)"},
-    {"fragmentation", 1, "allocator overhead on activations, fraction (default 0.10)"},
+    {"fragmentation", 1, "caching allocator's overhead on activations, fraction (default 0.10)"},
+    {"allocator", 1, "caching (PyTorch's default) or expandable (PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True, "
+                     "no fragmentation; megatron's argument script sets it) (default: what the framework's launch file sets)"},
     {"free-pipeline-outputs", 0, "a stage frees its outputs once sent (Megatron's behaviour; the framework's "
                                  "by default)"},
     {"order", 1, "rank order, fastest first (default tp-cp-dp-pp)"},
@@ -179,6 +181,12 @@ int cli_strategy(const cli_args *a, const pp_model *m, const pp_cluster *c, pp_s
     }
     if (ed) s->ep_dispatch = !strcmp(ed, "hierarchical");
     if (cli_has(a, "free-pipeline-outputs")) s->buf.free_pipeline_outputs = 1;
+    const char *al = cli_get(a, "allocator");
+    if (al && strcmp(al, "caching") && strcmp(al, "expandable")) {
+        fprintf(stderr, "parplan: --allocator: expected caching|expandable, got '%s'\n", cli_q(al));
+        return 2;
+    }
+    if (al) s->buf.expandable_segments = !strcmp(al, "expandable");
     const char *ord = cli_get(a, "order");
     if (ord) {
         if (strlen(ord) >= sizeof s->order) {

@@ -59,7 +59,8 @@ static const cli_opt opts[] = {
     {"reduce-bucket", 1, "DeepSpeed reduce_bucket_size, elements (default 5e8)"},
     {"allgather-bucket", 1, "DeepSpeed allgather_bucket_size, elements (default 5e8)"},
     {"cuda-context-gib", 1, "CUDA context and kernels per GPU, GiB (default 1.0)"},
-    {"fragmentation", 1, "allocator overhead, fraction (default 0.10)"},
+    {"fragmentation", 1, "caching allocator's overhead, fraction (default 0.10)"},
+    {"allocator", 1, "caching or expandable (default: expandable where the launch file sets it: megatron on NVIDIA)"},
     {"free-pipeline-outputs", 0, "stages free their outputs once sent (only frameworks that do: megatron)"},
     {"order", 1, "rank order, fastest first (default tp-cp-dp-pp)"},
     {"no-dp-overlap", 0, "DP/ZeRO communication does not overlap backward"},
@@ -107,7 +108,7 @@ static int parse_objective(const cli_args *a, pp_objective *o)
 static int base_strategy(const cli_args *a, const pp_model *m, const pp_cluster *c, pp_strategy *s)
 {
     static const char *const keep[] = {"optimizer", "attention", "cp-comm", "loss", "grad-accum", "act-offload-layers", "reduce-bucket", "allgather-bucket", "cuda-context-gib",
-                                       "fragmentation", "free-pipeline-outputs", "order", "no-dp-overlap", "tp-overlap", "mode", "lora-alpha",
+                                       "fragmentation", "allocator", "free-pipeline-outputs", "order", "no-dp-overlap", "tp-overlap", "mode", "lora-alpha",
                                        "lora-dropout", "lora-targets", "freeze"};
     cli_args f;
     memset(&f, 0, sizeof f);

@@ -51,7 +51,8 @@ void pp__adapt_framework(const pp_model *m, const pp_cluster *c, pp_strategy *s,
         {PP_RULE_FW_CP_COMM, "context parallelism", (int *)&s->cp_comm, cp_names},
         {PP_RULE_FW_DP_OVERLAP, "DP overlap", &s->overlap_dp, NULL},
         {PP_RULE_FW_TP_OVERLAP, "TP overlap", &s->overlap_tp, NULL},
-        {PP_RULE_FW_OUTPUTS, "pipeline outputs freed once sent", &s->buf.free_pipeline_outputs, NULL}};
+        {PP_RULE_FW_OUTPUTS, "pipeline outputs freed once sent", &s->buf.free_pipeline_outputs, NULL},
+        {PP_RULE_FW_ALLOCATOR, "expandable segments", &s->buf.expandable_segments, NULL}};
     for (size_t i = 0; i < sizeof b / sizeof *b; i++) {
         if (*b[i].field < 0) continue;
         pp__rule_ctx x = {m, c, s, 0};
@@ -59,7 +60,7 @@ void pp__adapt_framework(const pp_model *m, const pp_cluster *c, pp_strategy *s,
         int was = *b[i].field;
         *b[i].field = -1;
         pp_strategy d = *s;
-        pp__fw_fill(&d);
+        pp__fw_fill(&d, c);
         int now = *(int *)((char *)&d + ((char *)b[i].field - (char *)s));
         pp__note(notes, "%s runs %s its own way: %s -> %s", pp_framework_name(fw), b[i].what,
                  b[i].names ? b[i].names[was] : was ? "on" : "off", b[i].names ? b[i].names[now] : now ? "on" : "off");

@@ -436,6 +436,8 @@ pp_status pp_megatron_args(const pp_model *m, const pp_cluster *c, const pp_plan
     /* validate_args: "FSDP requires CUDA_DEVICE_MAX_CONNECTIONS > 1 or unset";
      * Megatron-Bridge's FSDP recipes set 32 (perf_recipes/llama/gb200/llama3.py) */
     if (o->flavor == PP_MEGATRON_LM && s.zero == 3) pp__sb_printf(&b, "export CUDA_DEVICE_MAX_CONNECTIONS=32\n");
+    /* the allocator parplan priced (docs/memory.md, "Allocator") */
+    if (s.buf.expandable_segments > 0) pp__sb_printf(&b, "export PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True\n");
     pp__sb_printf(&b, "MEGATRON_ARGS=(\n");
     parallel_flags(&b, m, &s, o->flavor);
     model_flags(&b, m, &s, o->flavor, &local);

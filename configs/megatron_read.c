@@ -80,6 +80,7 @@ typedef struct mr_ctx {
     mr_src src[MR_MAX_SRC];
     int nsrc;
     int ignored_line;   /* first line outside the arrays that was not read */
+    int expandable;     /* PYTORCH_CUDA_ALLOC_CONF has expandable_segments:True */
 } mr_ctx;
 
 static const char *word(const mr_ctx *x, int i) { return pp__word_text(&x->w, i); }
@@ -181,6 +182,24 @@ static int first_arg(mr_ctx *x)
     return start;
 }
 
+/* X=... outside the arrays: the allocator's configuration, as PyTorch
+ * parses it (comma-separated key:value; PYTORCH_ALLOC_CONF is its newer
+ * name, what torchtitan's run_train.sh sets). The last value counts. */
+static void read_env(mr_ctx *x, const char *s)
+{
+    static const char *const names[] = {"PYTORCH_CUDA_ALLOC_CONF=", "PYTORCH_ALLOC_CONF="};
+    for (size_t k = 0; k < sizeof names / sizeof *names; k++) {
+        size_t n = strlen(names[k]);
+        if (strncmp(s, names[k], n)) continue;
+        x->expandable = 0;
+        for (const char *p = s + n; *p;) {
+            size_t len = strcspn(p, ",");
+            if (len == strlen("expandable_segments:True") && !strncmp(p, "expandable_segments:True", len)) x->expandable = 1;
+            p += len + (p[len] == ',');
+        }
+    }
+}
+
 static int collect(mr_ctx *x)
 {
     int n = x->w.n;
@@ -194,6 +213,7 @@ static int collect(mr_ctx *x)
         char q[80];
         if (x->w.arrays && !x->w.word[i].in_array) { /* export X=1, torchrun ... "${ARGS[@]}" */
             if (!x->ignored_line && strcmp(s, "export") && !strchr(s, '=')) x->ignored_line = line;
+            read_env(x, s);
             i++;
             continue;
         }
@@ -1129,6 +1149,7 @@ static void read_strategy(mr_ctx *x, pp_strategy *s)
     s->cp_comm = PP_CP_AUTO;
     s->loss = PP_LOSS_AUTO;
     s->buf.free_pipeline_outputs = -1;
+    s->buf.expandable_segments = x->expandable; /* the file's environment, or PyTorch's default */
     s->zero = 0;
     s->offload = PP_OFFLOAD_NONE;
     s->recompute_layers = -1;

@@ -69,7 +69,7 @@ static const pp__fw table[PP_FW_COUNT] = {
         .modes = B(PP_MODE_FULL), .losses = B(PP_LOSS_FP32) | B(PP_LOSS_FUSED), .split = PP_SPLIT_ANY,
         .megatron_arch = 1, .fixed_order = 1, .tp_overlap = 1, .dp_overlap_pp = 1, .act_offload = 1, .etp = 1,
         .weights = PP_W_MASTER16, .buckets = PP_BUCKETS_VIEWS, .opt_temp = PP_OPT_TEMP_NONE, .grads_persist = 1,
-        .free_outputs = 1, .cp_default = PP_CP_RING, .z3_per_block = 1,
+        .free_outputs = 1, .cp_default = PP_CP_RING, .z3_per_block = 1, .alloc_env = 1,
     },
     /* microsoft/Megatron-DeepSpeed: Megatron's model and TP/SP under
      * DeepSpeed's engine (ZeRO, offload, PipelineEngine with
@@ -81,7 +81,7 @@ static const pp__fw table[PP_FW_COUNT] = {
         .recompute = RC_ALL, .optimizers = B(PP_OPT_ADAMW) | B(PP_OPT_SGD), .modes = B(PP_MODE_FULL),
         .losses = B(PP_LOSS_FP32), .split = PP_SPLIT_DEEPSPEED, .megatron_arch = 1, .fixed_order = 1,
         .weights = PP_W_MASTER16, .buckets = PP_BUCKETS_DEEPSPEED, .opt_temp = PP_OPT_TEMP_DEEPSPEED,
-        .cp_default = PP_CP_A2A,
+        .cp_default = PP_CP_A2A, .alloc_env = 1,
     },
     /* PyTorch FSDP2 (fully_shard) as torchtitan and HF Accelerate run it:
      * per-block units all-gathered in 16 bits (one prefetched), fp32
@@ -173,7 +173,16 @@ static void buckets_default(const pp__fw *f, pp_strategy *s, pp_buffers *b)
     if (f->buckets == PP_BUCKETS_DEEPSPEED && pp__ds_wrapper_of(s) != PP_DS_ZERO) b->reduce_bucket = 5e8;
 }
 
-void pp__fw_fill(pp_strategy *s)
+/* Expandable segments where the launch file can set them, on NVIDIA GPUs:
+ * PyTorch enabled them on ROCm only in 2.11 (pytorch PR #177974, March
+ * 2026), with hangs still reported (issue #192259). They cost no time and
+ * only lower memory (docs/memory.md, "Allocator"). */
+static int expandable_default(const pp__fw *f, const pp_cluster *c)
+{
+    return f->alloc_env && c && strcmp(c->gpu.vendor, "NVIDIA") == 0;
+}
+
+void pp__fw_fill(pp_strategy *s, const pp_cluster *c)
 {
     const pp__fw *f = pp__fw_get(s->framework);
     if (!f) return;
@@ -183,6 +192,8 @@ void pp__fw_fill(pp_strategy *s)
     if (s->overlap_dp < 0) s->overlap_dp = overlap_default(f, s), s->filled |= PP_FILLED_OVERLAP_DP;
     if (s->overlap_tp < 0) s->overlap_tp = f->tp_overlap && s->sp && s->tp > 1, s->filled |= PP_FILLED_OVERLAP_TP;
     if (s->buf.free_pipeline_outputs < 0) s->buf.free_pipeline_outputs = f->free_outputs, s->filled |= PP_FILLED_OUTPUTS;
+    if (s->buf.expandable_segments < 0)
+        s->buf.expandable_segments = expandable_default(f, c), s->filled |= PP_FILLED_ALLOCATOR;
     buckets_default(f, s, &s->buf);
 }
 
@@ -196,6 +207,7 @@ void pp__fw_unfill(pp_strategy *s)
     if (k & PP_FILLED_OVERLAP_DP) s->overlap_dp = -1;
     if (k & PP_FILLED_OVERLAP_TP) s->overlap_tp = -1;
     if (k & PP_FILLED_OUTPUTS) s->buf.free_pipeline_outputs = -1;
+    if (k & PP_FILLED_ALLOCATOR) s->buf.expandable_segments = -1;
     if (k & PP_FILLED_REDUCE_BUCKET) s->buf.reduce_bucket = 0;
     if (k & PP_FILLED_ALLGATHER_BUCKET) s->buf.allgather_bucket = 0;
     if (k & PP_FILLED_GRAD_ACCUM) s->grad_accum = 0;

@@ -85,6 +85,8 @@ typedef struct pp__fw {
                                  (FSDP2, Megatron-FSDP); 0: module by module in prefetch
                                  buckets (DeepSpeed) */
     int free_outputs;         /* pipeline outputs freed once sent */
+    int alloc_env;            /* its launch file is a shell script that exports
+                                 PYTORCH_CUDA_ALLOC_CONF (expandable segments) */
     pp_cp_comm cp_default;
 } pp__fw;
 
@@ -106,7 +108,7 @@ double pp__vocab(const pp_model *m, const pp_strategy *s);
 const pp__fw *pp__fw_get(pp_framework f);
 /* Fills every AUTO behaviour of s (framework set) with the framework's:
  * gradient dtype, CP kind, loss, overlaps, pipeline outputs, buckets. */
-void pp__fw_fill(pp_strategy *s);
+void pp__fw_fill(pp_strategy *s, const pp_cluster *c);
 /* Undoes what resolve derived (pp_strategy.filled): back to AUTO. */
 void pp__fw_unfill(pp_strategy *s);
 /* The ZeRO stage the model states follow: FSDP shards everything (3);

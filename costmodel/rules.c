@@ -78,6 +78,7 @@ static const rule_def defs[PP_RULE_COUNT] = {
     [PP_RULE_FW_ETP] = {{"fw-etp", "etp", "experts take their own tensor-parallel degree (etp dividing tp) only in Megatron-Core, for a mixture-of-experts model"}, D(FW) | D(DEG) | D(EP)},
     [PP_RULE_FW_EP_OVERLAP] = {{"fw-ep-overlap", "overlap_ep", "EP all-to-all overlap is Megatron-Core's, with ep > 1, pp 1 or the interleaved schedule, no full recomputation, 16-bit"}, D(FW) | D(EP) | D(DEG) | D(RC) | D(SCHED) | D(PREC) | D(BEHAV)},
     [PP_RULE_FW_EP_DISPATCH] = {{"fw-ep-dispatch", "ep_dispatch", "hierarchical EP dispatch (DeepEP/HybridEP) is Megatron-Core's flex dispatcher (a no-op with ep 1)"}, D(FW) | D(EP) | D(BEHAV)},
+    [PP_RULE_FW_ALLOCATOR] = {{"fw-allocator", "expandable_segments", "expandable segments are set by a launch file that can export PYTORCH_CUDA_ALLOC_CONF (Megatron-LM's argument script)"}, D(FW) | D(BEHAV)},
     [PP_RULE_FW_ACT_OFFLOAD] = {{"fw-act-offload", "act_offload_layers", "activations go to the CPU only where the framework offloads them: Megatron-Core with pp 1, no recompute, fewer blocks than the model's"}, D(FW) | D(DEG) | D(RC) | D(BASE)},
 };
 #undef D
@@ -397,6 +398,8 @@ static int behaviour_ok(const why *w)
         return no(w, "overlap_dp", "?", "expected 0 or 1");
     if (s->buf.free_pipeline_outputs < 0 || s->buf.free_pipeline_outputs > 1)
         return no(w, "free_pipeline_outputs", "?", "expected 0 or 1");
+    if (s->buf.expandable_segments < 0 || s->buf.expandable_segments > 1)
+        return no(w, "expandable_segments", "?", "expected 0 or 1");
     return 1;
 }
 
@@ -734,6 +737,17 @@ static int fw_grad_accum_ok(const why *w)
     return no(w, NULL, ename(PP_ENUM_GRAD_ACCUM, s->grad_accum_dtype), "%s", why_not[s->framework]);
 }
 
+/* The allocator is set in the environment of the launch: parplan writes it
+ * only into the shell script it emits for Megatron-LM, so only there can the
+ * files read back give the priced memory. */
+static int fw_allocator_ok(const why *w)
+{
+    const pp_strategy *s = w->x->s;
+    if (s->buf.expandable_segments <= 0 || FW(w)->alloc_env) return 1;
+    return no(w, NULL, "expandable", "%s's launch files cannot export PYTORCH_CUDA_ALLOC_CONF; parplan prices it with "
+              "PyTorch's caching allocator", FW(w)->title);
+}
+
 static int fw_outputs_ok(const why *w)
 {
     const pp_strategy *s = w->x->s;
@@ -891,7 +905,7 @@ static int (*const checks[PP_RULE_COUNT])(const why *) = {
     [PP_RULE_FW_OPTIMIZER] = fw_optimizer_ok, [PP_RULE_FW_OFFLOAD_OPTIMIZER] = fw_offload_optimizer_ok,
     [PP_RULE_FW_FINETUNE] = fw_finetune_ok, [PP_RULE_FW_ARCH] = fw_arch_ok, [PP_RULE_FW_ORDER] = fw_order_ok,
     [PP_RULE_FW_TP_OVERLAP] = fw_tp_overlap_ok, [PP_RULE_FW_DP_OVERLAP] = fw_dp_overlap_ok,
-    [PP_RULE_FW_GRAD_ACCUM] = fw_grad_accum_ok, [PP_RULE_FW_OUTPUTS] = fw_outputs_ok, [PP_RULE_FW_LOSS] = fw_loss_ok,
+    [PP_RULE_FW_GRAD_ACCUM] = fw_grad_accum_ok, [PP_RULE_FW_OUTPUTS] = fw_outputs_ok, [PP_RULE_FW_ALLOCATOR] = fw_allocator_ok, [PP_RULE_FW_LOSS] = fw_loss_ok,
     [PP_RULE_FW_LAUNCHER] = fw_launcher_ok, [PP_RULE_FW_ACT_OFFLOAD] = fw_act_offload_ok,
     [PP_RULE_FW_ETP] = fw_etp_ok, [PP_RULE_FW_EP_OVERLAP] = fw_ep_overlap_ok,
     [PP_RULE_FW_EP_DISPATCH] = fw_ep_dispatch_ok,

@@ -96,6 +96,7 @@ void pp_buffers_default(pp_buffers *b)
     b->reserve = PP_COST_GPU_RESERVE;
     b->host_reserve = PP_COST_HOST_RESERVE;
     b->free_pipeline_outputs = -1;
+    b->expandable_segments = -1;
 }
 
 void pp_strategy_default(pp_strategy *s)
@@ -213,7 +214,7 @@ static void fill_split(pp_strategy *s, const pp_model *m)
 static pp_status resolve_for(pp_strategy *s, const pp_model *m, const pp_cluster *c, pp_error *err)
 {
     pp__rule_ctx x = {m, c, s, 0};
-    pp__fw_fill(s);
+    pp__fw_fill(s, c);
     pp_status st = pp__rules_eval(&x, PP_DIM_ALL & ~PP_DIM_SPLIT, 0, NULL, err);
     if (st != PP_OK) return st;
     if (!s->grad_accum) s->filled |= PP_FILLED_GRAD_ACCUM;

@@ -104,7 +104,7 @@ static void units(const pp_strategy *s, const pp_stage_mem *st, tl_state *t)
 
 static void derive(const pp_model *m, const pp_strategy *s, const pp_stage_mem *st, tl_state *t)
 {
-    double f = s->buf.fragmentation > 0 ? s->buf.fragmentation : 0;
+    double f = pp__fragmentation(s);
     memset(t, 0, sizeof *t);
     t->params = st->params_bytes;
     t->opt = st->optimizer_bytes;

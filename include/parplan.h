@@ -329,6 +329,11 @@ typedef struct pp_buffers {
                                     deallocate_pipeline_outputs); 0: kept until their
                                     backward (DeepSpeed PipelineEngine); -1 = the
                                     framework's (the default) */
+    int expandable_segments;     /* 1: PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True,
+                                    no fragmentation overhead (docs/memory.md); 0:
+                                    PyTorch's caching allocator, `fragmentation` of the
+                                    dynamic memory; -1 = what the framework's launch file
+                                    sets (the default) */
 } pp_buffers;
 
 typedef struct pp_strategy {
@@ -391,7 +396,7 @@ enum {
     PP_FILLED_FRAMEWORK = 1u << 0, PP_FILLED_GRAD_DTYPE = 1u << 1, PP_FILLED_CP_COMM = 1u << 2,
     PP_FILLED_LOSS = 1u << 3, PP_FILLED_OVERLAP_DP = 1u << 4, PP_FILLED_OVERLAP_TP = 1u << 5,
     PP_FILLED_OUTPUTS = 1u << 6, PP_FILLED_REDUCE_BUCKET = 1u << 7, PP_FILLED_ALLGATHER_BUCKET = 1u << 8,
-    PP_FILLED_GRAD_ACCUM = 1u << 9, PP_FILLED_SPLIT = 1u << 10
+    PP_FILLED_GRAD_ACCUM = 1u << 9, PP_FILLED_SPLIT = 1u << 10, PP_FILLED_ALLOCATOR = 1u << 11
 };
 
 PP_API void pp_buffers_default(pp_buffers *b);
@@ -426,7 +431,7 @@ typedef enum pp_rule {
     PP_RULE_FW_SPLIT, PP_RULE_FW_OPTIMIZER, PP_RULE_FW_OFFLOAD_OPTIMIZER, PP_RULE_FW_FINETUNE,
     PP_RULE_FW_ARCH, PP_RULE_FW_ORDER, PP_RULE_FW_TP_OVERLAP, PP_RULE_FW_DP_OVERLAP, PP_RULE_FW_GRAD_ACCUM,
     PP_RULE_FW_OUTPUTS, PP_RULE_FW_LOSS, PP_RULE_FW_LAUNCHER, PP_RULE_FW_ACT_OFFLOAD, PP_RULE_FW_ETP,
-    PP_RULE_FW_EP_OVERLAP, PP_RULE_FW_EP_DISPATCH,
+    PP_RULE_FW_EP_OVERLAP, PP_RULE_FW_EP_DISPATCH, PP_RULE_FW_ALLOCATOR,
     PP_RULE_COUNT
 } pp_rule;
 

@@ -57,7 +57,7 @@ void pp__cand_strategy(const pp__space *sp, const pp__cand *k, pp_strategy *s)
     s->virtual_stages = k->v;
     memset(s->stage_layers, 0, sizeof s->stage_layers);
     memset(s->stage_recompute, 0, sizeof s->stage_recompute);
-    pp__fw_fill(s);
+    pp__fw_fill(s, sp->c);
 }
 
 int pp__rule_ok(const pp__space *sp, const pp__cand *k, pp_rule r)
@@ -381,9 +381,9 @@ static void enum_behaviours(enum_ctx *e)
     pp_grad_accum g = s->grad_accum_dtype;
     pp_cp_comm cc = s->cp_comm;
     pp_loss lo = s->loss;
-    int odp = s->overlap_dp, otp = s->overlap_tp, fo = s->buf.free_pipeline_outputs;
+    int odp = s->overlap_dp, otp = s->overlap_tp, fo = s->buf.free_pipeline_outputs, xs = s->buf.expandable_segments;
     double rb = s->buf.reduce_bucket, ab = s->buf.allgather_bucket;
-    pp__fw_fill(s);
+    pp__fw_fill(s, e->x.c);
     e->over = 0;
     /* hierarchical dispatch never costs time or memory, nor does the EP
      * overlap without pipeline stages (with them Megatron warms up one more
@@ -399,6 +399,7 @@ static void enum_behaviours(enum_ctx *e)
     s->ep_dispatch = hier, s->overlap_ep = epov;
     s->grad_accum_dtype = g, s->cp_comm = cc, s->loss = lo, s->overlap_dp = odp, s->overlap_tp = otp;
     s->buf.free_pipeline_outputs = fo, s->buf.reduce_bucket = rb, s->buf.allgather_bucket = ab;
+    s->buf.expandable_segments = xs;
 }
 
 /* Micro-batches of one shape (everything else chosen), increasing. The

@@ -269,6 +269,25 @@ static int llama3_setup(scenario *sc)
 
 static int is(const char *name, const char *prefix) { return strncmp(name, prefix, strlen(prefix)) == 0; }
 
+/* Whether the run's launch set PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True.
+ * Megatron-Bridge's performance recipes set it in their env_vars, all but
+ * the Llama 3 70B Megatron-FSDP recipes in BF16 and FP8-CS, the Llama 3.1
+ * 405B BF16 recipes on GB300/B300 and the gpt-oss ones
+ * (src/megatron/bridge/perf_recipes, 4ab94dfad3); NeMo 2.0's
+ * scripts/performance (executors.py), which DGX Cloud's recipes patch, on
+ * every GPU but B200 ("causes an unexpected error"). */
+static int expandable_run(const char *nm)
+{
+    if (is(nm, "mbridge")) {
+        int low = strstr(nm, "MXFP8") || strstr(nm, "FP8-MX") || strstr(nm, "NVFP4");
+        if (strstr(nm, "LLAMA3_70B") && !low) return 0;
+        if (strstr(nm, "405B") && strstr(nm, "BF16") && strstr(nm, "b300")) return 0;
+        return !strstr(nm, "gpt_oss") && !strstr(nm, "GPT_OSS");
+    }
+    if ((is(nm, "nemo") && !is(nm, "nemo2407")) || is(nm, "dgxc")) return !strstr(nm, "b200");
+    return 0;
+}
+
 /* Model and cluster of a row; 0 with a note when either is not published.
  * A preset named "models/..." is a file next to the CSV (dir). */
 static int load_hardware(const row *r, const char *dir, scenario *sc)
@@ -366,6 +385,7 @@ static void framework_rules(const row *r, scenario *sc)
      * = 1 whatever the TP (recipes/qwen/h100/qwen3_moe.py, recipes/deepseek/h100/
      * deepseek_v3.py, perf_recipes/deepseek/common.py) */
     if (is(nm, "mbridge") && sc->model.experts && s->tp > 1) s->etp = 1;
+    s->buf.expandable_segments = expandable_run(nm);
     /* llm-foundry: FSDP with mixed_precision PURE (16-bit gradient
      * reduce-scatter) and flash-attn's fused cross-entropy (loss_fn default
      * 'fused_crossentropy') */

@@ -179,6 +179,42 @@ Test(megatron_args, grad_reduce_in_bf16_halves_main_grad)
     cr_assert(system(p) == 0);
 }
 
+/* The allocator is the file's environment: PYTORCH_CUDA_ALLOC_CONF (or its
+ * newer name PYTORCH_ALLOC_CONF) with expandable_segments:True among its
+ * comma-separated options; without it PyTorch's caching allocator, whose
+ * 10% overhead is what the two peaks differ by. */
+Test(megatron_args, allocator_environment_reads)
+{
+    static const char *const env[] = {
+        "", "export PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True\n",
+        "export PYTORCH_ALLOC_CONF=\"garbage_collection_threshold:0.6,expandable_segments:True\"\n",
+        "export PYTORCH_CUDA_ALLOC_CONF=expandable_segments:False\n"};
+    const int want[] = {0, 1, 1, 0};
+    double peak[4], frag[4];
+    for (int i = 0; i < 4; i++) {
+        fresh_dir();
+        char text[2048];
+        int n = snprintf(text, sizeof text, "%s%s)\n", env[i], MG_HEAD);
+        put("a.sh", text, (size_t)n);
+        char *out, *err;
+        int rc = estimate(ARGS(MG_MODEL, "--megatron-args", "a.sh", "--format", "json"), &out, &err);
+        cr_assert_eq(rc, 0, "%s", err);
+        cr_expect(strstr(out, want[i] ? "\"expandable_segments\":\ttrue" : "\"expandable_segments\":\tfalse"),
+                  "case %d: %s", i, env[i]);
+        const char *p = strstr(out, "\"peak_bytes\":"), *f = strstr(out, "\"fragmentation_bytes\":");
+        cr_assert(p && f && sscanf(p, "\"peak_bytes\": %lf", &peak[i]) == 1 &&
+                  sscanf(f, "\"fragmentation_bytes\": %lf", &frag[i]) == 1, "%s", out);
+        free(out);
+        free(err);
+        char c[512];
+        snprintf(c, sizeof c, "rm -rf '%s'", dir);
+        cr_assert(system(c) == 0);
+    }
+    cr_expect(frag[1] == 0 && frag[2] == 0 && frag[0] > 0, "fragmentation %g %g %g", frag[0], frag[1], frag[2]);
+    cr_expect(fabs(peak[0] - peak[1] - frag[0]) < 1e-6 * peak[0], "peaks %.0f - %.0f != %.0f", peak[0], peak[1], frag[0]);
+    cr_expect(peak[3] == peak[0] && peak[2] == peak[1]);
+}
+
 Test(megatron_args, cpu_offloading_reads_and_follows_megatrons_asserts)
 {
     /* --cpu-offloading-num-layers: Megatron-Core's activation offload */

@@ -19,7 +19,9 @@
  *   - activation bytes scale with the activation dtype: fp32 >= 2 x bf16
  *     where every stored tensor is in that dtype;
  *   - activations per micro-batch never fall as the micro-batch grows by
- *     one (the search's skip of larger micro-batches relies on it).
+ *     one (the search's skip of larger micro-batches relies on it);
+ *   - expandable segments never raise a stage's memory and never change
+ *     the step (they remove the caching allocator's overhead only).
  * "All else equal": a variant keeps every behaviour of the resolved strategy
  * as given and changes one field; the rule table must accept it.
  * A broken law prints the strategy as a one-line `parplan estimate` command
@@ -277,6 +279,8 @@ static void command(const kase *k, const pp_strategy *s, char *buf, size_t cap)
     if (s->grad_accum_dtype >= 0 && !(f & PP_FILLED_GRAD_DTYPE))
         ADD(" --grad-accum %s", ename(PP_ENUM_GRAD_ACCUM, s->grad_accum_dtype));
     if (s->buf.free_pipeline_outputs == 1 && !(f & PP_FILLED_OUTPUTS)) ADD(" --free-pipeline-outputs");
+    if (s->buf.expandable_segments >= 0 && !(f & PP_FILLED_ALLOCATOR))
+        ADD(" --allocator %s", s->buf.expandable_segments ? "expandable" : "caching");
     if (s->ft.mode != PP_MODE_FULL)
         ADD(" --mode %s --lora-rank %d", ename(PP_ENUM_MODE, s->ft.mode), s->ft.lora_rank);
 #undef ADD
@@ -285,15 +289,16 @@ static void command(const kase *k, const pp_strategy *s, char *buf, size_t cap)
 /* ------------------------------------------------------------ laws */
 
 typedef struct tally {
-    long cases, tries, checks[9];
+    long cases, tries, checks[10];
     int failures;
 } tally;
 
-enum { L_BYTES, L_RING, L_OFFLOAD, L_ZERO, L_EXPOSED, L_SUM, L_MEMORY, L_DTYPE, L_MB };
+enum { L_BYTES, L_RING, L_OFFLOAD, L_ZERO, L_EXPOSED, L_SUM, L_MEMORY, L_DTYPE, L_MB, L_ALLOC, L_COUNT };
 static const char *const law_names[] = {"moving bytes costs time", "ring latency grows with ranks",
                                         "offload is never faster", "ZeRO-3 is never faster than ZeRO-2",
                                         "exposed <= total", "breakdowns sum", "memory floor", "fp32 >= 2 x bf16",
-                                        "activations grow with the micro-batch"};
+                                        "activations grow with the micro-batch",
+                                        "expandable segments: no more memory, same step"};
 
 #define MAX_REPORTS 12
 
@@ -548,6 +553,30 @@ static void law_mb(tally *t, const kase *k, const pp_strategy *s, pp_plan *p)
         }
 }
 
+/* Expandable segments only remove the caching allocator's overhead: never
+ * a larger peak on any stage, never a different step. */
+static void set_alloc(pp_strategy *s, int v) { s->buf.expandable_segments = v; }
+
+static void law_alloc(tally *t, const kase *k, const pp_strategy *s, pp_plan *p)
+{
+    static double peak0[PP_MAX_STAGES];
+    pp_strategy c0, c1;
+    if (!pp__fw_get(s->framework)->alloc_env || !variant(k, s, set_alloc, 0, &c0, p)) return;
+    int n = p->memory.nstages;
+    double step0 = p->time.step_s;
+    for (int i = 0; i < n; i++) peak0[i] = p->memory.stages[i].total_bytes;
+    if (!variant(k, s, set_alloc, 1, &c1, p)) return;
+    t->checks[L_ALLOC]++;
+    if (fabs(p->time.step_s - step0) > REL * step0)
+        broken(t, L_ALLOC, k, &c1, "step %.9g s, %.9g s with the caching allocator", p->time.step_s, step0);
+    for (int i = 0; i < n && i < p->memory.nstages; i++)
+        if (p->memory.stages[i].total_bytes > peak0[i] * (1 + REL)) {
+            broken(t, L_ALLOC, k, &c1, "stage %d: %.6g B > %.6g B with the caching allocator", i,
+                   p->memory.stages[i].total_bytes, peak0[i]);
+            break;
+        }
+}
+
 /* Ring collectives over n ranks pay (n-1) latency steps (and all-reduce
  * 2(n-1), or a tree's where NCCL picks one): a group with more ranks at
  * the same stride, over a tier no faster, never has a smaller latency term. */
@@ -605,10 +634,11 @@ Test(laws, random_valid_strategies, .timeout = 1200)
         law_zero(&t, &k, &s, q);
         law_dtype(&t, &k, &s, q);
         law_mb(&t, &k, &s, q);
+        law_alloc(&t, &k, &s, q);
     }
     cr_log_info("%ld valid strategies of %ld generated; checks:", t.cases, t.tries);
-    for (int i = 0; i < 9; i++) cr_log_info("  %-36s %ld", law_names[i], t.checks[i]);
-    for (int i = 0; i < 9; i++)
+    for (int i = 0; i < L_COUNT; i++) cr_log_info("  %-36s %ld", law_names[i], t.checks[i]);
+    for (int i = 0; i < L_COUNT; i++)
         if (i != L_RING) cr_expect(t.checks[i] > want / 100, "law \"%s\" checked only %ld times", law_names[i], t.checks[i]);
     cr_expect_eq(t.failures, 0, "%d law violations (the first %d printed above)", t.failures, MAX_REPORTS);
     free(p);

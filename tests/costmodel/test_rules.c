@@ -105,6 +105,7 @@ static void b_tp_overlap(pp_strategy *s) { s->overlap_tp = 1, s->tp = 2, s->dp =
 static void b_dp_overlap(pp_strategy *s) { pp2(s), s->overlap_dp = 1, s->filled &= ~PP_FILLED_OVERLAP_DP; }
 static void b_grad32(pp_strategy *s) { s->zero = 2, s->grad_accum_dtype = PP_GRAD_FP32, s->filled &= ~PP_FILLED_GRAD_DTYPE; }
 static void b_outputs(pp_strategy *s) { pp2(s), s->buf.free_pipeline_outputs = 1, s->filled &= ~PP_FILLED_OUTPUTS; }
+static void b_expandable(pp_strategy *s) { s->buf.expandable_segments = 1, s->filled &= ~PP_FILLED_ALLOCATOR; }
 static void b_chunked(pp_strategy *s) { s->loss = PP_LOSS_CHUNKED, s->filled &= ~PP_FILLED_LOSS; }
 static void b_megatron(pp_strategy *s) { s->framework = PP_FW_MEGATRON; }
 static void b_fsdp_pp2(pp_strategy *s)
@@ -171,6 +172,7 @@ static rule_case cases[] = {
     {PP_RULE_FW_ETP, "mixtral-8x7b", H, 16, PP_FW_MEGATRON_DEEPSPEED, ep2, b_etp1, PP_FW_MEGATRON, 0},
     {PP_RULE_FW_EP_OVERLAP, "mixtral-8x7b", H, 16, PP_FW_MEGATRON_DEEPSPEED, ep2, b_ep_overlap, PP_FW_MEGATRON, 0},
     {PP_RULE_FW_EP_DISPATCH, "mixtral-8x7b", H, 16, PP_FW_MEGATRON_DEEPSPEED, ep2, b_ep_dispatch, PP_FW_MEGATRON, 0},
+    {PP_RULE_FW_ALLOCATOR, L3, H, 16, PP_FW_DEEPSPEED, tp1, b_expandable, PP_FW_MEGATRON, 0},
 };
 #define NCASES (sizeof cases / sizeof *cases)
 
