@@ -240,6 +240,12 @@ static void print_memory(const pp_model *m, const pp_cluster *c, const pp_plan *
     if (pk->rows)
         printf("  %.0f%% interval %.2f-%.2f GiB (from %d published runs: %s)\n", 100 * u->level, gib(pk->lo), gib(pk->hi),
                pk->rows, pk->group);
+    const pp_stage_mem *top = &mem->stages[mem->peak_stage];
+    if (p->strategy.buf.expandable_segments > 0)
+        printf("  allocator: expandable segments (PYTORCH_CUDA_ALLOC_CONF), no fragmentation reserve\n");
+    else
+        printf("  allocator: PyTorch's caching allocator, %.2f GiB of the peak is its fragmentation (%g)\n",
+               gib(top->fragmentation_bytes), p->strategy.buf.fragmentation);
     if (mem->host_bytes_per_node > 0)
         printf("host: %.1f GiB offloaded per node of %.1f GiB usable: %s\n", gib(mem->host_bytes_per_node),
                gib(mem->host_usable_bytes), mem->host_fits ? "fits" : "DOES NOT FIT");
