@@ -269,19 +269,34 @@ static int llama3_setup(scenario *sc)
 
 static int is(const char *name, const char *prefix) { return strncmp(name, prefix, strlen(prefix)) == 0; }
 
-/* Whether the run's launch set PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True.
- * Megatron-Bridge's performance recipes set it in their env_vars, all but
- * the Llama 3 70B Megatron-FSDP recipes in BF16 and FP8-CS, the Llama 3.1
- * 405B BF16 recipes on GB300/B300 and the gpt-oss ones
- * (src/megatron/bridge/perf_recipes, 4ab94dfad3); NeMo 2.0's
- * scripts/performance (executors.py), which DGX Cloud's recipes patch, on
- * every GPU but B200 ("causes an unexpected error"). */
+/* Whether the run's launch set PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True,
+ * release by release of Megatron-Bridge's performance scripts:
+ *   25.09, 25.11 (v0.2.0 scripts/performance/perf_plugins.py): Llama 3.1 405B
+ *     pretraining on GB200 in FP8-CS and MXFP8 only;
+ *   26.02 (v0.3.0): and DeepSeek-V3 on H100;
+ *   26.04 (v0.4.2): 405B on GB200/GB300 in FP8-CS/MXFP8 (NVFP4 on GB200),
+ *     DeepSeek-V3 on H100/GB200/B200, Llama 3 70B MXFP8 pretraining on GB300;
+ *   26.06 (v0.5.0 utils/executors.py PERF_ENV_VARS): every run;
+ *   26.08 (v0.6.0, env_vars per recipe in src/megatron/bridge/perf_recipes):
+ *     all but the Llama 3 70B Megatron-FSDP recipes in BF16/FP8-CS, the 405B
+ *     BF16 recipes on GB300/B300 and gpt-oss.
+ * NeMo 2.0's scripts/performance (executors.py), which DGX Cloud's recipes
+ * patch: every GPU but B200 ("causes an unexpected error"). */
 static int expandable_run(const char *nm)
 {
+    int l405 = strstr(nm, "405B") != NULL, ds = strstr(nm, "DeepSeek") != NULL;
+    int fp8 = strstr(nm, "_FP8") || strstr(nm, "MXFP8") || strstr(nm, "FP8-MX") || strstr(nm, "_nop");
+    int gb200 = strstr(nm, "_gb200_") != NULL, gb300 = strstr(nm, "_gb300_") != NULL;
+    if (is(nm, "mbridge2509") || is(nm, "mbridge2511")) return l405 && gb200 && fp8;
+    if (is(nm, "mbridge2602")) return (l405 && gb200 && fp8) || (ds && strstr(nm, "_h100_"));
+    if (is(nm, "mbridge2604"))
+        return (l405 && (gb200 || gb300) && fp8) || (l405 && gb200 && strstr(nm, "NVFP4")) ||
+               (ds && !gb300) || (strstr(nm, "LLAMA3_70B") && gb300 && strstr(nm, "MXFP8"));
+    if (is(nm, "mbridge2606")) return 1;
     if (is(nm, "mbridge")) {
         int low = strstr(nm, "MXFP8") || strstr(nm, "FP8-MX") || strstr(nm, "NVFP4");
         if (strstr(nm, "LLAMA3_70B") && !low) return 0;
-        if (strstr(nm, "405B") && strstr(nm, "BF16") && strstr(nm, "b300")) return 0;
+        if (l405 && strstr(nm, "BF16") && strstr(nm, "b300")) return 0;
         return !strstr(nm, "gpt_oss") && !strstr(nm, "GPT_OSS");
     }
     if ((is(nm, "nemo") && !is(nm, "nemo2407")) || is(nm, "dgxc")) return !strstr(nm, "b200");
