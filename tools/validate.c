@@ -483,6 +483,13 @@ static int build(const row *r, const char *dir, scenario *sc)
 {
     memset(sc, 0, sizeof *sc);
     if (!load_hardware(r, dir, sc)) return 0;
+    /* 4-bit training (Transformer Engine's NVFP4 recipe: block-scaled FP4
+     * GEMMs, some layers kept in BF16) is not a precision parplan prices;
+     * pricing it as BF16 or FP8 would measure nothing */
+    if (strstr(r->f[C_PREC], "FP4") || strstr(r->f[C_PREC], "fp4")) {
+        snprintf(sc->note, sizeof sc->note, "precision %.40s: 4-bit training is not a parplan precision", r->f[C_PREC]);
+        return 0;
+    }
     read_columns(r, sc);
     framework_rules(r, sc);
     schedule_rules(r, sc);
