@@ -44,7 +44,7 @@ static const double pcie_gb_s[7] = {[3] = 15.75, [4] = 31.5, [5] = 63.0, [6] = 1
 static const char *const gpu_keys[] = {
     "name", "aliases", "full_name", "vendor", "source", "mem_gib", "hbm_tb_s", "tflops", "tdp_w",
     "price_usd_per_gpu_hour", "price_date", "efficiency", NULL};
-static const char *const eff_keys[] = {"matmul", "attention", "hbm", "source", NULL};
+static const char *const eff_keys[] = {"matmul", "attention", "cudnn_attention_speedup", "hbm", "source", NULL};
 static const char *const catalog_keys[] = {"gpus", NULL};
 static const char *const cluster_keys[] = {
     "name", "description", "source", "gpu", "nodes", "gpus_per_node", "nvlink_domain", "intra",
@@ -147,6 +147,7 @@ static void read_efficiency(jr_ctx *c, const cJSON *g, const char *path, pp_gpu 
     jr_check_keys(c, e, p, eff_keys);
     jr_num(c, e, p, "matmul", 0, 0.01, 1, &out->matmul_eff);
     jr_num(c, e, p, "attention", 0, 0.01, 1, &out->attn_eff);
+    jr_num(c, e, p, "cudnn_attention_speedup", 0, 1, 4, &out->cudnn_attn_speedup);
     jr_num(c, e, p, "hbm", 0, 0.01, 1, &out->hbm_eff);
     jr_str(c, e, p, "source", 0, src, sizeof src);
 }

@@ -1126,7 +1126,15 @@ static void read_behaviour(mr_ctx *x, pp_strategy *s)
         static const char *const be[] = {"flash", "fused", "unfused", "local", "auto", NULL};
         int b = choice_flag(x, "--attention-backend", be, 5);
         s->attention = b == 2 || b == 3 ? PP_ATTN_MATERIALISED : PP_ATTN_FLASH;
-        has(x, "--use-flash-attn");
+        int fa = has(x, "--use-flash-attn");
+        /* flash: flash-attn's kernel instead of the cuDNN one Transformer
+         * Engine picks on Hopper and later (docs/time.md) */
+        if ((b == 0 || fa) && x->c && x->c->gpu.cudnn_attn_speedup > 0) {
+            mr_occ *fo = get(x, b == 0 ? "--attention-backend" : "--use-flash-attn");
+            warn(x, fo ? fo->line : 0, "%s: priced as Transformer Engine's cuDNN attention, as for --attention-backend auto; "
+                 "FlashAttention-3 runs at about its rate, FlashAttention-2 at 1/%.2g of it on %s",
+                 b == 0 ? "--attention-backend flash" : "--use-flash-attn", x->c->gpu.cudnn_attn_speedup, x->c->gpu.name);
+        }
     }
     set_src(x, "attention", x->mds ? "--use-flash-attn-v2" : "--attention-backend");
     static const char *const refused[] = {"--use-torch-fsdp2", "--optimizer-cpu-offload",

@@ -38,6 +38,17 @@
 
 double pp__matmul_eff(const pp_gpu *g) { return g->matmul_eff > 0 ? g->matmul_eff : MATMUL_EFF_DEFAULT; }
 double pp__attn_eff(const pp_gpu *g) { return g->attn_eff > 0 ? g->attn_eff : ATTN_EFF_DEFAULT; }
+/* Transformer Engine's DotProductAttention disables FlashAttention "to give
+ * FusedAttention preference on Hopper+ for performance reasons" (TE
+ * attention/dot_product_attention/utils.py, get_attention_backend): cuDNN's
+ * kernel, at the GPU's speedup over the FlashAttention-2 class that
+ * flash-attn and PyTorch's SDPA run (gpus.json, docs/time.md). */
+double pp__attn_kernel_speedup(const pp_cluster *c, const pp_strategy *s)
+{
+    const pp__fw *f = pp__fw_get(s->framework);
+    return f && f->te_attention && c->gpu.cudnn_attn_speedup > 0 ? c->gpu.cudnn_attn_speedup : 1;
+}
+
 double pp__hbm_bw_eff(const pp_gpu *g) { return g->hbm_bw * (g->hbm_eff > 0 ? g->hbm_eff : HBM_EFF_DEFAULT); }
 
 typedef struct hw {
@@ -97,6 +108,7 @@ double pp__attn_core_fwd_s(const pp_model *m, const pp_cluster *c, const pp_stra
 {
     /* attention runs in bf16 under fp8 recipes (Transformer Engine) */
     hw h = hardware(c, s->precision == PP_PREC_FP8 ? PP_PREC_BF16 : s->precision);
+    h.attn *= pp__attn_kernel_speedup(c, s);
     double tok = (double)s->micro_batch * s->seq / s->cp, t = s->tp, a = m->heads / t;
     double qk = m->mla.kv_lora_rank > 0 ? m->mla.qk_nope_head_dim + m->mla.qk_rope_head_dim : pp__head_dim(m);
     double v = m->mla.kv_lora_rank > 0 ? m->mla.v_head_dim : pp__head_dim(m);

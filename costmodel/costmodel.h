@@ -39,6 +39,8 @@
  * runs: buf.fragmentation under PyTorch's caching allocator, none with
  * expandable segments (docs/memory.md, "Allocator"). */
 double pp__fragmentation(const pp_strategy *s);
+/* cuDNN's attention speedup where the framework runs it (compute.c). */
+double pp__attn_kernel_speedup(const pp_cluster *c, const pp_strategy *s);
 double pp__nvme_read_bw(const pp_cluster *c);
 double pp__nvme_write_bw(const pp_cluster *c);
 

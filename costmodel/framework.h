@@ -85,6 +85,8 @@ typedef struct pp__fw {
                                  (FSDP2, Megatron-FSDP); 0: module by module in prefetch
                                  buckets (DeepSpeed) */
     int free_outputs;         /* pipeline outputs freed once sent */
+    int te_attention;         /* attention is Transformer Engine's DotProductAttention,
+                                 which runs cuDNN's fused kernel on sm90+ */
     int alloc_env;            /* its launch file is a shell script that exports
                                  PYTORCH_CUDA_ALLOC_CONF (expandable segments) */
     pp_cp_comm cp_default;

@@ -18,6 +18,31 @@ static void estimate(const pp_model *m, const pp_cluster *c, pp_strategy *s, pp_
     cr_assert_eq(pp_estimate(m, c, s, p, &err), PP_OK, "%s", err.msg);
 }
 
+/* Transformer Engine runs cuDNN's fused attention on Hopper (1.6x the
+ * FlashAttention-2 class: FlashAttention-3 paper Figs. 5 and 7); the
+ * attention core of a Megatron plan takes 1/1.6 of the same core under
+ * FSDP there, and the same time on an A100 (TE prefers FlashAttention on
+ * sm80). */
+Test(time, megatron_runs_cudnn_attention_on_hopper)
+{
+    pp_model m = fx_model("llama3-8b");
+    const char *clusters[] = {"dgx-h100", "dgx-a100-80g"};
+    const double want[] = {1 / 1.6, 1};
+    for (int k = 0; k < 2; k++) {
+        pp_cluster c = fx_cluster(clusters[k], 1, 0);
+        double t[2];
+        for (int f = 0; f < 2; f++) {
+            pp_strategy s;
+            pp_strategy_default(&s);
+            s.framework = f ? PP_FW_MEGATRON : PP_FW_FSDP;
+            s.dp = 8, s.seq = 8192, s.global_batch = 8;
+            t[f] = pp__attn_core_fwd_s(&m, &c, &s);
+        }
+        cr_expect(t[0] > 0 && fabs(t[1] / t[0] - want[k]) < 1e-12, "%s: megatron %.6g s, fsdp %.6g s", clusters[k], t[1],
+                  t[0]);
+    }
+}
+
 /* Narayanan Eq. 3: F = 96 B s l h^2 (1 + s/6h + V/16lh) per iteration with
  * full recomputation (4 passes over the blocks, 3 over the LM head). */
 Test(time, narayanan_eq3_hardware_flops)
