@@ -146,8 +146,13 @@ void pp__report_strategy(pp__sbuf *b, const pp_strategy *s, const char *caption)
         yes(s->overlap_dp), yes(s->overlap_tp), yes(u->free_pipeline_outputs));
     row(b, "buffers", "reduce bucket %.4g, all-gather bucket %.4g, prefetch %.4g, max live %.4g, persistence %.4g "
         "elements", u->reduce_bucket, u->allgather_bucket, u->prefetch_bucket, u->max_live_params, u->param_persistence);
-    row(b, "memory overheads", "CUDA context %.3g GiB, fragmentation %g, reserve %.3g GiB, host reserve %g",
-        u->cuda_context / GIB, u->fragmentation, u->reserve / GIB, u->host_reserve);
+    row(b, "memory overheads", "CUDA context %.3g GiB, %s, reserve %.3g GiB, host reserve %g", u->cuda_context / GIB,
+        u->expandable_segments > 0 ? "expandable segments (no fragmentation overhead)" : "caching allocator", u->reserve / GIB,
+        u->host_reserve);
+    if (u->expandable_segments <= 0) row(b, "fragmentation", "%g of the memory allocated while training runs", u->fragmentation);
+    if (s->ep > 1)
+        row(b, "experts", "ep %d, experts' tp %d, dispatch %s, all-to-all overlap %s", s->ep, s->etp > 0 ? s->etp : s->tp,
+            s->ep_dispatch ? "hierarchical" : "alltoall", yes(s->overlap_ep));
     const pp_finetune *f = &s->ft;
     if (f->mode != PP_MODE_FULL)
         row(b, "fine-tuning", "%s, rank %d, alpha %g, dropout %g, targets mask 0x%x", enum_name(PP_ENUM_MODE, f->mode),
