@@ -341,6 +341,7 @@ static int read_megatron(const cli_args *a, const pp_model *m, const pp_cluster 
                                             "attention", "cp-comm", "loss", "micro-batch", "global-batch", "seq", "schedule",
                                             "virtual-stages", "stage-layers", "offload", "grad-accum", "deepspeed",
                                             "no-dp-overlap", "tp-overlap", "ep-overlap", "ep-dispatch", "reduce-bucket", "allgather-bucket",
+                                            "allocator",
                                             NULL};
     int rc = refuse_from_file(a, from_file, "megatron-args");
     if (rc) return rc;

@@ -668,6 +668,7 @@ pp_status pp_fsdp_parse(const char *text, size_t len, const char *where, const p
     out.loss = PP_LOSS_AUTO;
     out.overlap_dp = out.overlap_tp = -1;
     out.buf.free_pipeline_outputs = -1;
+    if (s->filled & PP_FILLED_ALLOCATOR) out.buf.expandable_segments = -1; /* derived for another framework */
     out.recompute = PP_RECOMPUTE_NONE;
     out.offload = PP_OFFLOAD_NONE;
     out.ep = 1;

@@ -182,22 +182,75 @@ static int first_arg(mr_ctx *x)
     return start;
 }
 
-/* X=... outside the arrays: the allocator's configuration, as PyTorch
- * parses it (comma-separated key:value; PYTORCH_ALLOC_CONF is its newer
- * name, what torchtitan's run_train.sh sets). The last value counts. */
-static void read_env(mr_ctx *x, const char *s)
+/* PyTorch's allocator configuration in the file's environment: the value's
+ * comma-separated key:value options, blanks ignored (c10
+ * CUDAAllocatorConfig); expandable_segments takes True or False. */
+static int expandable_value(const char *v)
 {
-    static const char *const names[] = {"PYTORCH_CUDA_ALLOC_CONF=", "PYTORCH_ALLOC_CONF="};
-    for (size_t k = 0; k < sizeof names / sizeof *names; k++) {
-        size_t n = strlen(names[k]);
-        if (strncmp(s, names[k], n)) continue;
-        x->expandable = 0;
-        for (const char *p = s + n; *p;) {
-            size_t len = strcspn(p, ",");
-            if (len == strlen("expandable_segments:True") && !strncmp(p, "expandable_segments:True", len)) x->expandable = 1;
-            p += len + (p[len] == ',');
+    int on = 0;
+    while (*v) {
+        char opt[128];
+        size_t len = strcspn(v, ","), k = 0;
+        for (size_t i = 0; i < len && k + 1 < sizeof opt; i++)
+            if (v[i] != ' ' && v[i] != '\t') opt[k++] = v[i];
+        opt[k] = '\0';
+        if (!strncmp(opt, "expandable_segments:", 20)) on = !strcmp(opt + 20, "True");
+        v += len + (v[len] == ',');
+    }
+    return on;
+}
+
+/* NAME=value, NAME a shell identifier. */
+static const char *assignment(const char *s, char *name, size_t cap)
+{
+    size_t n = strspn(s, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_");
+    if (!n || s[n] != '=' || (s[0] >= '0' && s[0] <= '9') || n >= cap) return NULL;
+    memcpy(name, s, n), name[n] = '\0';
+    return s + n + 1;
+}
+
+/* What the launch's environment sets: PYTORCH_ALLOC_CONF, else (PyTorch's
+ * older name) PYTORCH_CUDA_ALLOC_CONF; -1 each while unset. */
+static void set_env(int conf[2], const char *name, const char *value)
+{
+    int k = !strcmp(name, "PYTORCH_ALLOC_CONF") ? 0 : !strcmp(name, "PYTORCH_CUDA_ALLOC_CONF") ? 1 : -1;
+    if (k >= 0) conf[k] = value ? expandable_value(value) : -1;
+}
+
+/* The environment the launch gives the training processes, from the words
+ * outside the arrays (a command-line file: those before its arguments):
+ * `export NAME=value`, `unset NAME`, and NAME=value before a command on its
+ * line (`PYTORCH_ALLOC_CONF=... torchrun ...`, as torchtitan's run_train.sh
+ * does). An assignment alone on its line is not exported. */
+static void scan_env(mr_ctx *x)
+{
+    int end = x->w.arrays ? x->w.n : first_arg(x), conf[2] = {-1, -1}, mode = 0, np = 0, pend[16];
+    enum { CMD_START, EXPORT, UNSET, IN_CMD };
+    mode = CMD_START;
+    for (int i = 0; i < end; i++) {
+        const pp__word *w = &x->w.word[i];
+        const char *s = word(x, i), *v;
+        char name[64];
+        if (w->in_array) {
+            mode = IN_CMD, np = 0;
+            continue;
+        }
+        if (w->cmd_start) mode = CMD_START, np = 0;
+        if (mode == CMD_START && !strcmp(s, "export")) mode = EXPORT;
+        else if (mode == CMD_START && !strcmp(s, "unset")) mode = UNSET;
+        else if (mode == UNSET) set_env(conf, s, NULL);
+        else if ((mode == CMD_START || mode == EXPORT) && (v = assignment(s, name, sizeof name))) {
+            if (mode == EXPORT) set_env(conf, name, v);
+            else if (np < 16) pend[np++] = i;
+        } else if (mode == CMD_START) { /* the command: the assignments before it are its environment */
+            for (int k = 0; k < np; k++) {
+                v = assignment(word(x, pend[k]), name, sizeof name);
+                if (v) set_env(conf, name, v);
+            }
+            mode = IN_CMD, np = 0;
         }
     }
+    x->expandable = conf[0] >= 0 ? conf[0] : conf[1] > 0;
 }
 
 static int collect(mr_ctx *x)
@@ -207,13 +260,13 @@ static int collect(mr_ctx *x)
     if (!x->occ) return pp__fail(x->err, PP_ERR_NOMEM, "%.200s: out of memory", x->where), x->st = PP_ERR_NOMEM, 0;
     for (int i = 0; i < n; i++)
         if (!strcmp(word(x, i), "--deepspeed") || !strcmp(word(x, i), "--deepscale")) x->mds = 1;
+    scan_env(x);
     for (int i = first_arg(x); i < n && x->st == PP_OK;) {
         const char *s = word(x, i);
         int line = x->w.word[i].line;
         char q[80];
         if (x->w.arrays && !x->w.word[i].in_array) { /* export X=1, torchrun ... "${ARGS[@]}" */
             if (!x->ignored_line && strcmp(s, "export") && !strchr(s, '=')) x->ignored_line = line;
-            read_env(x, s);
             i++;
             continue;
         }
@@ -1157,7 +1210,12 @@ static void read_strategy(mr_ctx *x, pp_strategy *s)
     s->cp_comm = PP_CP_AUTO;
     s->loss = PP_LOSS_AUTO;
     s->buf.free_pipeline_outputs = -1;
-    s->buf.expandable_segments = x->expandable; /* the file's environment, or PyTorch's default */
+    /* the file's environment, or PyTorch's default; the deepspeed launcher
+     * does not forward it to other nodes (rule fw-allocator) */
+    s->buf.expandable_segments = x->mds ? 0 : x->expandable;
+    if (x->mds && x->expandable)
+        warn(x, 0, "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True: the deepspeed launcher forwards only MLFLOW, PYTHON, "
+                   "MV2 and UCX variables (and .deepspeed_env) to other nodes; priced with the caching allocator");
     s->zero = 0;
     s->offload = PP_OFFLOAD_NONE;
     s->recompute_layers = -1;
@@ -1295,7 +1353,8 @@ static void warn_unpriced(mr_ctx *x)
     if (count) warn(x, line, "%d flag%s not priced (parplan's estimate does not model %s): %s", count, count > 1 ? "s" : "",
                     count > 1 ? "them" : "it", list);
     if (x->ignored_line)
-        warn(x, x->ignored_line, "words outside the NAME=( ... ) arrays are not read (only the arrays' flags are)");
+        warn(x, x->ignored_line, "words outside the NAME=( ... ) arrays are not read (only the arrays' flags are, "
+                                 "and PYTORCH_ALLOC_CONF / PYTORCH_CUDA_ALLOC_CONF)");
 }
 
 /* ------------------------------------------------------------ entry */

@@ -32,6 +32,8 @@ typedef struct lexer {
     int word_line;
     int in_array;  /* inside NAME=( ... ) */
     int word_start;
+    int at_cmd;    /* no word since the last unescaped line break */
+    int word_cmd;  /* the current word starts a command line */
     int pending;   /* line of a problem outside the arrays; 0 = none */
     char pending_msg[PP_ERR_LEN];
 } lexer;
@@ -63,6 +65,8 @@ static void put(lexer *x, char c)
         x->in_word = 1;
         x->word_line = x->line;
         x->word_start = (int)x->used;
+        x->word_cmd = x->at_cmd;
+        x->at_cmd = 0;
     }
     x->out->buf[x->used++] = c;
 }
@@ -79,7 +83,7 @@ static int end_word(lexer *x)
         if (!nw) return pp__fail(x->err, PP_ERR_NOMEM, "%.200s: out of memory", x->where), -2;
         w->word = nw, w->cap = cap;
     }
-    w->word[w->n++] = (pp__word){x->word_start, x->word_line, x->in_array};
+    w->word[w->n++] = (pp__word){x->word_start, x->word_line, x->in_array, x->word_cmd};
     return 0;
 }
 
@@ -145,7 +149,9 @@ static int plain(lexer *x)
     if (c == '\n' || c == ' ' || c == '\t' || c == '\r') {
         if (c == '\n') x->line++;
         x->i++;
-        return end_word(x);
+        int rc = end_word(x);
+        if (c == '\n') x->at_cmd = 1;
+        return rc;
     }
     if (c == '#' && !x->in_word) {
         while (x->i < x->len && x->t[x->i] != '\n') x->i++;
@@ -199,7 +205,7 @@ pp_status pp__shell_words(const char *text, size_t len, const char *where, pp__w
         return pp__fail(err, PP_ERR_INPUT, "%.200s: binary data (NUL byte): expected a text file of arguments", where);
     out->buf = malloc(len * 2 + 2); /* each byte, a NUL per word at most */
     if (!out->buf) return pp__fail(err, PP_ERR_NOMEM, "%.200s: out of memory", where);
-    lexer x = {text, len, 0, 1, where, err, out, 0, 0, 0, 0, 0};
+    lexer x = {.t = text, .len = len, .line = 1, .where = where, .err = err, .out = out, .at_cmd = 1};
     while (x.i < len)
         if (plain(&x)) {
             pp__words_free(out);

@@ -13,6 +13,7 @@ typedef struct pp__word {
     int off;      /* offset of the NUL-terminated text in pp__words.buf */
     int line;     /* 1-based line where the word starts */
     int in_array; /* inside a NAME=( ... ) array */
+    int cmd_start; /* first word after an unescaped line break (or of the file) */
 } pp__word;
 
 typedef struct pp__words {

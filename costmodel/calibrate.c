@@ -23,7 +23,8 @@ pp_status pp_calibrate(const pp_model *m, pp_cluster *c, const pp_strategy *reso
     if (!(measured_step_s > 0 && measured_step_s < 1e7))
         return pp__fail(err, PP_ERR_INPUT, "measured step time: expected seconds in (0, 1e7), got %g", measured_step_s);
     double mm0 = pp__matmul_eff(&c->gpu), at0 = pp__attn_eff(&c->gpu);
-    double lo = 0.02 / mm0, hi = 1.0 / (mm0 > at0 ? mm0 : at0); /* efficiencies stay in (0, 1] */
+    double at_run = at0 * pp__attn_kernel_speedup(c, resolved); /* the kernel the framework runs */
+    double lo = 0.02 / mm0, hi = 1.0 / (mm0 > at_run ? mm0 : at_run); /* efficiencies stay in (0, 1] */
     if (step_with(m, c, resolved, mm0 * hi, at0 * hi) > measured_step_s)
         return pp__fail(err, PP_ERR_INFEASIBLE,
                         "measured step %.4g s is faster than the model allows even at 100%% efficiency (%.4g s): "

@@ -108,7 +108,7 @@ double pp__attn_core_fwd_s(const pp_model *m, const pp_cluster *c, const pp_stra
 {
     /* attention runs in bf16 under fp8 recipes (Transformer Engine) */
     hw h = hardware(c, s->precision == PP_PREC_FP8 ? PP_PREC_BF16 : s->precision);
-    h.attn *= pp__attn_kernel_speedup(c, s);
+    h.attn = fmin(1, h.attn * pp__attn_kernel_speedup(c, s));
     double tok = (double)s->micro_batch * s->seq / s->cp, t = s->tp, a = m->heads / t;
     double qk = m->mla.kv_lora_rank > 0 ? m->mla.qk_nope_head_dim + m->mla.qk_rope_head_dim : pp__head_dim(m);
     double v = m->mla.kv_lora_rank > 0 ? m->mla.v_head_dim : pp__head_dim(m);

@@ -81,7 +81,7 @@ static const pp__fw table[PP_FW_COUNT] = {
         .recompute = RC_ALL, .optimizers = B(PP_OPT_ADAMW) | B(PP_OPT_SGD), .modes = B(PP_MODE_FULL),
         .losses = B(PP_LOSS_FP32), .split = PP_SPLIT_DEEPSPEED, .megatron_arch = 1, .fixed_order = 1,
         .weights = PP_W_MASTER16, .buckets = PP_BUCKETS_DEEPSPEED, .opt_temp = PP_OPT_TEMP_DEEPSPEED,
-        .cp_default = PP_CP_A2A, .alloc_env = 1,
+        .cp_default = PP_CP_A2A,
     },
     /* PyTorch FSDP2 (fully_shard) as torchtitan and HF Accelerate run it:
      * per-block units all-gathered in 16 bits (one prefetched), fp32

@@ -88,7 +88,11 @@ typedef struct pp__fw {
     int te_attention;         /* attention is Transformer Engine's DotProductAttention,
                                  which runs cuDNN's fused kernel on sm90+ */
     int alloc_env;            /* its launch file is a shell script that exports
-                                 PYTORCH_CUDA_ALLOC_CONF (expandable segments) */
+                                 PYTORCH_CUDA_ALLOC_CONF (expandable segments) to
+                                 every rank: Megatron-LM's, sourced before torchrun on
+                                 each node (not Megatron-DeepSpeed's: the deepspeed
+                                 launcher forwards only MLFLOW, PYTHON, MV2, UCX and
+                                 accelerator variables to other nodes, runner.py) */
     pp_cp_comm cp_default;
 } pp__fw;
 

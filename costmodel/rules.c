@@ -78,7 +78,7 @@ static const rule_def defs[PP_RULE_COUNT] = {
     [PP_RULE_FW_ETP] = {{"fw-etp", "etp", "experts take their own tensor-parallel degree (etp dividing tp) only in Megatron-Core, for a mixture-of-experts model"}, D(FW) | D(DEG) | D(EP)},
     [PP_RULE_FW_EP_OVERLAP] = {{"fw-ep-overlap", "overlap_ep", "EP all-to-all overlap is Megatron-Core's, with ep > 1, pp 1 or the interleaved schedule, no full recomputation, 16-bit"}, D(FW) | D(EP) | D(DEG) | D(RC) | D(SCHED) | D(PREC) | D(BEHAV)},
     [PP_RULE_FW_EP_DISPATCH] = {{"fw-ep-dispatch", "ep_dispatch", "hierarchical EP dispatch (DeepEP/HybridEP) is Megatron-Core's flex dispatcher (a no-op with ep 1)"}, D(FW) | D(EP) | D(BEHAV)},
-    [PP_RULE_FW_ALLOCATOR] = {{"fw-allocator", "expandable_segments", "expandable segments are set by a launch file that can export PYTORCH_CUDA_ALLOC_CONF (Megatron-LM's argument script)"}, D(FW) | D(BEHAV)},
+    [PP_RULE_FW_ALLOCATOR] = {{"fw-allocator", "expandable_segments", "expandable segments are set by a launch file that gives PYTORCH_CUDA_ALLOC_CONF to every rank (Megatron-LM's argument script)"}, D(FW) | D(BEHAV)},
     [PP_RULE_FW_ACT_OFFLOAD] = {{"fw-act-offload", "act_offload_layers", "activations go to the CPU only where the framework offloads them: Megatron-Core with pp 1, no recompute, fewer blocks than the model's"}, D(FW) | D(DEG) | D(RC) | D(BASE)},
 };
 #undef D
@@ -744,8 +744,8 @@ static int fw_allocator_ok(const why *w)
 {
     const pp_strategy *s = w->x->s;
     if (s->buf.expandable_segments <= 0 || FW(w)->alloc_env) return 1;
-    return no(w, NULL, "expandable", "%s's launch files cannot export PYTORCH_CUDA_ALLOC_CONF; parplan prices it with "
-              "PyTorch's caching allocator", FW(w)->title);
+    return no(w, NULL, "expandable", "%s's launch files cannot give PYTORCH_CUDA_ALLOC_CONF to every rank; parplan "
+              "prices it with PyTorch's caching allocator", FW(w)->title);
 }
 
 static int fw_outputs_ok(const why *w)

@@ -299,7 +299,7 @@ static int expandable_run(const char *nm)
         if (l405 && strstr(nm, "BF16") && strstr(nm, "b300")) return 0;
         return !strstr(nm, "gpt_oss") && !strstr(nm, "GPT_OSS");
     }
-    if ((is(nm, "nemo") && !is(nm, "nemo2407")) || is(nm, "dgxc")) return !strstr(nm, "b200");
+    if ((is(nm, "nemo") && !is(nm, "nemo2407")) || is(nm, "dgxc")) return !strstr(nm, "_b200_");
     return 0;
 }
 

@@ -179,40 +179,60 @@ Test(megatron_args, grad_reduce_in_bf16_halves_main_grad)
     cr_assert(system(p) == 0);
 }
 
-/* The allocator is the file's environment: PYTORCH_CUDA_ALLOC_CONF (or its
- * newer name PYTORCH_ALLOC_CONF) with expandable_segments:True among its
- * comma-separated options; without it PyTorch's caching allocator, whose
- * 10% overhead is what the two peaks differ by. */
+/* The allocator is the environment the file gives the launch: export,
+ * unset, or NAME=value before the command on its line (continued lines
+ * too); PYTORCH_ALLOC_CONF wins over PYTORCH_CUDA_ALLOC_CONF, blanks in the
+ * value do not matter (c10 CUDAAllocatorConfig). Without it PyTorch's
+ * caching allocator, whose 10% overhead is what the two peaks differ by. */
+static void allocator_case(const char *text, int want, double *peak, double *frag)
+{
+    fresh_dir();
+    put("a.sh", text, strlen(text));
+    char *out, *err;
+    int rc = estimate(ARGS(MG_MODEL, "--megatron-args", "a.sh", "--format", "json"), &out, &err);
+    cr_assert_eq(rc, 0, "%s\n%s", err, text);
+    cr_expect(strstr(out, want ? "\"expandable_segments\":\ttrue" : "\"expandable_segments\":\tfalse"),
+              "expected %s: %s", want ? "expandable" : "caching", text);
+    const char *p = strstr(out, "\"peak_bytes\":"), *f = strstr(out, "\"fragmentation_bytes\":");
+    cr_assert(p && f && sscanf(p, "\"peak_bytes\": %lf", peak) == 1 && sscanf(f, "\"fragmentation_bytes\": %lf", frag) == 1,
+              "%s", out);
+    free(out);
+    free(err);
+    char c[512];
+    snprintf(c, sizeof c, "rm -rf '%s'", dir);
+    cr_assert(system(c) == 0);
+}
+
+#define MG_FLAGS (MG_HEAD + sizeof "MEGATRON_ARGS=(\n" - 1) /* the flags without the array */
+
 Test(megatron_args, allocator_environment_reads)
 {
-    static const char *const env[] = {
-        "", "export PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True\n",
-        "export PYTORCH_ALLOC_CONF=\"garbage_collection_threshold:0.6,expandable_segments:True\"\n",
-        "export PYTORCH_CUDA_ALLOC_CONF=expandable_segments:False\n"};
-    const int want[] = {0, 1, 1, 0};
-    double peak[4], frag[4];
-    for (int i = 0; i < 4; i++) {
-        fresh_dir();
-        char text[2048];
-        int n = snprintf(text, sizeof text, "%s%s)\n", env[i], MG_HEAD);
-        put("a.sh", text, (size_t)n);
-        char *out, *err;
-        int rc = estimate(ARGS(MG_MODEL, "--megatron-args", "a.sh", "--format", "json"), &out, &err);
-        cr_assert_eq(rc, 0, "%s", err);
-        cr_expect(strstr(out, want[i] ? "\"expandable_segments\":\ttrue" : "\"expandable_segments\":\tfalse"),
-                  "case %d: %s", i, env[i]);
-        const char *p = strstr(out, "\"peak_bytes\":"), *f = strstr(out, "\"fragmentation_bytes\":");
-        cr_assert(p && f && sscanf(p, "\"peak_bytes\": %lf", &peak[i]) == 1 &&
-                  sscanf(f, "\"fragmentation_bytes\": %lf", &frag[i]) == 1, "%s", out);
-        free(out);
-        free(err);
-        char c[512];
-        snprintf(c, sizeof c, "rm -rf '%s'", dir);
-        cr_assert(system(c) == 0);
+    static const struct { const char *env; int want; } arr[] = {
+        {"", 0},
+        {"export PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True\n", 1},
+        {"export PYTORCH_ALLOC_CONF=\"garbage_collection_threshold:0.6, expandable_segments: True\"\n", 1},
+        {"export PYTORCH_CUDA_ALLOC_CONF=expandable_segments:False\n", 0},
+        {"PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True\n", 0},                     /* not exported */
+        {"echo PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True\n", 0},                /* an argument */
+        {"export PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True\nunset PYTORCH_CUDA_ALLOC_CONF\n", 0},
+        {"export PYTORCH_ALLOC_CONF=expandable_segments:False PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True\n", 0},
+        {"export A=1 PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True\n", 1}};
+    double peak[2] = {0}, frag[2] = {0}, pk, fr;
+    char text[4096];
+    for (size_t i = 0; i < sizeof arr / sizeof *arr; i++) {
+        snprintf(text, sizeof text, "%s%s)\n", arr[i].env, MG_HEAD);
+        allocator_case(text, arr[i].want, &pk, &fr);
+        if (i < 2) peak[i] = pk, frag[i] = fr;
     }
-    cr_expect(frag[1] == 0 && frag[2] == 0 && frag[0] > 0, "fragmentation %g %g %g", frag[0], frag[1], frag[2]);
+    /* a command line: the assignments before torchrun, continued or not */
+    snprintf(text, sizeof text, "PYTORCH_ALLOC_CONF=expandable_segments:True \\\n  torchrun --nproc_per_node 8 pretrain_gpt.py\n%s",
+             MG_FLAGS);
+    allocator_case(text, 1, &pk, &fr);
+    snprintf(text, sizeof text, "torchrun --nproc_per_node 8 pretrain_gpt.py PYTORCH_ALLOC_CONF=expandable_segments:True\n%s",
+             MG_FLAGS);
+    allocator_case(text, 0, &pk, &fr);
+    cr_expect(frag[1] == 0 && frag[0] > 0, "fragmentation %g %g", frag[0], frag[1]);
     cr_expect(fabs(peak[0] - peak[1] - frag[0]) < 1e-6 * peak[0], "peaks %.0f - %.0f != %.0f", peak[0], peak[1], frag[0]);
-    cr_expect(peak[3] == peak[0] && peak[2] == peak[1]);
 }
 
 Test(megatron_args, cpu_offloading_reads_and_follows_megatrons_asserts)

@@ -120,9 +120,9 @@ Test(validation, held_out_zero3_at_scale) { expect_held_out("held out: throughpu
 /* MT-NLG 530B, Llama 3 405B, Korthikanti 175B/1T, BLOOM-176B's production
  * run (tests/data/published_more.csv): nothing was fitted to them. The
  * worst is Meta's 131k-token Llama 3 run (cp 16), 29% slow: its attention is
- * most of the step, priced at the H100 FlashAttention-2-class rate fitted
- * to MosaicML's runs, which ran llm-foundry's Triton kernel (docs/time.md);
- * it was 16% before the fit took dense rows only. */
+ * most of the step, priced at H100's fitted attention rate (0.15 of peak,
+ * about half what kernel benchmarks reach; docs/time.md); it was 16% when
+ * the fit also took MoE runs (0.20). */
 Test(validation, held_out_other_published_runs)
 {
     expect_held_out("held out: throughput, other published runs", 9, 12.0, 30.0);
