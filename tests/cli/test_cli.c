@@ -585,6 +585,7 @@ Test(cli_estimate, bad_enums)
     expect_bad(cli(EST, "--cp-comm", "torus", NULL), "--cp-comm", "ring|allgather|a2a", "'torus'");
     expect_bad(cli(EST, "--framework", "jax", NULL), "--framework", "pytorch|deepspeed|megatron", "'jax'");
     expect_bad(cli(EST, "--grad-accum", "fp64", NULL), "--grad-accum", "16bit", "'fp64'");
+    expect_bad(cli(EST, "--allocator", "cudaMalloc", NULL), "--allocator", "caching|expandable", "'cudaMalloc'");
 }
 
 /* What a framework cannot run: the flag, the value and the framework's rule. */
@@ -598,6 +599,8 @@ Test(cli_estimate, framework_rules)
                "parallelism", "[rule fw-tp]");
     expect_bad(cli(EST, "--framework", "pytorch", "--pp", "2", NULL), "--pp 2", "[rule fw-pp]");
     expect_bad(cli(EST, "--framework", "fsdp", "--zero", "1", NULL), "--zero 1", "[rule fw-zero]");
+    expect_bad(cli(EST, "--framework", "deepspeed", "--allocator", "expandable", NULL), "--allocator expandable",
+               "cannot give PYTORCH_CUDA_ALLOC_CONF to every rank", "[rule fw-allocator]");
     expect_bad(cli(EST, "--framework", "deepspeed", "--schedule", "interleaved", "--pp", "2", "--global-batch", "8", NULL),
                "--schedule interleaved", "[rule fw-schedule]");
     expect_bad(cli(EST, "--framework", "megatron", "--grad-accum", "16bit+fp32", NULL), "--grad-accum 16bit+fp32",

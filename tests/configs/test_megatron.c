@@ -433,6 +433,32 @@ Test(megatron_flags, moe_and_mla)
  * llama3 factor 8; Qwen2.5: 1e6, 1e-6), and the padded vocabulary: 128256 =
  * 2^8 x 501 so with tp 8 the divisor 32 keeps it exact (32 x 8 = 256);
  * Qwen2.5-7B's 152064 = 2^9 x 297, tp 4: Megatron's 128 x 4 = 512 divides it. */
+/* The allocator parplan priced is in the file: expandable segments on an
+ * NVIDIA GPU by default (exported), the caching allocator when asked for
+ * and on AMD (PyTorch enabled them on ROCm only in 2.11), and Megatron-
+ * DeepSpeed's files never export it (the deepspeed launcher does not
+ * forward it to other nodes). */
+Test(megatron_flags, allocator_export)
+{
+    static const struct {
+        const char *cluster;
+        pp_megatron_flavor f;
+        int given, want;
+    } cases[] = {{"dgx-h100", PP_MEGATRON_LM, -1, 1}, {"dgx-h100", PP_MEGATRON_LM, 0, 0},
+                 {"mi300x-8x", PP_MEGATRON_LM, -1, 0}, {"dgx-h100", PP_MEGATRON_DEEPSPEED, -1, 0}};
+    pp_model m = fx_model("llama3-8b");
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        pp_cluster c = fx_cluster(cases[i].cluster, 1, 0);
+        pp_strategy s = base(&m, &c, 2, 1, 1);
+        s.buf.expandable_segments = cases[i].given;
+        char *t = must_args(&m, &c, &s, cases[i].f);
+        int has = strstr(t, "\nexport PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True\n") != NULL;
+        cr_expect_eq(s.buf.expandable_segments, cases[i].want, "case %zu: priced %d", i, s.buf.expandable_segments);
+        cr_expect_eq(has, cases[i].want, "case %zu: the file %s the export:\n%s", i, has ? "has" : "lacks", t);
+        free(t);
+    }
+}
+
 Test(megatron_flags, launch_essentials)
 {
     static const struct {

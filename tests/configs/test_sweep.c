@@ -197,17 +197,20 @@ Test(sweep, scenario_strategy_choices)
     pp_scenario sc;
     pp_error err = {""};
     const char *ok = "{\"model\": \"llama3-8b\", \"cluster\": \"dgx-h100\", \"global_batch\": 8, \"loss\": \"chunked\","
-                     " \"cp_comm\": \"allgather\", \"grad_accum_dtype\": \"fp32\", \"free_pipeline_outputs\": true}";
+                     " \"cp_comm\": \"allgather\", \"grad_accum_dtype\": \"fp32\", \"free_pipeline_outputs\": true,"
+                     " \"expandable_segments\": false}";
     cr_assert_eq(pp_scenario_parse(ok, strlen(ok), "t.json", &sc, &err), PP_OK, "%s", err.msg);
     cr_expect_eq(sc.opts.base.loss, PP_LOSS_CHUNKED);
     cr_expect_eq(sc.opts.base.cp_comm, PP_CP_ALLGATHER);
     cr_expect_eq(sc.opts.base.grad_accum_dtype, PP_GRAD_FP32);
     cr_expect_eq(sc.opts.base.buf.free_pipeline_outputs, 1);
+    cr_expect_eq(sc.opts.base.buf.expandable_segments, 0, "the caching allocator, pinned");
     static const struct { const char *json, *path, *want; } bad[] = {
         {"\"loss\": \"fp16\"", "$.loss", "fp32|fused|chunked"},
         {"\"cp_comm\": \"torus\"", "$.cp_comm", "ring|allgather|a2a"},
         {"\"framework\": \"jax\"", "$.framework", "pytorch|deepspeed|megatron|megatron-deepspeed|fsdp"},
         {"\"free_pipeline_outputs\": 1", "$.free_pipeline_outputs", "true or false"},
+        {"\"expandable_segments\": \"yes\"", "$.expandable_segments", "true or false"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
         char json[256];
