@@ -178,8 +178,8 @@ typedef struct pp_gpu {
     double price_usd_per_hour;  /* on-demand, per GPU; 0 = unknown */
     /* achievable fractions (0 = use the documented default, docs/time.md) */
     double matmul_eff;          /* best large-GEMM FLOP/s over dense peak (MAMF) */
-    double attn_eff;            /* fused attention kernel FLOP/s over peak: FlashAttention-2's
-                                   class (flash-attn, PyTorch SDPA) */
+    double attn_eff;            /* fused attention FLOP/s over peak for flash-attn and PyTorch
+                                   SDPA kernels, as fitted to published runs (docs/time.md) */
     double cudnn_attn_speedup;  /* cuDNN fused attention (what Transformer Engine runs on
                                    sm90+) over that rate; 0 = the same (docs/time.md) */
     double hbm_eff;             /* elementwise kernels' fraction of HBM bandwidth */
