@@ -207,6 +207,7 @@ static void print_plan(int rank, const pp_plan *p)
            prec_name(s->precision), pp_recompute_name(s->recompute), cli_act_offload(s), s->micro_batch, s->grad_accum,
            pp_schedule_name(s->schedule));
     if (s->schedule == PP_SCHED_INTERLEAVED) printf(" v%d", s->virtual_stages);
+    if (s->buf.expandable_segments > 0) printf(", expandable segments");
     printf("\n");
     if (s->ft.mode != PP_MODE_FULL || p->params_trainable < p->params_total)
         printf("    training %s%s r=%d, %.4g M of %.4g B parameters trainable (%.3f%%)\n",
