@@ -80,7 +80,7 @@ typedef struct mr_ctx {
     mr_src src[MR_MAX_SRC];
     int nsrc;
     int ignored_line;   /* first line outside the arrays that was not read */
-    int expandable;     /* PYTORCH_CUDA_ALLOC_CONF has expandable_segments:True */
+    int expandable;     /* the launch's environment sets expandable segments (scan_env) */
 } mr_ctx;
 
 static const char *word(const mr_ctx *x, int i) { return pp__word_text(&x->w, i); }
@@ -224,9 +224,8 @@ static void set_env(int conf[2], const char *name, const char *value)
  * does). An assignment alone on its line is not exported. */
 static void scan_env(mr_ctx *x)
 {
-    int end = x->w.arrays ? x->w.n : first_arg(x), conf[2] = {-1, -1}, mode = 0, np = 0, pend[16];
     enum { CMD_START, EXPORT, UNSET, IN_CMD };
-    mode = CMD_START;
+    int end = x->w.arrays ? x->w.n : first_arg(x), conf[2] = {-1, -1}, mode = CMD_START, np = 0, pend[16];
     for (int i = 0; i < end; i++) {
         const pp__word *w = &x->w.word[i];
         const char *s = word(x, i), *v;

@@ -34,13 +34,13 @@
 #define PP_DS_PARAM_BUFFER_ELEMS 5e8    /* offload_param.buffer_count 5 x buffer_size 1e8 */
 #define PP_DS_OPT_BUFFERS 4.0           /* offload_optimizer.buffer_count */
 #define PP_DS_SUB_GROUP 1e9             /* zero_optimization.sub_group_size, elements */
-/* The cluster's NVMe bandwidths per node, or the defaults above. */
 /* The allocator's overhead, a fraction of the memory allocated while training
  * runs: buf.fragmentation under PyTorch's caching allocator, none with
  * expandable segments (docs/memory.md, "Allocator"). */
 double pp__fragmentation(const pp_strategy *s);
 /* cuDNN's attention speedup where the framework runs it (compute.c). */
 double pp__attn_kernel_speedup(const pp_cluster *c, const pp_strategy *s);
+/* The cluster's NVMe bandwidths per node, or the defaults above. */
 double pp__nvme_read_bw(const pp_cluster *c);
 double pp__nvme_write_bw(const pp_cluster *c);
 

@@ -472,6 +472,19 @@ double pp__loss_overlap(const pp_strategy *s, const pp_stage_mem *o)
     return fmin(o->logits_bytes, o->recompute_bytes);
 }
 
+/* Expandable segments map physical pages into one growing virtual range per
+ * stream, so neighbouring free blocks merge whatever their segment (PyTorch
+ * docs, CUDA semantics, "expandable_segments"); what stays reserved beyond
+ * the live blocks is a partly used mapping granule per stream, megabytes.
+ * The same mechanism (GMLake, ASPLOS 2024: virtual memory stitching) removed
+ * the 15% average fragmentation of the caching allocator on eight LLM
+ * trainings. */
+double pp__fragmentation(const pp_strategy *s)
+{
+    if (s->buf.expandable_segments > 0) return 0;
+    return s->buf.fragmentation > 0 ? s->buf.fragmentation : 0;
+}
+
 /* The two moments of a step (docs/memory.md).
  * Forward/backward: model states, the buffers, and the larger of the start
  * of the last backward (every in-flight activation, the logits, autocast's
@@ -485,19 +498,6 @@ double pp__loss_overlap(const pp_strategy *s, const pp_stage_mem *o)
  * reserved memory): fragmentation is applied to what is allocated while
  * training runs, not to the weights loaded once, the CUDA context or
  * NCCL's own buffers. */
-double pp__fragmentation(const pp_strategy *s)
-{
-    /* Expandable segments map physical pages into one growing virtual range
-     * per stream, so neighbouring free blocks merge whatever their segment
-     * (PyTorch docs, CUDA semantics, "expandable_segments"); what stays
-     * reserved beyond the live blocks is a partly used mapping granule per
-     * stream, megabytes. The same mechanism (GMLake, ASPLOS 2024: virtual memory stitching)
-     * removed the 15% average fragmentation of the caching allocator on
-     * eight LLM trainings. */
-    if (s->buf.expandable_segments > 0) return 0;
-    return s->buf.fragmentation > 0 ? s->buf.fragmentation : 0;
-}
-
 static void phases(const pp_strategy *s, const states *st, double act, pp_stage_mem *o)
 {
     const pp__fw *fw = pp__fw_get(s->framework);
