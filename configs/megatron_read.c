@@ -81,6 +81,7 @@ typedef struct mr_ctx {
     int nsrc;
     int ignored_line;   /* first line outside the arrays that was not read */
     int expandable;     /* the launch's environment sets expandable segments (scan_env) */
+    int alloc_conflict; /* PYTORCH_ALLOC_CONF and PYTORCH_CUDA_ALLOC_CONF disagree */
 } mr_ctx;
 
 static const char *word(const mr_ctx *x, int i) { return pp__word_text(&x->w, i); }
@@ -182,12 +183,13 @@ static int first_arg(mr_ctx *x)
     return start;
 }
 
-/* PyTorch's allocator configuration in the file's environment: the value's
- * comma-separated key:value options, blanks ignored (c10
- * CUDAAllocatorConfig); expandable_segments takes True or False. */
+/* PyTorch's allocator configuration: comma-separated key:value options,
+ * blanks ignored (c10 CUDAAllocatorConfig). Expandable segments need
+ * expandable_segments:True and the native backend (cudaMallocAsync is
+ * another allocator). */
 static int expandable_value(const char *v)
 {
-    int on = 0;
+    int on = 0, async = 0;
     while (*v) {
         char opt[128];
         size_t len = strcspn(v, ","), k = 0;
@@ -195,61 +197,138 @@ static int expandable_value(const char *v)
             if (v[i] != ' ' && v[i] != '\t') opt[k++] = v[i];
         opt[k] = '\0';
         if (!strncmp(opt, "expandable_segments:", 20)) on = !strcmp(opt + 20, "True");
+        if (!strncmp(opt, "backend:", 8)) async = !strcmp(opt + 8, "cudaMallocAsync");
         v += len + (v[len] == ',');
     }
-    return on;
+    return on && !async;
 }
 
-/* NAME=value, NAME a shell identifier. */
-static const char *assignment(const char *s, char *name, size_t cap)
+/* NAME=value (value NULL for a bare NAME), NAME a shell identifier: which
+ * of the two allocator variables it is, -1 another. */
+static int alloc_var(const char *s, const char **value)
+{
+    static const char *const names[] = {"PYTORCH_ALLOC_CONF", "PYTORCH_CUDA_ALLOC_CONF"};
+    size_t n = strspn(s, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_");
+    *value = s[n] == '=' ? s + n + 1 : NULL;
+    for (int k = 0; k < 2; k++)
+        if (n == strlen(names[k]) && !strncmp(s, names[k], n)) return k;
+    return -1;
+}
+
+static int is_assignment(const char *s)
 {
     size_t n = strspn(s, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_");
-    if (!n || s[n] != '=' || (s[0] >= '0' && s[0] <= '9') || n >= cap) return NULL;
-    memcpy(name, s, n), name[n] = '\0';
-    return s + n + 1;
+    return n > 0 && s[n] == '=' && !(s[0] >= '0' && s[0] <= '9');
 }
 
-/* What the launch's environment sets: PYTORCH_ALLOC_CONF, else (PyTorch's
- * older name) PYTORCH_CUDA_ALLOC_CONF; -1 each while unset. */
-static void set_env(int conf[2], const char *name, const char *value)
+static const char *base_name(const char *s)
 {
-    int k = !strcmp(name, "PYTORCH_ALLOC_CONF") ? 0 : !strcmp(name, "PYTORCH_CUDA_ALLOC_CONF") ? 1 : -1;
-    if (k >= 0) conf[k] = value ? expandable_value(value) : -1;
+    const char *b = strrchr(s, '/');
+    return b ? b + 1 : s;
 }
 
-/* The environment the launch gives the training processes, from the words
- * outside the arrays (a command-line file: those before its arguments):
- * `export NAME=value`, `unset NAME`, and NAME=value before a command on its
- * line (`PYTORCH_ALLOC_CONF=... torchrun ...`, as torchtitan's run_train.sh
- * does). An assignment alone on its line is not exported. */
+/* Words [a, b) start training: a launcher running Megatron's training
+ * script (pretrain_*.py, train*.py, finetune*.py). A prefix assignment
+ * reaches the training processes only through such a command. */
+static int is_launch(const mr_ctx *x, int a, int b)
+{
+    static const char *const l[] = {"torchrun", "python", "python3", "deepspeed", "srun", "mpirun", "mpiexec", NULL};
+    int launcher = 0;
+    for (int i = 0; l[i]; i++) launcher |= !strcmp(base_name(word(x, a)), l[i]);
+    for (int i = a + 1; launcher && i < b; i++) {
+        const char *w = base_name(word(x, i));
+        size_t n = strlen(w);
+        if (n > 3 && !strcmp(w + n - 3, ".py") &&
+            (!strncmp(w, "pretrain", 8) || !strncmp(w, "train", 5) || !strncmp(w, "finetune", 8)))
+            return 1;
+    }
+    return 0;
+}
+
+/* The two variables as the shell holds them: value -1 unset, else 0/1
+ * (expandable); exported or not. */
+typedef struct shell_env {
+    int val[2], exp[2];
+} shell_env;
+
+/* env's value of variable k: -1 when not in the environment. */
+static int env_of(const shell_env *e, int k) { return e->exp[k] ? e->val[k] : -1; }
+
+/* One command line (words [a, b)): export/declare -x/typeset -x (-n
+ * unexports), unset (-f: functions, nothing here), assignments alone on the
+ * line (a shell variable; the environment's too once exported), and
+ * NAME=value or `env NAME=value` before a launcher: that launch's
+ * environment, returned in launch (else launch untouched). */
+static void env_command(const mr_ctx *x, int a, int b, shell_env *e, shell_env *launch, int *launched)
+{
+    const char *w0 = word(x, a), *v;
+    int k;
+    if (!strcmp(w0, "export") || ((!strcmp(w0, "declare") || !strcmp(w0, "typeset")) && a + 1 < b &&
+                                  !strcmp(word(x, a + 1), "-x"))) {
+        int un = 0;
+        for (int i = a + 1; i < b; i++) {
+            const char *s = word(x, i);
+            if (s[0] == '-') {
+                un |= strchr(s, 'n') != NULL;
+                continue;
+            }
+            if ((k = alloc_var(s, &v)) < 0) continue;
+            if (v) e->val[k] = expandable_value(v);
+            e->exp[k] = !un;
+        }
+        return;
+    }
+    if (!strcmp(w0, "unset")) {
+        int fn = 0;
+        for (int i = a + 1; i < b; i++) {
+            const char *s = word(x, i);
+            if (s[0] == '-') fn = strchr(s, 'f') != NULL;
+            else if (!fn && (k = alloc_var(s, &v)) >= 0) e->val[k] = -1, e->exp[k] = 0;
+        }
+        return;
+    }
+    int i = a;
+    if (!strcmp(w0, "env")) i++;
+    int first = i;
+    while (i < b && is_assignment(word(x, i))) i++;
+    if (i == b && first == a) { /* assignments alone: shell variables */
+        for (int j = a; j < b; j++)
+            if ((k = alloc_var(word(x, j), &v)) >= 0) e->val[k] = expandable_value(v);
+        return;
+    }
+    if (i < b && is_launch(x, i, b)) { /* this launch's environment: the exported one and its prefix */
+        *launch = *e;
+        for (int j = first; j < i; j++)
+            if ((k = alloc_var(word(x, j), &v)) >= 0) launch->val[k] = expandable_value(v), launch->exp[k] = 1;
+        *launched = 1;
+    }
+}
+
+/* The allocator the training processes get, from the words outside the
+ * arrays (a command-line file: those before its arguments), command by
+ * command (docs/megatron.md, "Allocator"): the environment at the last
+ * launch command the file runs, else the one it leaves when sourced (what
+ * parplan's own file is for). PyTorch >= 2.9 reads PYTORCH_ALLOC_CONF and
+ * older releases PYTORCH_CUDA_ALLOC_CONF: where both are set and disagree,
+ * the caching allocator, with a warning. */
 static void scan_env(mr_ctx *x)
 {
-    enum { CMD_START, EXPORT, UNSET, IN_CMD };
-    int end = x->w.arrays ? x->w.n : first_arg(x), conf[2] = {-1, -1}, mode = CMD_START, np = 0, pend[16];
-    for (int i = 0; i < end; i++) {
-        const pp__word *w = &x->w.word[i];
-        const char *s = word(x, i), *v;
-        char name[64];
-        if (w->in_array) {
-            mode = IN_CMD, np = 0;
+    shell_env e = {{-1, -1}, {0, 0}}, launch;
+    int end = x->w.arrays ? x->w.n : first_arg(x), launched = 0;
+    for (int a = 0; a < end;) {
+        if (x->w.word[a].in_array) {
+            a++;
             continue;
         }
-        if (w->cmd_start) mode = CMD_START, np = 0;
-        if (mode == CMD_START && !strcmp(s, "export")) mode = EXPORT;
-        else if (mode == CMD_START && !strcmp(s, "unset")) mode = UNSET;
-        else if (mode == UNSET) set_env(conf, s, NULL);
-        else if ((mode == CMD_START || mode == EXPORT) && (v = assignment(s, name, sizeof name))) {
-            if (mode == EXPORT) set_env(conf, name, v);
-            else if (np < 16) pend[np++] = i;
-        } else if (mode == CMD_START) { /* the command: the assignments before it are its environment */
-            for (int k = 0; k < np; k++) {
-                v = assignment(word(x, pend[k]), name, sizeof name);
-                if (v) set_env(conf, name, v);
-            }
-            mode = IN_CMD, np = 0;
-        }
+        int b = a + 1;
+        while (b < end && !x->w.word[b].cmd_start && !x->w.word[b].in_array) b++;
+        env_command(x, a, b, &e, &launch, &launched);
+        a = b;
     }
-    x->expandable = conf[0] >= 0 ? conf[0] : conf[1] > 0;
+    const shell_env *f = launched ? &launch : &e;
+    int v0 = env_of(f, 0), v1 = env_of(f, 1);
+    x->expandable = v0 >= 0 && v1 >= 0 ? v0 && v1 : v0 >= 0 ? v0 : v1 > 0;
+    x->alloc_conflict = v0 >= 0 && v1 >= 0 && v0 != v1;
 }
 
 static int collect(mr_ctx *x)
@@ -1212,9 +1291,12 @@ static void read_strategy(mr_ctx *x, pp_strategy *s)
     /* the file's environment, or PyTorch's default; the deepspeed launcher
      * does not forward it to other nodes (rule fw-allocator) */
     s->buf.expandable_segments = x->mds ? 0 : x->expandable;
+    if (x->alloc_conflict)
+        warn(x, 0, "PYTORCH_ALLOC_CONF and PYTORCH_CUDA_ALLOC_CONF disagree on expandable_segments (PyTorch >= 2.9 reads the "
+                   "first, older releases the second): priced with the caching allocator");
     if (x->mds && x->expandable)
-        warn(x, 0, "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True: the deepspeed launcher forwards only MLFLOW, PYTHON, "
-                   "MV2 and UCX variables (and .deepspeed_env) to other nodes; priced with the caching allocator");
+        warn(x, 0, "expandable segments: parplan prices Megatron-DeepSpeed with the caching allocator (the deepspeed "
+                   "launcher forwards only MLFLOW, PYTHON, MV2 and UCX variables, and .deepspeed_env, to other nodes)");
     s->zero = 0;
     s->offload = PP_OFFLOAD_NONE;
     s->recompute_layers = -1;

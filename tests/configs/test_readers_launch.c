@@ -216,7 +216,16 @@ Test(megatron_args, allocator_environment_reads)
         {"echo PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True\n", 0},                /* an argument */
         {"export PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True\nunset PYTORCH_CUDA_ALLOC_CONF\n", 0},
         {"export PYTORCH_ALLOC_CONF=expandable_segments:False PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True\n", 0},
-        {"export A=1 PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True\n", 1}};
+        {"export A=1 PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True\n", 1},
+        /* the second review's cases */
+        {"PYTORCH_ALLOC_CONF=expandable_segments:True python tools/preprocess_data.py\n", 0}, /* not the launch */
+        {"PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True\nexport PYTORCH_CUDA_ALLOC_CONF\n", 1},
+        {"declare -x PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True\n", 1},
+        {"export -n PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True\n", 0},
+        {"export PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True\nPYTORCH_CUDA_ALLOC_CONF=expandable_segments:False\n", 0},
+        {"export PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True\nunset -f PYTORCH_CUDA_ALLOC_CONF\n", 1},
+        {"export PYTORCH_CUDA_ALLOC_CONF=backend:cudaMallocAsync,expandable_segments:True\n", 0},
+        {"# launch settings\nexport \\\n  PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True # on\n", 1}};
     double peak[2] = {0}, frag[2] = {0}, pk, fr;
     char text[4096];
     for (size_t i = 0; i < sizeof arr / sizeof *arr; i++) {
@@ -231,8 +240,57 @@ Test(megatron_args, allocator_environment_reads)
     snprintf(text, sizeof text, "torchrun --nproc_per_node 8 pretrain_gpt.py PYTORCH_ALLOC_CONF=expandable_segments:True\n%s",
              MG_FLAGS);
     allocator_case(text, 0, &pk, &fr);
+    snprintf(text, sizeof text, "env PYTORCH_ALLOC_CONF=expandable_segments:True torchrun pretrain_gpt.py\n%s", MG_FLAGS);
+    allocator_case(text, 1, &pk, &fr);
+    int n = 0; /* more prefix assignments than a fixed list would hold */
+    for (int i = 0; i < 20; i++) n += snprintf(text + n, sizeof text - (size_t)n, "A%d=1 ", i);
+    snprintf(text + n, sizeof text - (size_t)n, "PYTORCH_ALLOC_CONF=expandable_segments:True torchrun pretrain_gpt.py\n%s",
+             MG_FLAGS);
+    allocator_case(text, 1, &pk, &fr);
     cr_expect(frag[1] == 0 && frag[0] > 0, "fragmentation %g %g", frag[0], frag[1]);
     cr_expect(fabs(peak[0] - peak[1] - frag[0]) < 1e-6 * peak[0], "peaks %.0f - %.0f != %.0f", peak[0], peak[1], frag[0]);
+}
+
+/* A Megatron-DeepSpeed file is priced with the caching allocator whatever
+ * it exports (the deepspeed launcher forwards only MLFLOW, PYTHON, MV2 and
+ * UCX variables to other nodes), with a warning that says so; the allocator
+ * comes from the file, so --allocator beside it is refused. */
+Test(megatron_args, megatron_deepspeed_allocator_and_refusal)
+{
+    fresh_dir();
+    char *out, *err;
+    int rc = estimate(ARGS(MG_MODEL, "--framework", "megatron-deepspeed", "--tp", "2", "--zero", "1", "--global-batch", "64"),
+                      &out, &err);
+    cr_assert_eq(rc, 0, "%s", err);
+    free(out);
+    free(err);
+    char p[700], q[700];
+    snprintf(p, sizeof p, "%s/emitted", dir);
+    snprintf(q, sizeof q, "%s/first", dir);
+    cr_assert(rename(p, q) == 0);
+    snprintf(p, sizeof p, "%s/first/megatron_deepspeed_args.sh", dir);
+    char *args = slurp(p);
+    cr_expect(!strstr(args, "PYTORCH_CUDA_ALLOC_CONF"), "%s", args);
+    size_t n = strlen(args) + 128;
+    char *with = malloc(n);
+    cr_assert(with);
+    snprintf(with, n, "export PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True\n%s", args);
+    put("first/megatron_deepspeed_args.sh", with, strlen(with));
+    rc = estimate(ARGS(MG_MODEL, "--megatron-args", "first/megatron_deepspeed_args.sh", "--format", "json"), &out, &err);
+    cr_assert_eq(rc, 0, "%s", err);
+    cr_expect(strstr(out, "\"expandable_segments\":\tfalse"), "%s", out);
+    cr_expect(strstr(err, "caching allocator") && strstr(err, "deepspeed launcher"), "%s", err);
+    free(out);
+    free(err);
+    rc = estimate(ARGS(MG_MODEL, "--megatron-args", "first/megatron_deepspeed_args.sh", "--allocator", "caching"), &out, &err);
+    cr_expect_eq(rc, 2);
+    cr_expect(strstr(err, "--allocator") && strstr(err, "comes from the file"), "%s", err);
+    free(out);
+    free(err);
+    free(args);
+    free(with);
+    snprintf(p, sizeof p, "rm -rf '%s'", dir);
+    cr_assert(system(p) == 0);
 }
 
 Test(megatron_args, cpu_offloading_reads_and_follows_megatrons_asserts)
