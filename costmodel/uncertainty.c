@@ -343,6 +343,8 @@ static void uncovered(const pp__ucover *cov, const pp__ukey *k, const pp_strateg
     if (!(cov->offload & bit(s->offload))) note(u, "offload %s: no published run", pp_offload_name(s->offload));
     /* no evaluated run offloads activations (tools/validate.c reads none) */
     if (s->act_offload_layers > 0) note(u, "activation offload: no published run");
+    /* every evaluated memory reading ran PyTorch's caching allocator (BLOOM, 2022) */
+    if (s->buf.expandable_segments > 0) note(u, "expandable segments: no published memory measurement with them");
     if (s->ep > 1 && !cov->ep) note(u, "expert parallelism: no published run");
     if (s->cp > 1 && !cov->cp) note(u, "context parallelism: no published run");
     if (!has_family(cov->mem_families, cov->nmem_families, k->family) || !(cov->mem_frameworks & bit(s->framework)))
