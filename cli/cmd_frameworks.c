@@ -38,6 +38,8 @@ static const row rows[] = {
     {"training mode", "mode", PP_ENUM_MODE, -1, -1},
     {"frozen layers", "freeze", -1, 1, 1},
     {"loss kernel", "loss", PP_ENUM_LOSS, -1, -1},
+    {"expandable segments (launch sets them)", "expandable_segments", -1, 1, 1},
+    {"cuDNN attention on Hopper+ (TE)", "te_attention", -1, 1, 1},
 };
 #define NROWS (sizeof rows / sizeof *rows)
 

@@ -238,6 +238,8 @@ int pp_framework_supports(pp_framework fw, const char *dim, int v)
     if (!strcmp(dim, "split")) return v == (int)f->split;
     if (!strcmp(dim, "act_offload")) return v == 0 || (v == 1 && f->act_offload);
     if (!strcmp(dim, "etp")) return v == 0 || (v == 1 && f->etp);
+    if (!strcmp(dim, "expandable_segments")) return v == 0 || (v == 1 && f->alloc_env);
+    if (!strcmp(dim, "te_attention")) return v == (f->te_attention != 0);
     return 0;
 }
 

@@ -457,7 +457,9 @@ PP_API pp_status pp_rules_check(const pp_model *m, const pp_cluster *c, const pp
  * recompute, partial_recompute (1: a block count per stage), optimizer,
  * mode, cp_comm, loss (enum values), freeze (1: frozen layers), split (0:
  * any counts per stage, 1: DeepSpeed's partition_method, 2: even only),
- * act_offload (1: activations offloaded to host memory).
+ * act_offload (1: activations offloaded to host memory), expandable_segments
+ * (1: PyTorch's expandable segments, set by the launch file), te_attention
+ * (1: Transformer Engine's attention, cuDNN's kernel on Hopper and later).
  * For tables and quick filters; pp_rules_check is the authority. */
 PP_API int pp_framework_supports(pp_framework f, const char *dim, int value);
 /* The split DeepSpeed's PipelineModule makes (Megatron-DeepSpeed):
