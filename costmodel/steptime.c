@@ -315,7 +315,9 @@ static double unit_gathers(const pp_strategy *s, const stage_t *st)
  * reduce_bucket_size buckets. */
 /* DeepSpeed before v0.4 (zero3_per_tensor): each all-gather's host work,
  * 130 us pre-launch + 250 us launch, then torch.cuda.synchronize before the
- * next (DeepSpeed issue #1069, June 2021, 8 x A100; PR #1188 coalesced them). */
+ * next (DeepSpeed issue #1069, June 2021, 8 x A100; PR #1188 coalesced them);
+ * and one reduce-scatter per parameter (v0.3.15 partition_parameters.py
+ * _reduce_scatter_gradients). */
 #define DS_LEGACY_HOST_S 380e-6
 
 static int legacy_zero3(const pp_strategy *s) { return s->buf.zero3_per_tensor && s->zero == 3 && !per_block(s); }
@@ -336,7 +338,7 @@ static double zero3_traffic(const pp_strategy *s, const groups *g, const stage_t
     /* DeepSpeed gathers what it fetches in one coalesced call: a module
      * larger than the prefetch bucket alone, smaller ones several to a bucket */
     double ag_calls = unit ? units : legacy ? st->tensors : fmax(1, fmin(4 * units, ceil(st->dense / s->buf.prefetch_bucket)));
-    double rs_calls = unit ? units : fmax(1, fr * st->dense / s->buf.reduce_bucket);
+    double rs_calls = unit ? units : legacy ? st->tensors : fmax(1, fr * st->dense / s->buf.reduce_bucket);
     const pp__comm_group *sh = fsdp ? &g->shard : &g->dp;
     double ag = split_calls(pp__allgather_s, sh, st->dense * w, ag_calls) +
                 split_calls(pp__allgather_s, &g->edp, st->expert * w, unit ? eunits : 4 * eunits);

@@ -103,7 +103,7 @@ Test(validation, held_out_bigscience_rows)
 }
 
 /* Narayanan 2021 Table 2, ZeRO-3 on 384-2,240 A100s (tests/data/zero3_scale.csv):
- * with DeepSpeed's per-tensor gathers of the time 21.5% / 42.6%; priced as
+ * with DeepSpeed's per-tensor gathers and reduce-scatters of the time 15.2% / 40.1%; priced as
  * today's coalesced DeepSpeed they were 43.6% / 84.9% (throughput per GPU
  * falls ~3x from 384 to 1,536 GPUs; the model's fell 2x). */
 static void expect_held_out(const char *figure, int rows, double median, double worst)
