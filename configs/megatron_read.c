@@ -203,12 +203,19 @@ static int expandable_value(const char *v)
     return on && !async;
 }
 
-/* NAME=value (value NULL for a bare NAME), NAME a shell identifier: which
- * of the two allocator variables it is, -1 another. */
+/* Length of the shell identifier s starts with (0: none). */
+static size_t ident_len(const char *s)
+{
+    if (s[0] >= '0' && s[0] <= '9') return 0;
+    return strspn(s, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_");
+}
+
+/* NAME=value (value NULL for a bare NAME): which of the two allocator
+ * variables it is, -1 another. */
 static int alloc_var(const char *s, const char **value)
 {
     static const char *const names[] = {"PYTORCH_ALLOC_CONF", "PYTORCH_CUDA_ALLOC_CONF"};
-    size_t n = strspn(s, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_");
+    size_t n = ident_len(s);
     *value = s[n] == '=' ? s + n + 1 : NULL;
     for (int k = 0; k < 2; k++)
         if (n == strlen(names[k]) && !strncmp(s, names[k], n)) return k;
@@ -217,8 +224,8 @@ static int alloc_var(const char *s, const char **value)
 
 static int is_assignment(const char *s)
 {
-    size_t n = strspn(s, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_");
-    return n > 0 && s[n] == '=' && !(s[0] >= '0' && s[0] <= '9');
+    size_t n = ident_len(s);
+    return n > 0 && s[n] == '=';
 }
 
 static const char *base_name(const char *s)
