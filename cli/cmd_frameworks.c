@@ -40,6 +40,7 @@ static const row rows[] = {
     {"loss kernel", "loss", PP_ENUM_LOSS, -1, -1},
     {"expandable segments (launch sets them)", "expandable_segments", -1, 1, 1},
     {"cuDNN attention on Hopper+ (TE)", "te_attention", -1, 1, 1},
+    {"TP keeps gathered GEMM inputs (DTensor)", "tp_gathered_inputs", -1, 1, 1},
 };
 #define NROWS (sizeof rows / sizeof *rows)
 

@@ -12,6 +12,8 @@ typedef struct act_dims {
     double tok;   /* tokens of one micro-batch on this rank: b * s / cp */
     double h, t;  /* hidden, tensor-parallel degree */
     double rep;   /* divisor of "replicated" terms: t with SP, else 1 */
+    double gin_rep; /* divisor of the column-parallel GEMMs' saved inputs: rep, or 1
+                     where TP keeps them gathered (framework tp_gathered_inputs) */
     double cores; /* materialised score elements: heads * (s/cp) * s * b */
     int drop;     /* dropout present */
     double ab;    /* bytes of an activation element: 4 in fp32 training, else 2 */
@@ -28,6 +30,8 @@ static act_dims dims(const pp_model *m, const pp_strategy *s)
     d.h = m->hidden;
     d.t = s->tp;
     d.rep = s->sp ? s->tp : 1;
+    const pp__fw *f = pp__fw_get(s->framework);
+    d.gin_rep = f && f->tp_gathered_inputs ? 1 : d.rep;
     d.cores = (double)m->heads * sl * s->seq * s->micro_batch;
     d.drop = m->dropout > 0;
     /* Transformer Engine keeps the FP8 cast of each GEMM input for the
@@ -52,7 +56,8 @@ static double attn_act(const pp_model *m, const act_dims *d, pp_recompute r, int
         q = o = a * hd;
         k = v = m->kv_heads * hd;
     }
-    double repl = d->gin * d->tok * d->h + (d->drop ? d->tok * d->h : 0) + latent; /* QKV input, mask */
+    double repl = (d->drop ? d->tok * d->h : 0) + latent; /* mask */
+    repl += d->gin * d->tok * d->h * d->rep / d->gin_rep;  /* QKV input */
     /* projection input: flash attention keeps its 16-bit output O, which is
      * that input; under fp8 Transformer Engine keeps its 1-byte cast too */
     double oin = flash ? d->ab + (d->gin < d->ab ? d->gin : 0) : d->gin;
@@ -77,7 +82,7 @@ static double mlp_act(const pp_model *m, const act_dims *d, int kind)
 {
     double mask = d->drop ? d->tok * d->h : 0;
     if (kind != PP_BLOCK_MOE)
-        return (d->gin * d->tok * d->h + mask) / d->rep + mlp_inner(m, d, d->tok, m->ffn) / d->t;
+        return d->gin * d->tok * d->h / d->gin_rep + mask / d->rep + mlp_inner(m, d, d->tok, m->ffn) / d->t;
     double cf = m->capacity_factor > 0 ? m->capacity_factor : 1.0;
     double routed = m->topk * cf; /* token copies per token after dispatch */
     double router = 4 * d->tok * m->experts; /* fp32 router logits */

@@ -104,7 +104,7 @@ static const pp__fw table[PP_FW_COUNT] = {
         .optimizers = ALL_OPT & ~B(PP_OPT_ADAM8BIT), .modes = B(PP_MODE_FULL) | B(PP_MODE_LORA), .freeze = 1,
         .losses = B(PP_LOSS_FP32) | B(PP_LOSS_FUSED), .split = PP_SPLIT_ANY, .fixed_order = 1, .dp_overlap_pp = 1,
         .weights = PP_W_FSDP, .buckets = PP_BUCKETS_FSDP, .opt_temp = PP_OPT_TEMP_NONE,
-        .cp_default = PP_CP_ALLGATHER, .z3_per_block = 1,
+        .cp_default = PP_CP_ALLGATHER, .z3_per_block = 1, .tp_gathered_inputs = 1,
     },
 };
 
@@ -240,6 +240,7 @@ int pp_framework_supports(pp_framework fw, const char *dim, int v)
     if (!strcmp(dim, "etp")) return v == 0 || (v == 1 && f->etp);
     if (!strcmp(dim, "expandable_segments")) return v == 0 || (v == 1 && f->alloc_env);
     if (!strcmp(dim, "te_attention")) return v == (f->te_attention != 0);
+    if (!strcmp(dim, "tp_gathered_inputs")) return v == (f->tp_gathered_inputs != 0);
     return 0;
 }
 

@@ -75,6 +75,9 @@ typedef struct pp__fw {
                                  (HF Transformers, torchtitan), not Megatron's kernel */
     int selective_ops;        /* selective recompute is torchtitan's per-op policy (saves
                                  attention and every other matmul), not Megatron's core_attn */
+    int tp_gathered_inputs;   /* TP's column-parallel GEMMs keep their all-gathered input
+                                 for backward (DTensor), where Megatron keeps its sequence
+                                 shard and gathers it again (Korthikanti Sec. 4.2.2) */
     /* how it runs */
     pp__weights_kind weights;
     pp__bucket_kind buckets;

@@ -382,6 +382,12 @@ static void comm_buffers(const pp_strategy *s, const stage_params *sp, pp_stage_
         o->zero_gather_bytes = nd > 1 ? live * wg : 0;
         /* the unit's 16-bit gradients and their fp32 cast for the reduce */
         o->bucket_bytes = nd > 1 ? unit * (wg + (wg < 4 ? 4 : 0)) : 0;
+        /* pipelined: torch.distributed.pipelining runs each backward with
+         * gradient sync off and reduce-scatters after the step's last
+         * (stage.py backward_maybe_with_nosync), so FSDP2 accumulates the
+         * stage's unsharded gradients, in fp32 (the reduce dtype:
+         * _fsdp_param.py to_accumulated_grad_if_needed) */
+        if (s->pp > 1 && nd > 1) o->bucket_bytes += train * 4;
         break;
     }
     case PP_BUCKETS_VIEWS:
@@ -429,7 +435,10 @@ double pp__nccl_bytes(const pp_strategy *s)
  * backward holds that, the incoming fp32 gradient and the fp32 gradient it
  * makes at once: 12 per logit (the 16-bit logits and their fp32 copy are
  * dropped before the backward: the Trainer returns the loss alone,
- * torchtitan deletes pred). */
+ * torchtitan deletes pred). With TP, torchtitan's loss_parallel runs
+ * DTensor's decomposition (torch/distributed/tensor/parallel/loss.py
+ * _nll_loss_and_log_softmax_backward: (grad_input + exp(x)) * grad_output
+ * beside the saved x): 16 per logit. */
 static double logits_bytes(const pp_model *m, const pp_strategy *s, double tok)
 {
     double V = pp__vocab(m, s), logits = tok * V / s->tp, ab = pp__act_bytes(s); /* elements of one micro-batch */
@@ -442,7 +451,7 @@ static double logits_bytes(const pp_model *m, const pp_strategy *s, double tok)
         per = 8 * (chunk < tok ? chunk : tok) * V / s->tp, keep = 0;
         break;
     }
-    default: per = (fw && fw->ce_upcast ? 12 : ab + 4) * logits, keep = 4 * logits; break;
+    default: per = (fw && fw->ce_upcast ? (s->tp > 1 ? 16 : 12) : ab + 4) * logits, keep = 4 * logits; break;
     }
     double stored = s->pp > 1 && s->schedule == PP_SCHED_GPIPE ? (s->grad_accum - 1) * keep : 0;
     return per + stored;

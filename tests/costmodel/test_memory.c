@@ -501,3 +501,88 @@ Test(memory, torchtitan_per_op_checkpointing_by_hand)
     cr_assert_eq(pp_estimate(&m, &c, &s, &p, &err), PP_OK, "%s", err.msg);
     cr_expect(fabs(p.memory.stages[0].act_per_microbatch - want) > 0.1 * want, "megatron priced as torchtitan");
 }
+
+/* FSDP2 under torch.distributed.pipelining (torchtitan): every backward runs
+ * with gradient sync off (stage.py backward_maybe_with_nosync) and FSDP2
+ * keeps the unsharded gradients in its reduce dtype, fp32
+ * (_fsdp_param.py to_accumulated_grad_if_needed), until the reduce-scatter
+ * after the last micro-batch. Llama-3-8B over 2 stages of 16 blocks, tp 1,
+ * dp 4: each stage's bucket bytes grow by 4 bytes per stage parameter. */
+Test(memory, fsdp_pipeline_accumulates_unsharded_fp32_gradients)
+{
+    pp_model m = fx_model("llama3-8b");
+    pp_cluster c = fx_cluster("dgx-h100", 1, 0);
+    pp_strategy s;
+    pp_strategy_default(&s);
+    s.framework = PP_FW_FSDP;
+    s.dp = 4, s.pp = 2, s.zero = 2, s.micro_batch = 1, s.seq = 4096, s.global_batch = 16;
+    s.recompute = PP_RECOMPUTE_FULL;
+    pp_plan p;
+    pp_error err = {""};
+    cr_assert_eq(pp_estimate(&m, &c, &s, &p, &err), PP_OK, "%s", err.msg);
+    /* one block: 4 x 4096^2 x (1 + 1/4 + 1/4 + 1)/2 ... written out: wq 4096x4096,
+     * wk and wv 4096x1024 each, wo 4096x4096, w1, w3, w2 4096x14336, two norms */
+    double block = 2.0 * 4096 * 4096 + 2.0 * 4096 * 1024 + 3.0 * 4096 * 14336 + 2 * 4096;
+    /* the largest unit's 16-bit gradients and their fp32 cast: the
+     * embedding's on the first stage, a block's on the last */
+    double emb = 128256.0 * 4096, unit[2] = {emb * (2 + 4), block * (2 + 4)};
+    for (int i = 0; i < 2; i++) {
+        const pp_stage_mem *st = &p.memory.stages[i];
+        double params = 16 * block + (i == 0 ? emb : emb + 4096); /* embedding; final norm and head */
+        double want = unit[i] + 4 * params;
+        cr_expect(fabs(st->bucket_bytes - want) < 1e-9 * want, "stage %d: buckets %.0f B, by hand %.0f B", i,
+                  st->bucket_bytes, want);
+    }
+    /* without pipeline stages FSDP2 reduce-scatters each unit as it finishes */
+    s.pp = 1, s.zero = 3, s.dp = 8;
+    cr_assert_eq(pp_estimate(&m, &c, &s, &p, &err), PP_OK, "%s", err.msg);
+    cr_expect(fabs(p.memory.stages[0].bucket_bytes - unit[0]) < 1e-9 * unit[0], "pp 1: %.0f B, one unit %.0f B",
+              p.memory.stages[0].bucket_bytes, unit[0]);
+}
+
+/* torchtitan's loss_parallel under TP runs DTensor's decomposed
+ * cross-entropy (torch/distributed/tensor/parallel/loss.py): the backward
+ * holds the saved fp32 log-softmax x, grad_input, exp(x) and their sum, 16
+ * bytes a logit, where PyTorch's fused kernel holds 12. 16384 tokens,
+ * vocabulary 128256 over tp 2. */
+Test(memory, fsdp_loss_parallel_holds_sixteen_bytes_a_logit)
+{
+    pp_model m = fx_model("llama3-8b");
+    pp_cluster c = fx_cluster("dgx-h100", 1, 0);
+    pp_strategy s;
+    pp_strategy_default(&s);
+    s.framework = PP_FW_FSDP;
+    s.dp = 4, s.zero = 3, s.micro_batch = 2, s.seq = 8192, s.global_batch = 16, s.recompute = PP_RECOMPUTE_FULL;
+    double tok = 16384, V = 128256;
+    for (int tp = 1; tp <= 2; tp++) {
+        s.tp = tp, s.dp = 8 / tp, s.sp = tp > 1;
+        pp_plan p;
+        pp_error err = {""};
+        cr_assert_eq(pp_estimate(&m, &c, &s, &p, &err), PP_OK, "%s", err.msg);
+        double want = (tp > 1 ? 16 : 12) * tok * V / tp;
+        cr_expect_float_eq(p.memory.stages[0].logits_bytes, want, 1, "tp %d: %.0f, by hand %.0f", tp,
+                           p.memory.stages[0].logits_bytes, want);
+    }
+}
+
+/* DTensor's TP keeps each column-parallel GEMM's all-gathered input (the
+ * attention's and the MLP's normed inputs, tok x h each) where Megatron
+ * keeps its 1/t sequence shard (Korthikanti Sec. 4.2.2). Same block, tp 4
+ * with SP, no recompute: the fsdp block keeps 2 x 2 x tok x h x (1 - 1/4)
+ * bytes more than Megatron's. */
+Test(memory, dtensor_tp_keeps_gathered_gemm_inputs)
+{
+    pp_model m = fx_model("llama3-8b");
+    pp_strategy s;
+    pp_strategy_default(&s);
+    s.tp = 4, s.sp = 1, s.dp = 2, s.micro_batch = 1, s.seq = 4096, s.global_batch = 8;
+    s.attention = PP_ATTN_FLASH;
+    s.framework = PP_FW_MEGATRON;
+    double meg = pp__block_act_bytes(&m, &s, PP_BLOCK_DENSE, PP_RECOMPUTE_NONE);
+    s.framework = PP_FW_FSDP;
+    double tt = pp__block_act_bytes(&m, &s, PP_BLOCK_DENSE, PP_RECOMPUTE_NONE);
+    double want = 2 * 2 * 4096.0 * 4096 * (1 - 0.25);
+    cr_expect(fabs(tt - meg - want) < 1e-9 * want, "fsdp - megatron %.0f B, by hand %.0f B", tt - meg, want);
+    /* full recompute keeps the block input, a sequence shard, either way */
+    cr_expect_float_eq(pp__block_act_bytes(&m, &s, PP_BLOCK_DENSE, PP_RECOMPUTE_FULL), 2 * 4096.0 * 4096 / 4, 1);
+}
