@@ -568,6 +568,31 @@ static void tt_batch(fr *r, const cJSON *root, pp_strategy *s)
     s->grad_accum = 0;
 }
 
+/* [compile]: torchtitan v0.2.2 compiles the components listed (default
+ * "model" and "loss", config/job_config.py Compile). A compiled loss is
+ * Inductor's fusion of logits.float() and the cross-entropy: it keeps the
+ * 16-bit logits, not their fp32 copy and log-softmax (components/loss.py
+ * build_cross_entropy_loss), priced as the fused loss; compiled blocks are
+ * not priced (more memory and time than they take: conservative). */
+static void tt_compile_read(fr *r, const cJSON *cc, pp_strategy *s)
+{
+    int on = 0, loss = 1, model = 1;
+    if (!jr_bool(&r->jr, cc, "$.compile", "enable", 0, &on) || !on) return;
+    const cJSON *comp = cJSON_GetObjectItemCaseSensitive(cc, "components");
+    if (comp && !cJSON_IsArray(comp)) return (void)jr_fail(&r->jr, "$.compile", "components", "expected a list of names");
+    if (comp) {
+        loss = model = 0;
+        for (const cJSON *c = comp->child; c && r->jr.st == PP_OK; c = c->next) {
+            const char *v = cJSON_IsString(c) ? c->valuestring : "";
+            if (!strcmp(v, "loss")) loss = 1;
+            else if (!strcmp(v, "model")) model = 1;
+            else jr_fail(&r->jr, "$.compile", "components", "\"%.40s\": expected \"model\" or \"loss\"", v);
+        }
+    }
+    if (loss) s->loss = PP_LOSS_FUSED;
+    if (model) fwarn(r, "$.compile", "components", "torch.compile of the model's blocks is not priced");
+}
+
 static void tt_rest(fr *r, const cJSON *root, pp_strategy *s)
 {
     const cJSON *ac = cJSON_GetObjectItemCaseSensitive(root, "activation_checkpoint");
@@ -604,9 +629,7 @@ static void tt_rest(fr *r, const cJSON *root, pp_strategy *s)
     s->optimizer = PP_OPT_ADAMW;
     if (r->jr.st == PP_OK && strcmp(impl, "fused"))
         fwarn(r, "$.optimizer", "implementation", "\"%s\": parplan prices the fused step (no temporaries)", impl);
-    int compile = 0;
-    if (jr_bool(&r->jr, cJSON_GetObjectItemCaseSensitive(root, "compile"), "$.compile", "enable", 0, &compile) && compile)
-        fwarn(r, "$.compile", "enable", "torch.compile is not priced");
+    tt_compile_read(r, cJSON_GetObjectItemCaseSensitive(root, "compile"), s);
     if (cJSON_GetObjectItemCaseSensitive(root, "quantize") && s->precision != PP_PREC_FP8)
         fwarn(r, "$", "quantize", "settings without the quantize.linear.float8 converter are not used");
 }

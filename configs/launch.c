@@ -225,6 +225,9 @@ static char *torchtitan_toml(const pp_model *m, const pp_cluster *c, const pp_pl
             }
         pp__sb_printf(&b, "]\n");
     }
+    /* the fused loss: the compiled loss alone (components/loss.py
+     * build_cross_entropy_loss), which keeps the 16-bit logits only */
+    if (s->loss == PP_LOSS_FUSED) pp__sb_printf(&b, "\n[compile]\nenable = true\ncomponents = [\"loss\"]\n");
     if (s->recompute == PP_RECOMPUTE_SELECTIVE) /* the per-op policy; torchtitan's default is every 2nd block */
         pp__sb_printf(&b, "\n[activation_checkpoint]\nmode = \"selective\"\nselective_ac_option = \"op\"\n");
     else

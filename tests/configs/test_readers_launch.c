@@ -575,6 +575,39 @@ Test(fsdp_config, torchtitan_per_op_sac_reads)
     cr_assert(system(p) == 0);
 }
 
+/* [compile] (torchtitan v0.2.2 Compile: components default ["model",
+ * "loss"]): a compiled loss is the fused loss; compiled blocks are not
+ * priced, and the reader says so */
+Test(fsdp_config, torchtitan_compile_reads)
+{
+    static const struct { const char *compile, *loss; int warns; } cases[] = {
+        {"[compile]\nenable = true\ncomponents = [\"loss\"]\n", "\"loss\":\t\"fused\"", 0},
+        {"[compile]\nenable = true\n", "\"loss\":\t\"fused\"", 1},
+        {"[compile]\nenable = true\ncomponents = [\"model\"]\n", "\"loss\":\t\"fp32\"", 1},
+        {"[compile]\nenable = false\ncomponents = [\"loss\"]\n", "\"loss\":\t\"fp32\"", 0},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        fresh_dir();
+        char text[1024];
+        snprintf(text, sizeof text, "%s%s", TT, cases[i].compile);
+        put("t.toml", text, strlen(text));
+        char *out, *err;
+        int rc = estimate(ARGS(MG_MODEL, "--fsdp-config", "t.toml", "--format", "json"), &out, &err);
+        cr_expect_eq(rc, 0, "%s", err);
+        cr_expect(strstr(out, cases[i].loss), "case %zu: want %s", i, cases[i].loss);
+        cr_expect_eq(strstr(err, "compile of the model's blocks is not priced") != NULL, cases[i].warns, "case %zu: %s", i, err);
+        free(out);
+        free(err);
+        char p[512];
+        snprintf(p, sizeof p, "rm -rf '%s'", dir);
+        cr_assert(system(p) == 0);
+    }
+    bad("t.toml", S(TT "[compile]\nenable = true\ncomponents = \"loss\"\n"), ARGS(MG_MODEL, "--fsdp-config", "t.toml"),
+        ARGS("$.compile.components", "expected a list of names"));
+    bad("t.toml", S(TT "[compile]\nenable = true\ncomponents = [\"los\"]\n"), ARGS(MG_MODEL, "--fsdp-config", "t.toml"),
+        ARGS("$.compile.components", "\"los\": expected \"model\" or \"loss\""));
+}
+
 Test(fsdp_config, torchtitan_bad)
 {
     bad("t.toml", S(TT "[parallelism]\ntensor_paralel_degree = 2\n"), ARGS(MG_MODEL, "--fsdp-config", "t.toml"),
