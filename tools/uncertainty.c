@@ -175,8 +175,11 @@ static void print_doc(const pp__resid *rows, int n, const pp__ugroup *g, int ng)
            "...) left out in turn, its runs checked against groups of the other publications. Leaving a\n"
            "publication out is the harsher test: its runs share a software version and a reporting\n"
            "convention that the other publications' runs do not, so a group built without them can sit to\n"
-           "one side of them all. All memory readings are BigScience's (the reference rows and\n"
-           "tests/data/bloom_chronicles.csv), so memory intervals elsewhere are that group's, and say so.\n"
+           "one side of them all. Memory readings come from BigScience's nvidia-smi logs (Megatron-DeepSpeed\n"
+           "on A100; two row prefixes, bloom and bloomx) and torchtitan's benchmarks (FSDP2 on H100 and\n"
+           "H200, peak reserved memory); a plan outside their groups gets the pooled interval and says so.\n"
+           "With one publication per framework, leaving a publication out leaves its framework without\n"
+           "rows: that is the coverage a new framework's memory gets.\n"
            "The efficiencies of A100 and H100 were fitted to the reference rows (Calibration), so their\n"
            "residuals are slightly optimistic there.\n\n"
            "| estimate | held out | runs checked | inside | coverage |\n|---|---|---|---|---|\n");

@@ -83,7 +83,7 @@ static const char *preset_for(const char *label)
         {"MPT-3b", "mpt-3b"}, {"MPT-7b", "mpt-7b"}, {"MPT-13b", "mpt-13b"}, {"MPT-30b", "mpt-30b"},
         {"MPT-70b", "mpt-70b"}, {"MT-NLG-530B", "korthikanti-530b"}, {"Llama-3.1-405B", "llama3.1-405b"},
         {"korthikanti-1T", "korthikanti-1t"}, {"LLAMA3_8B", "llama3-8b"}, {"LLAMA3_70B", "llama3-70b"},
-        {"Llama-3-8B", "llama3-8b"}, {"Llama-3.1-8B", "llama3.1-8b"}, {"LLAMA3.1_405B", "llama3.1-405b"},
+        {"Llama-3-8B", "llama3-8b"}, {"Llama-3.1-8B", "llama3.1-8b"}, {"Llama-3.1-70B", "llama3.1-70b"}, {"LLAMA3.1_405B", "llama3.1-405b"},
         {"DeepSeekV3", "deepseek-v3"}, {"DeepSeekV3 (w/o MTP)", "deepseek-v3"}, {"Llama-2-70B (LoRA r16)", "llama2-70b"},
         /* shapes transcribed for validation only: tests/data/models/ */
         {"Qwen3_30B_a3B", "models/qwen3-30b-a3b.json"}, {"Nemotron-4-340B", "models/nemotron-4-340b.json"}};
@@ -122,7 +122,7 @@ static const char *cluster_for(const char *gpu)
     static const struct { const char *label, *cluster; } map[] = {
         {"A100-80GB", "dgx-a100-80g"}, {"A100-40GB", "dgx-a100-40g"}, {"H100-80GB", "dgx-h100"},
         {"H200-141GB", "dgx-h200"},    {"B200", "dgx-b200"},         {"GB200", "gb200-nvl72"},
-        {"MI300X", "mi300x-8x"},       {"MI325X", "mi300x-8x"}};
+        {"MI300X", "mi300x-8x"},       {"MI325X", "mi300x-8x"},     {"H100-96GB-HBM2e-500W", "dgx-h100"}};
     for (size_t i = 0; i < sizeof map / sizeof *map; i++)
         if (!strcmp(gpu, map[i].label)) return map[i].cluster;
     return NULL;
@@ -155,6 +155,10 @@ static int load_cluster(const char *label, const char *cl, int gpus, pp_cluster 
     if (!cl || pp_cluster_load(cl, c, err) != PP_OK) return 0;
     if (!strcmp(label, "MI325X") && pp_gpu_load("mi325x", &c->gpu, err) != PP_OK) return 0;
     if (!strcmp(label, "GB200")) return gb200_trays(c, gpus, err);
+    /* Meta's Grand Teton H100 (torchtitan's benchmarks/llama3_h100_202412_
+     * torchtitan.md): 96 GB of HBM2e at 2.4 TB/s; rows from it carry memory
+     * only (its 500 W limit sets clocks parplan has no rate for) */
+    if (!strcmp(label, "H100-96GB-HBM2e-500W")) c->gpu.mem_bytes = 96.0 * 1073741824.0, c->gpu.hbm_bw = 2.4e12;
     return pp_cluster_resize(c, 0, gpus, err) == PP_OK;
 }
 
@@ -401,6 +405,16 @@ static void framework_rules(const row *r, scenario *sc)
      * deepseek_v3.py, perf_recipes/deepseek/common.py) */
     if (is(nm, "mbridge") && sc->model.experts && s->tp > 1) s->etp = 1;
     s->buf.expandable_segments = expandable_run(nm);
+    /* torchtitan's parallelize_llama shards the norms' sequence whenever TP
+     * is on (SequenceParallel on attention_norm, ffn_norm and norm) */
+    if (is(nm, "torchtitan") && s->tp > 1) s->sp = 1;
+    /* ... and with PP builds FSDP with reshard_after_forward=False (apply_fsdp
+     * at 9dec370): parameters stay gathered through the step, ZeRO-2 */
+    if (is(nm, "torchtitan") && s->pp > 1 && s->zero == 3) s->zero = 2;
+    /* ... and from February 2025 (d1f62be73; e7c0cae components/loss.py
+     * build_cross_entropy_loss) compiles the loss with the model under
+     * --training.compile: the fused loss. The compiled blocks are not priced. */
+    if (is(nm, "torchtitan") && strstr(r->f[C_NOTES], "--training.compile")) s->loss = PP_LOSS_FUSED;
     /* llm-foundry: FSDP with mixed_precision PURE (16-bit gradient
      * reduce-scatter) and flash-attn's fused cross-entropy (loss_fn default
      * 'fused_crossentropy') */
@@ -646,13 +660,6 @@ static double add_memory(results *o, const row *r, const pp_plan *p, const char 
         snprintf(o->tbl_o[o->rows_o++], 2400, "| %.200s | %.200s | %s | %.1f | %s |", r->f[C_NAME], r->f[C_MODEL], cfg,
                  p->memory.peak_bytes / 1073741824.0, p->memory.fits ? "**fits (wrong)**" : "OOM predicted");
     }
-    /* torch.compile fuses the loss and elementwise work, which parplan does
-     * not price: such a reading says nothing about the memory model */
-    if (mem > 0 && strstr(r->f[C_NOTES], "--training.compile")) {
-        snprintf(o->tbl_m[o->rows_m++], 2400, "| %.200s | %s | %.1f | — | not compared: torch.compile | %s |",
-                 r->f[C_NAME], cfg, mem, p->memory.fits ? "fits" : "OOM predicted");
-        return 0;
-    }
     if (mem > 0) {
         double pred = measured_bytes(r->f[C_NAME], &p->memory) / 1073741824.0; /* nvidia-smi prints MiB: GiB */
         double e = 100 * (pred - mem) / mem;
@@ -749,13 +756,14 @@ static void print_tables(const results *o, const char *h)
     for (int i = 0; i < o->rows_o; i++) printf("%s\n", o->tbl_o[i]);
 }
 
-#define MAXMORE 4
+#define MAXMORE 5
 
 /* Held-out files: what they hold, in the summary's words. */
 static const char *held_out_name(const char *path)
 {
     if (strstr(path, "new_gpus")) return "runs on other GPUs";
     if (strstr(path, "zero3_scale")) return "ZeRO-3 at scale";
+    if (strstr(path, "torchtitan")) return "torchtitan on H100";
     return strstr(path, "bloom_chronicles") ? "more BigScience runs" : "other published runs";
 }
 
@@ -770,7 +778,14 @@ static const char *held_out_text(const char *path)
                "under Calibration, below), the other GPUs' are estimates. GB200 runs on 4-GPU trays with the NVLink\n"
                "domain Megatron-Bridge's launcher asks Slurm for (--segment); MLPerf's LoRA runs have no framework\n"
                "in parplan's table that runs them as published; torchtitan's runs use its per-op selective\n"
-               "recompute (fsdp's selective), and their memory, read with torch.compile, is not compared.";
+               "recompute (fsdp's selective); under torch.compile their loss is the fused one (compiled with\n"
+               "the model since February 2025) and the compiled blocks are not priced.";
+    if (strstr(path, "torchtitan"))
+        return "torchtitan's Llama 3.1 benchmarks on Meta's Grand Teton H100 (96 GB HBM2e, 500 W; benchmarks/\n"
+               "llama3_h100_202412_torchtitan.md at torchtitan 9dec370): peak reserved memory (max over ranks) of\n"
+               "FSDP2 with TP, PP and CP from 8 to 512 GPUs. Memory only: the 500 W limit sets clocks parplan has\n"
+               "no rate for. 16 of the 18 runs compile the blocks (not priced: parplan predicts the eager\n"
+               "memory); that release left the loss uncompiled. Nothing was fitted to them.";
     if (strstr(path, "zero3_scale"))
         return "Narayanan et al. 2021 (Table 2): GPT-3 175B and 530B trained with DeepSpeed's ZeRO-3 on 384 to\n"
                "2,240 A100s at a fixed global batch of 1,536 (one to four sequences per GPU), priced with the\n"
