@@ -11,7 +11,10 @@
  * Groups, narrowest first (pp__u_levels): GPU family + framework + ZeRO stage
  * + scale band + attention kind; then without the scale band; without ZeRO;
  * without the attention kind; the family alone; the framework alone; all
- * runs. A plan takes the first group that exists with enough rows.
+ * runs. Memory tries the framework alone before the family alone: what a
+ * framework keeps (buffers, gathered weights, the loss's tensors) sets the
+ * peak, the GPU only the capacity it is compared with. A plan takes the
+ * first group that exists with enough rows.
  */
 #include <math.h>
 #include <stdarg.h>
@@ -27,7 +30,10 @@
 #define B PP__UK_BAND
 #define A PP__UK_ATTN
 
-const unsigned char pp__u_levels[PP__U_LEVELS] = {F | W | Z | B | A, F | W | Z | A, F | W | A, F | W, F, W, 0};
+const unsigned char pp__u_levels[PP__U_WHAT][PP__U_LEVELS] = {
+    [PP__U_STEP] = {F | W | Z | B | A, F | W | Z | A, F | W | A, F | W, F, W, 0},
+    [PP__U_MEM] = {F | W | Z | B | A, F | W | Z | A, F | W | A, F | W, W, F, 0},
+};
 
 /* Catalog names sharing a family's silicon (topologies/gpus.json). */
 void pp__gpu_family(const char *gpu, char *out, size_t cap)
@@ -166,8 +172,9 @@ int pp__ugroups_build(const pp__resid *rows, int n, const unsigned char *use, do
             for (int i = 0; i < n && m < cap; i++) {
                 if (!usable(rows, use, i, what)) continue;
                 int first = 1; /* a group is built once, from its first row */
-                for (int j = 0; j < i && first; j++) first = !(usable(rows, use, j, what) && same(&keys[i], &keys[j], pp__u_levels[l]));
-                if (first && group_of(rows, keys, n, use, what, &keys[i], pp__u_levels[l], level, buf, &out[m])) m++;
+                for (int j = 0; j < i && first; j++)
+                    first = !(usable(rows, use, j, what) && same(&keys[i], &keys[j], pp__u_levels[what][l]));
+                if (first && group_of(rows, keys, n, use, what, &keys[i], pp__u_levels[what][l], level, buf, &out[m])) m++;
             }
     free(buf);
     free(keys);
@@ -181,17 +188,17 @@ int pp__ugroup_direct(const pp__resid *rows, int n, const unsigned char *use, in
     pp__ukey *keys = keys_of(rows, n);
     int found = 0;
     for (int l = 0; buf && keys && l < PP__U_LEVELS && !found; l++)
-        found = group_of(rows, keys, n, use, what, k, pp__u_levels[l], level, buf, g);
+        found = group_of(rows, keys, n, use, what, k, pp__u_levels[what][l], level, buf, g);
     free(buf);
     free(keys);
     return found;
 }
 
 /* Coverage (uncertainty.h). */
-static int level_of(unsigned mask)
+static int level_of(int what, unsigned mask)
 {
     for (int l = 0; l < PP__U_LEVELS; l++)
-        if (pp__u_levels[l] == mask) return l;
+        if (pp__u_levels[what][l] == mask) return l;
     return PP__U_LEVELS - 1;
 }
 
@@ -202,7 +209,7 @@ static void check(const pp__resid *rows, int n, const unsigned char *use, int i,
     pp__ukey_of_resid(&rows[i], &k);
     if (!pp__ugroup_direct(rows, n, use, what, &k, level, &g)) return;
     double r = rows[i].ratio[what], lo = g.lo < 1 ? g.lo : 1, hi = g.hi > 1 ? g.hi : 1;
-    int in = r >= lo && r <= hi, l = level_of(g.mask);
+    int in = r >= lo && r <= hi, l = level_of(what, g.mask);
     t->checked++, t->inside += in;
     t->by_level[l][0]++, t->by_level[l][1] += in;
 }
@@ -274,7 +281,7 @@ int pp__ugroup_find(const pp__ugroup *tab, int n, int what, const pp__ukey *k)
     pp__ukey g;
     for (int l = 0; l < PP__U_LEVELS; l++)
         for (int i = 0; i < n; i++) {
-            if (tab[i].what != what || tab[i].mask != pp__u_levels[l]) continue;
+            if (tab[i].what != what || tab[i].mask != pp__u_levels[what][l]) continue;
             group_key(&tab[i], &g);
             if (same(&g, k, tab[i].mask)) return i;
         }

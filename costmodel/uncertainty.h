@@ -22,8 +22,8 @@ enum { PP__BAND_NODE, PP__BAND_64, PP__BAND_512, PP__BAND_MORE, PP__BAND_COUNT }
 #define PP__U_FAMILY_LEN 16
 #define PP__U_MAX_FAMILIES 32
 
-/* The groupings tried, narrowest first (uncertainty.c). */
-extern const unsigned char pp__u_levels[PP__U_LEVELS];
+/* The groupings tried for each estimate, narrowest first (uncertainty.c). */
+extern const unsigned char pp__u_levels[PP__U_WHAT][PP__U_LEVELS];
 
 /* One validated published run. */
 typedef struct pp__resid {
@@ -90,7 +90,7 @@ int pp__ugroup_direct(const pp__resid *rows, int n, const unsigned char *use, in
 /* How often a run's ratio falls inside the interval (widened to hold 1, as
  * a plan's) of groups built without it: each run left out in turn (loo), or
  * each source's runs left out together (lso). by_level: checked and inside
- * per pp__u_levels entry the group came from. */
+ * per pp__u_levels[what] entry the group came from. */
 typedef struct pp__ucount {
     int checked, inside, sources;
     int by_level[PP__U_LEVELS][2];

@@ -120,12 +120,19 @@ static int write_table(const char *path, const pp__ugroup *g, int n, const pp__u
     return 1;
 }
 
-static const char *level_name(int l)
+/* The keys of grouping l of estimate w, e.g. "family, framework". */
+static const char *level_name(int w, int l)
 {
-    static const char *const n[PP__U_LEVELS] = {
-        "family, framework, ZeRO, scale, attention", "family, framework, ZeRO, attention", "family, framework, attention",
-        "family, framework", "family", "framework", "all runs"};
-    return n[l];
+    static char buf[PP__U_WHAT][PP__U_LEVELS][96];
+    static const struct { unsigned bit; const char *name; } keys[] = {
+        {PP__UK_FAMILY, "family"}, {PP__UK_FRAMEWORK, "framework"}, {PP__UK_ZERO, "ZeRO"}, {PP__UK_BAND, "scale"},
+        {PP__UK_ATTN, "attention"}};
+    char *b = buf[w][l];
+    size_t k = 0;
+    b[0] = '\0';
+    for (size_t i = 0; i < sizeof keys / sizeof *keys; i++)
+        if (pp__u_levels[w][l] & keys[i].bit) k += (size_t)snprintf(b + k, sizeof buf[w][l] - k, "%s%s", k ? ", " : "", keys[i].name);
+    return k ? b : "all runs";
 }
 
 static void print_tally(const char *what, const char *how, const pp__ucount *t)
@@ -155,7 +162,10 @@ static void print_doc(const pp__resid *rows, int n, const pp__ugroup *g, int ng)
            "page. The runs are grouped by the mechanisms a prediction shares with them; a plan takes the\n"
            "narrowest group that holds at least %d runs, trying in turn:\n\n",
            100 * PP_INTERVAL_LEVEL, count[PP__U_STEP], count[PP__U_MEM], pp__min_rows(PP_INTERVAL_LEVEL));
-    for (int l = 0; l < PP__U_LEVELS; l++) printf("%d. %s;\n", l + 1, level_name(l));
+    for (int l = 0; l < PP__U_LEVELS; l++) printf("%d. %s;\n", l + 1, level_name(PP__U_STEP, l));
+    printf("\nMemory tries the framework alone before the family alone (%s, then %s): what a framework keeps\n"
+           "sets the peak, the GPU only the capacity it is compared with.\n",
+           level_name(PP__U_MEM, PP__U_LEVELS - 3), level_name(PP__U_MEM, PP__U_LEVELS - 2));
     printf("\n(GPU family: catalog GPUs on the same silicon, e.g. A100 for a100-40g and a100-80g; scale: 1-8,\n"
            "9-64, 65-512 or more GPUs; attention: fused or materialised scores.) The bounds are split-conformal\n"
            "order statistics of the group's ratios (Lei et al. 2018, Sec. 2.2): of n sorted ratios, the\n"
@@ -195,7 +205,7 @@ static void print_doc(const pp__resid *rows, int n, const pp__ugroup *g, int ng)
     for (int w = 0; w < PP__U_WHAT; w++)
         for (int l = 0; l < PP__U_LEVELS; l++) {
             const int *b = loo[w].by_level[l];
-            if (b[0]) printf("| %s | %s | %d | %d | %.1f%% |\n", w ? "peak memory" : "step time", level_name(l), b[0], b[1],
+            if (b[0]) printf("| %s | %s | %d | %d | %.1f%% |\n", w ? "peak memory" : "step time", level_name(w, l), b[0], b[1],
                              100.0 * b[1] / b[0]);
         }
     printf("\n### The groups (costmodel/uncertainty_table.c)\n\n"

@@ -121,6 +121,36 @@ Test(uncertainty, groups_fall_back_to_wider_ones_with_hand_computed_bounds)
     for (int i = 0; i < ng; i++) cr_expect_geq(tab[i].rows, 9);
 }
 
+/* Memory falls back to the framework before the GPU family; step time to
+ * the family first. 9 X100/fsdp runs (step and memory 0.80 ... 0.88) and 9
+ * Y200/megatron runs (1.10 ... 1.18): a megatron plan on X100 takes
+ * megatron's memory bounds and X100's step bounds. */
+Test(uncertainty, memory_falls_back_to_the_framework_step_to_the_family)
+{
+    pp__resid r[18];
+    pp__ugroup tab[64], g;
+    int n = 0;
+    for (int i = 0; i < 9; i++) r[n++] = resid("X100", PP_FW_FSDP, 3, 8, 0.80 + i / 100.0, "a");
+    for (int i = 0; i < 9; i++) r[n++] = resid("Y200", PP_FW_MEGATRON, 1, 16, 1.10 + i / 100.0, "b");
+    for (int i = 0; i < n; i++) r[i].ratio[PP__U_MEM] = r[i].ratio[PP__U_STEP];
+    int ng = pp__ugroups_build(r, n, NULL, 0.8, tab, 64);
+    pp__ukey k = key("X100", PP_FW_MEGATRON, 1, PP__BAND_64);
+    char got[128];
+    int i = pp__ugroup_find(tab, ng, PP__U_MEM, &k);
+    cr_assert_geq(i, 0);
+    pp__ugroup_label(&tab[i], got, sizeof got);
+    cr_expect_str_eq(got, "megatron");
+    cr_expect_float_eq(tab[i].lo, 1.10, 1e-9);
+    cr_expect_float_eq(tab[i].hi, 1.18, 1e-9);
+    cr_assert(pp__ugroup_direct(r, n, NULL, PP__U_MEM, &k, 0.8, &g));
+    cr_expect(g.mask == tab[i].mask && g.lo == tab[i].lo, "the table and the rows disagree");
+    i = pp__ugroup_find(tab, ng, PP__U_STEP, &k);
+    cr_assert_geq(i, 0);
+    pp__ugroup_label(&tab[i], got, sizeof got);
+    cr_expect_str_eq(got, "X100");
+    cr_expect_float_eq(tab[i].hi, 0.88, 1e-9);
+}
+
 Test(uncertainty, coverage_left_out_matches_the_hand_count)
 {
     pp__resid r[20];
