@@ -115,7 +115,11 @@ static void expect_held_out(const char *figure, int rows, double median, double 
     cr_expect_leq(t.worst, worst, "%s: worst %.1f%%", figure, t.worst);
 }
 
-Test(validation, held_out_zero3_at_scale) { expect_held_out("held out: throughput, ZeRO-3 at scale", 6, 25.0, 45.0); }
+Test(validation, held_out_zero3_at_scale)
+{
+    /* and the table's PTD-P arm (6 runs, 0.9-6.6%) */
+    expect_held_out("held out: throughput, ZeRO-3 and PTD-P at scale", 12, 10.0, 45.0);
+}
 
 /* MT-NLG 530B, Llama 3 405B, Korthikanti 175B/1T, BLOOM-176B's production
  * run (tests/data/published_more.csv): nothing was fitted to them. The
