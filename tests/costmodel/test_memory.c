@@ -465,6 +465,16 @@ Test(memory, megatron_bf16_main_grad_copies_to_fp32_at_the_step)
     }
 }
 
+/* torchtitan's Llama-3-8B under the fsdp framework, one DGX H100. */
+static pp_strategy fsdp_8b(int dp, int zero, int micro, int seq, int global, pp_recompute r)
+{
+    pp_strategy s;
+    pp_strategy_default(&s);
+    s.framework = PP_FW_FSDP;
+    s.dp = dp, s.zero = zero, s.micro_batch = micro, s.seq = seq, s.global_batch = global, s.recompute = r;
+    return s;
+}
+
 /* torchtitan's per-op selective checkpointing (fsdp's selective recompute;
  * torchtitan activation_checkpoint.py: save mm, SDPA and reduce-scatter
  * outputs except every second mm). Llama-3-8B (h 4096, 32 heads, 8 KV
@@ -480,11 +490,7 @@ Test(memory, torchtitan_per_op_checkpointing_by_hand)
 {
     pp_model m = fx_model("llama3-8b");
     pp_cluster c = fx_cluster("dgx-h100", 1, 0);
-    pp_strategy s;
-    pp_strategy_default(&s);
-    s.framework = PP_FW_FSDP;
-    s.dp = 8, s.zero = 3, s.micro_batch = 2, s.seq = 8192, s.global_batch = 16;
-    s.recompute = PP_RECOMPUTE_SELECTIVE;
+    pp_strategy s = fsdp_8b(8, 3, 2, 8192, 16, PP_RECOMPUTE_SELECTIVE);
     pp_plan p;
     pp_error err = {""};
     cr_assert_eq(pp_estimate(&m, &c, &s, &p, &err), PP_OK, "%s", err.msg);
@@ -512,16 +518,13 @@ Test(memory, fsdp_pipeline_accumulates_unsharded_fp32_gradients)
 {
     pp_model m = fx_model("llama3-8b");
     pp_cluster c = fx_cluster("dgx-h100", 1, 0);
-    pp_strategy s;
-    pp_strategy_default(&s);
-    s.framework = PP_FW_FSDP;
-    s.dp = 4, s.pp = 2, s.zero = 2, s.micro_batch = 1, s.seq = 4096, s.global_batch = 16;
-    s.recompute = PP_RECOMPUTE_FULL;
+    pp_strategy s = fsdp_8b(4, 2, 1, 4096, 16, PP_RECOMPUTE_FULL);
+    s.pp = 2;
     pp_plan p;
     pp_error err = {""};
     cr_assert_eq(pp_estimate(&m, &c, &s, &p, &err), PP_OK, "%s", err.msg);
-    /* one block: 4 x 4096^2 x (1 + 1/4 + 1/4 + 1)/2 ... written out: wq 4096x4096,
-     * wk and wv 4096x1024 each, wo 4096x4096, w1, w3, w2 4096x14336, two norms */
+    /* one block: wq and wo 4096 x 4096, wk and wv 4096 x 1024, w1, w3 and w2
+     * 4096 x 14336, two norms of 4096 */
     double block = 2.0 * 4096 * 4096 + 2.0 * 4096 * 1024 + 3.0 * 4096 * 14336 + 2 * 4096;
     /* the largest unit's 16-bit gradients and their fp32 cast: the
      * embedding's on the first stage, a block's on the last */
@@ -549,10 +552,7 @@ Test(memory, fsdp_loss_parallel_holds_sixteen_bytes_a_logit)
 {
     pp_model m = fx_model("llama3-8b");
     pp_cluster c = fx_cluster("dgx-h100", 1, 0);
-    pp_strategy s;
-    pp_strategy_default(&s);
-    s.framework = PP_FW_FSDP;
-    s.dp = 4, s.zero = 3, s.micro_batch = 2, s.seq = 8192, s.global_batch = 16, s.recompute = PP_RECOMPUTE_FULL;
+    pp_strategy s = fsdp_8b(4, 3, 2, 8192, 16, PP_RECOMPUTE_FULL);
     double tok = 16384, V = 128256;
     for (int tp = 1; tp <= 2; tp++) {
         s.tp = tp, s.dp = 8 / tp, s.sp = tp > 1;
