@@ -385,9 +385,9 @@ static void comm_buffers(const pp_strategy *s, const stage_params *sp, pp_stage_
         /* pipelined: torch.distributed.pipelining runs each backward with
          * gradient sync off and reduce-scatters after the step's last
          * (stage.py backward_maybe_with_nosync), so FSDP2 accumulates the
-         * stage's unsharded gradients, in fp32 (the reduce dtype:
-         * _fsdp_param.py to_accumulated_grad_if_needed) */
-        if (s->pp > 1 && nd > 1) o->bucket_bytes += train * 4;
+         * stage's unsharded gradients in fp32 (the reduce dtype: _fsdp_param.py
+         * to_accumulated_grad_if_needed), a unit's 16-bit ones added at a time */
+        if (s->pp > 1 && nd > 1) o->bucket_bytes = unit * wg + train * 4;
         break;
     }
     case PP_BUCKETS_VIEWS:

@@ -134,7 +134,7 @@ Test(validation, held_out_other_published_runs)
 
 /* torchtitan's Llama 3.1 8B-405B benchmarks on H100 (tests/data/
  * torchtitan_h100.csv), peak reserved memory over FSDP2, TP, PP and CP:
- * 5.0% / 12.1% (the 70B FSDP + TP run, -12%). Before FSDP2's accumulated fp32
+ * 5.1% / 12.1% (the 70B FSDP + TP run, -12%). Before FSDP2's accumulated fp32
  * gradients under pipelining and loss_parallel's 16 bytes a logit, the
  * 405B pipelined runs were 27-39% under and the 70B runs 19-24%. */
 Test(validation, held_out_torchtitan_memory)
