@@ -125,6 +125,33 @@ Test(rules, plans_obey_rules_and_pins)
     pp_plan_list_free(&l);
 }
 
+/* A rule reads every dimension it depends on: fw-launcher refuses selective
+ * recompute for FSDP on a model torchtitan cannot build, and the search
+ * checks it once recompute is chosen. Llama-2-70B (not a torchtitan
+ * flavor) on 8 DGX A100, fsdp only: every plan passes every rule, so every
+ * plan can be written out. */
+Test(rules, fsdp_plans_of_a_model_torchtitan_lacks_are_launchable)
+{
+    pp_model m;
+    pp_cluster c;
+    pp_error e = {""};
+    cr_assert_eq(pp_model_load("llama2-70b", &m, &e), PP_OK, "%s", e.msg);
+    cr_assert_eq(pp_cluster_load("dgx-a100-80g", &c, &e), PP_OK, "%s", e.msg);
+    cr_assert_eq(pp_cluster_resize(&c, 8, 0, &e), PP_OK, "%s", e.msg);
+    pp_search_opts o;
+    pp_search_opts_default(&o);
+    o.global_batch = 512, o.top_k = 20, o.frameworks = 1u << PP_FW_FSDP;
+    pp_plan_list l;
+    cr_assert_eq(pp_plan_search(&m, &c, &o, &l, &e), PP_OK, "%s", e.msg);
+    cr_assert_gt(l.n, 0);
+    for (int i = 0; i < l.n; i++) {
+        const pp_strategy *s = &l.plans[i].strategy;
+        cr_expect_neq(s->recompute, PP_RECOMPUTE_SELECTIVE, "plan %d: selective recompute", i + 1);
+        cr_expect_eq(pp_rules_check(&m, &c, s, &e), PP_OK, "plan %d: %s", i + 1, e.msg);
+    }
+    pp_plan_list_free(&l);
+}
+
 /* Restricting the frameworks restricts the plans. */
 Test(rules, framework_restriction)
 {
