@@ -413,7 +413,7 @@ static int read_hf_fsdp(const cli_args *a, const pp_model *m, const pp_cluster *
     if (ta_path && pp_training_args_read(ta_path, &ta, warn, &err) != PP_OK) return cli_fail(PP_ERR_INPUT, &err);
     if (fsdp) {
         if ((rc = refuse_from_file(a, layout, "fsdp-config"))) return rc;
-        static const char *const more[] = {"precision", "recompute", "recompute-layers", NULL};
+        static const char *const more[] = {"precision", "recompute", "recompute-layers", "loss", NULL};
         if ((rc = refuse_from_file(a, more, "fsdp-config"))) return rc;
         if (s->framework != PP_FW_AUTO && s->framework != PP_FW_FSDP) {
             fprintf(stderr, "parplan: --framework %s: --fsdp-config files are run by fsdp\n", pp_framework_name(s->framework));

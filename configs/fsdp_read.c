@@ -180,6 +180,10 @@ static void parallelism_block(fr *r, const cJSON *p, int world, pp_strategy *s)
         return (void)jr_fail(&r->jr, P, p ? "parallelism_config_dp_replicate_size" : NULL, "dp_replicate x dp_shard x tp "
                              "x cp = %d x %d x %d x %d = %ld, but the run has %d processes: Accelerate raises "
                              "ValueError", rep, shard, tp, cp, (long)rep * shard * tp * cp, world);
+    if (tp > 1) /* transformers' tp_plan: no sequence-parallel norms, the head's logits gathered (colwise_rep) */
+        return (void)jr_fail(&r->jr, P, "parallelism_config_tp_size", "%d: parplan prices FSDP's tensor parallelism as "
+                             "torchtitan runs it (sequence-parallel norms, vocabulary-sharded loss); transformers' TP "
+                             "plans under Accelerate are not priced (a torchtitan job TOML is)", tp);
     if ((tp > 1 || cp > 1) && rep > 1 && shard == 1)
         return (void)jr_fail(&r->jr, P, "parallelism_config_dp_shard_size", "1 with dp_replicate %d and tp or cp > 1: "
                              "Accelerate raises ValueError (pure replication with TP/CP is not supported)", rep);
@@ -465,6 +469,15 @@ static void tt_parallel(fr *r, const cJSON *root, pp_strategy *s, int *pp_out)
     if (!strcmp(rot, "allgather")) s->cp_comm = PP_CP_ALLGATHER;
     else if (!strcmp(rot, "alltoall")) s->cp_comm = PP_CP_RING;
     else jr_fail(&r->jr, P, "context_parallel_rotate_method", "\"%s\": expected allgather or alltoall", rot);
+    /* v0.2.2 parallelize.py: without a shard or CP group the replicas run DDP,
+     * which raises beside TP or PP */
+    if (rep > 1 && shard == 1 && cp == 1 && (tp > 1 || pp > 1))
+        return (void)jr_fail(&r->jr, P, "data_parallel_shard_degree", "1 with data_parallel_replicate_degree %d and TP or PP: "
+                             "torchtitan runs DDP and raises \"DDP has not supported > 1D parallelism\"", rep);
+    int nolp = 0;
+    if (jr_bool(&r->jr, par, P, "disable_loss_parallel", 0, &nolp) && nolp && tp > 1)
+        return (void)jr_fail(&r->jr, P, "disable_loss_parallel", "true with TP: the logits are gathered whole on each rank; "
+                             "parplan prices torchtitan's loss_parallel (vocabulary-sharded logits) only");
     int async = 0;
     if (jr_bool(&r->jr, par, P, "enable_async_tensor_parallel", 0, &async) && async)
         fwarn(r, P, "enable_async_tensor_parallel", "not priced (TP communication is priced unoverlapped)");
@@ -577,17 +590,24 @@ static void tt_batch(fr *r, const cJSON *root, pp_strategy *s)
 static void tt_compile_read(fr *r, const cJSON *cc, pp_strategy *s)
 {
     int on = 0, loss = 1, model = 1;
-    if (!jr_bool(&r->jr, cc, "$.compile", "enable", 0, &on) || !on) return;
+    char backend[32] = "inductor";
     const cJSON *comp = cJSON_GetObjectItemCaseSensitive(cc, "components");
+    jr_bool(&r->jr, cc, "$.compile", "enable", 0, &on);
+    jr_str(&r->jr, cc, "$.compile", "backend", 0, backend, sizeof backend);
     if (comp && !cJSON_IsArray(comp)) return (void)jr_fail(&r->jr, "$.compile", "components", "expected a list of names");
     if (comp) {
         loss = model = 0;
         for (const cJSON *c = comp->child; c && r->jr.st == PP_OK; c = c->next) {
-            const char *v = cJSON_IsString(c) ? c->valuestring : "";
-            if (!strcmp(v, "loss")) loss = 1;
-            else if (!strcmp(v, "model")) model = 1;
-            else jr_fail(&r->jr, "$.compile", "components", "\"%.40s\": expected \"model\" or \"loss\"", v);
+            if (!cJSON_IsString(c)) return (void)jr_fail(&r->jr, "$.compile", "components", "expected a list of names");
+            if (!strcmp(c->valuestring, "loss")) loss = 1;
+            else if (!strcmp(c->valuestring, "model")) model = 1;
+            else jr_fail(&r->jr, "$.compile", "components", "\"%.40s\": expected \"model\" or \"loss\"", c->valuestring);
         }
+    }
+    if (r->jr.st != PP_OK || !on) return;
+    if (strcmp(backend, "inductor")) { /* only Inductor generates the fused kernels */
+        fwarn(r, "$.compile", "backend", "\"%s\": priced as the eager run (no Inductor fusion)", backend);
+        return;
     }
     if (loss) s->loss = PP_LOSS_FUSED;
     if (model) fwarn(r, "$.compile", "components", "torch.compile of the model's blocks is not priced");

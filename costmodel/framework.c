@@ -249,6 +249,12 @@ const char *pp__torchtitan_only(const pp_strategy *s)
     if (s->pp > 1) return "pipeline stages";
     if (s->precision == PP_PREC_FP8) return "fp8";
     if (s->recompute == PP_RECOMPUTE_SELECTIVE) return "selective recompute";
+    /* DTensor TP with sequence-parallel norms and loss_parallel is what
+     * parplan prices; HF's TP plans replicate the norms and gather the logits */
+    if (s->tp > 1) return "tensor parallelism";
+    if (s->loss == PP_LOSS_FUSED) return "the fused loss";
+    /* Accelerate's ParallelismConfig raises on replicas of one rank beside CP */
+    if (s->cp > 1 && s->shard > 0 && s->shard == s->cp && s->shard < s->dp * s->cp) return "replicated context-parallel groups";
     return NULL;
 }
 

@@ -103,8 +103,9 @@ typedef struct pp__fw {
  * "405B"), or NULL: the shapes of torchtitan/models/llama3/__init__.py. */
 const char *pp__torchtitan_flavor(const pp_model *m);
 /* What of an FSDP strategy only torchtitan launches (HF Accelerate has no
- * pipeline stages, fp8 or per-op selective recompute), or NULL: the one
- * test behind rule fw-launcher and the launch files' choice. */
+ * pipeline stages, fp8, per-op selective recompute or compiled loss; its
+ * TP plans are not the DTensor TP parplan prices), or NULL: the one test
+ * behind rule fw-launcher and the launch files' choice. */
 const char *pp__torchtitan_only(const pp_strategy *s);
 
 /* The vocabulary the framework builds: Megatron pads it to a multiple of

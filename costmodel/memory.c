@@ -571,7 +571,8 @@ static void stage_estimate(const pp_model *m, const pp_cluster *c, const pp_stra
     double extra = 0, ab = pp__act_bytes(s);
     if (is_first && m->dropout > 0) extra += tok * m->hidden / rep;     /* embedding dropout mask */
     if (is_first && m->embed_norm) extra += ab * tok * m->hidden / rep; /* its input, not checkpointed */
-    if (is_last) extra += 2 * ab * tok * m->hidden / rep;               /* final norm + head inputs */
+    if (is_last) /* final norm and head inputs; DTensor's TP keeps the head's gathered */
+        extra += ab * tok * m->hidden / rep + ab * tok * m->hidden / (pp__fw_get(s->framework)->tp_gathered_inputs ? 1 : rep);
     o->act_per_microbatch = stage_act(m, s, i, first, last, &o->recompute_bytes) + extra;
     o->recompute_bytes += cp_kv_bytes(m, s);
     o->inflight = pp__inflight(s, i);

@@ -74,7 +74,7 @@ static const rule_def defs[PP_RULE_COUNT] = {
     [PP_RULE_FW_GRAD_ACCUM] = {{"fw-grad-accum", "grad_accum_dtype", "the framework accumulates gradients in that dtype"}, D(FW) | D(PREC) | D(ZERO) | D(OFFLOAD) | D(BEHAV)},
     [PP_RULE_FW_OUTPUTS] = {{"fw-pipeline-outputs", "free_pipeline_outputs", "pipeline outputs are kept or freed as the framework does"}, D(FW) | D(DEG) | D(BEHAV)},
     [PP_RULE_FW_LOSS] = {{"fw-loss", "loss", "the framework has the loss kernel"}, D(FW) | D(BEHAV)},
-    [PP_RULE_FW_LAUNCHER] = {{"fw-launcher", "model", "a launcher of the framework runs the model with these settings"}, D(FW) | D(DEG) | D(PREC) | D(RC) | D(BASE) | D(LAUNCH)},
+    [PP_RULE_FW_LAUNCHER] = {{"fw-launcher", "model", "a launcher of the framework runs the model with these settings"}, D(FW) | D(DEG) | D(ZERO) | D(PREC) | D(RC) | D(BASE) | D(LAUNCH)},
     [PP_RULE_FW_ETP] = {{"fw-etp", "etp", "experts take their own tensor-parallel degree (etp dividing tp) only in Megatron-Core, for a mixture-of-experts model"}, D(FW) | D(DEG) | D(EP)},
     [PP_RULE_FW_EP_OVERLAP] = {{"fw-ep-overlap", "overlap_ep", "EP all-to-all overlap is Megatron-Core's, with ep > 1, pp 1 or the interleaved schedule, no full recomputation, 16-bit"}, D(FW) | D(EP) | D(DEG) | D(RC) | D(SCHED) | D(PREC) | D(BEHAV)},
     [PP_RULE_FW_EP_DISPATCH] = {{"fw-ep-dispatch", "ep_dispatch", "hierarchical EP dispatch (DeepEP/HybridEP) is Megatron-Core's flex dispatcher (a no-op with ep 1)"}, D(FW) | D(EP) | D(BEHAV)},
@@ -814,10 +814,10 @@ static int fw_launcher_ok(const why *w)
     if (FW(w)->weights != PP_W_FSDP || !why_tt) return 1;
     if (s->ft.mode != PP_MODE_FULL)
         return no(w, "mode", ename(PP_ENUM_MODE, s->ft.mode), "FSDP with %s is launched by torchtitan, which has no "
-                  "LoRA; HF Accelerate (LoRA) has no %s", why_tt, why_tt);
+                  "LoRA; parplan launches HF Accelerate (LoRA) without %s", why_tt, why_tt);
     if (pp__torchtitan_flavor(w->x->m)) return 1;
     return no(w, NULL, w->x->m->name, "FSDP with %s is launched by torchtitan, whose flavors build Llama 3 8B, 70B and "
-              "405B; HF Accelerate (any model) has no %s", why_tt, why_tt);
+              "405B; parplan launches HF Accelerate (any model) without %s", why_tt, why_tt);
 }
 
 /* Model shapes Megatron's arguments can build (docs/megatron.md). */

@@ -534,6 +534,9 @@ Test(fsdp_config, accelerate_refusals)
         ARGS(MG_MODEL, "--fsdp-config", "f.yaml"), ARGS("num_processes", "16 processes"));
     bad("f.yaml", S("distributed_type: FSDP\nnum_machines: 1\nnum_processes: 8\nfsdp_config:\n  fsdp_version: 1\n"),
         ARGS(MG_MODEL, "--fsdp-config", "f.yaml"), ARGS("fsdp_version", "FSDP2"));
+    /* transformers' TP plans under Accelerate are not the DTensor TP parplan prices */
+    bad("f.yaml", S(ACC "parallelism_config:\n  parallelism_config_dp_shard_size: 4\n  parallelism_config_tp_size: 2\n"),
+        ARGS(MG_MODEL, "--fsdp-config", "f.yaml"), ARGS("$.parallelism_config.parallelism_config_tp_size", "not priced"));
     extra_name = "t.json", extra_text = "{\"gradient_checkpointing\": true, \"bf16\": true}";
     bad("f.yaml", S(ACC "  fsdp_activation_checkpointing: true\n"), ARGS(MG_MODEL, "--fsdp-config", "f.yaml", "--training-args", "t.json"),
         ARGS("fsdp_activation_checkpointing", "can't be set to True simultaneously"));
@@ -606,6 +609,26 @@ Test(fsdp_config, torchtitan_compile_reads)
         ARGS("$.compile.components", "expected a list of names"));
     bad("t.toml", S(TT "[compile]\nenable = true\ncomponents = [\"los\"]\n"), ARGS(MG_MODEL, "--fsdp-config", "t.toml"),
         ARGS("$.compile.components", "\"los\": expected \"model\" or \"loss\""));
+    bad("t.toml", S(TT "[compile]\nenable = true\ncomponents = [\"loss\", 3]\n"), ARGS(MG_MODEL, "--fsdp-config", "t.toml"),
+        ARGS("$.compile.components", "expected a list of names"));
+    /* a wrong type is wrong whether or not compile is on (the config parser types it) */
+    bad("t.toml", S(TT "[compile]\nenable = false\ncomponents = 7\n"), ARGS(MG_MODEL, "--fsdp-config", "t.toml"),
+        ARGS("$.compile.components", "expected a list of names"));
+    bad("t.toml", S(TT "[compile]\nenable = true\nbackend = 5\n"), ARGS(MG_MODEL, "--fsdp-config", "t.toml"),
+        ARGS("$.compile.backend"));
+    /* the loss comes from the file */
+    bad("t.toml", S(TT), ARGS(MG_MODEL, "--fsdp-config", "t.toml", "--loss", "fused"), ARGS("--loss", "comes from the file"));
+    /* another backend than Inductor fuses nothing: the eager loss, and a warning */
+    fresh_dir();
+    put("t.toml", S(TT "[compile]\nenable = true\nbackend = \"aot_eager\"\n"));
+    char *out, *err;
+    cr_expect_eq(estimate(ARGS(MG_MODEL, "--fsdp-config", "t.toml", "--format", "json"), &out, &err), 0, "%s", err);
+    cr_expect(strstr(out, "\"loss\":\t\"fp32\"") && strstr(err, "$.compile.backend"), "%s", err);
+    free(out);
+    free(err);
+    char p[512];
+    snprintf(p, sizeof p, "rm -rf '%s'", dir);
+    cr_assert(system(p) == 0);
 }
 
 Test(fsdp_config, torchtitan_bad)
@@ -625,6 +648,13 @@ Test(fsdp_config, torchtitan_bad)
         ARGS(MG_MODEL, "--fsdp-config", "t.toml"), ARGS("$.activation_checkpoint.selective_ac_option", "\"opp\""));
     bad("t.toml", S(TT "[parallelism]\ncontext_parallel_degree = 3\n"), ARGS(MG_MODEL, "--fsdp-config", "t.toml"),
         ARGS("data_parallel_shard_degree", "does not make the 8 GPUs"));
+    /* replicas of one rank beside TP: torchtitan runs DDP, which raises */
+    bad("t.toml", S(TT "[parallelism]\ndata_parallel_replicate_degree = 4\ndata_parallel_shard_degree = 1\n"
+                    "tensor_parallel_degree = 2\n"), ARGS(MG_MODEL, "--fsdp-config", "t.toml"),
+        ARGS("$.parallelism.data_parallel_shard_degree", "DDP has not supported > 1D parallelism"));
+    /* gathered logits beside TP: not what parplan prices */
+    bad("t.toml", S(TT "[parallelism]\ntensor_parallel_degree = 2\ndisable_loss_parallel = true\n"),
+        ARGS(MG_MODEL, "--fsdp-config", "t.toml"), ARGS("$.parallelism.disable_loss_parallel", "loss_parallel"));
 }
 
 Test(training_args, bad)

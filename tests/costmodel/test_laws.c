@@ -42,6 +42,7 @@
 
 #include "costmodel/costmodel.h"
 #include "costmodel/framework.h"
+#include "costmodel/rules.h"
 #include "topologies/topologies.h"
 #include "tests/fixtures.h"
 
@@ -288,17 +289,19 @@ static void command(const kase *k, const pp_strategy *s, char *buf, size_t cap)
 
 /* ------------------------------------------------------------ laws */
 
+enum { L_BYTES, L_RING, L_OFFLOAD, L_ZERO, L_EXPOSED, L_SUM, L_MEMORY, L_DTYPE, L_MB, L_ALLOC, L_DEPS, L_COUNT };
+
 typedef struct tally {
-    long cases, tries, checks[10];
+    long cases, tries, checks[L_COUNT];
     int failures;
 } tally;
 
-enum { L_BYTES, L_RING, L_OFFLOAD, L_ZERO, L_EXPOSED, L_SUM, L_MEMORY, L_DTYPE, L_MB, L_ALLOC, L_COUNT };
 static const char *const law_names[] = {"moving bytes costs time", "ring latency grows with ranks",
                                         "offload is never faster", "ZeRO-3 is never faster than ZeRO-2",
                                         "exposed <= total", "breakdowns sum", "memory floor", "fp32 >= 2 x bf16",
                                         "activations grow with the micro-batch",
-                                        "expandable segments: no more memory, same step"};
+                                        "expandable segments: no more memory, same step",
+                                        "a rule reads only the dimensions it declares"};
 
 #define MAX_REPORTS 12
 
@@ -577,6 +580,74 @@ static void law_alloc(tally *t, const kase *k, const pp_strategy *s, pp_plan *p)
         }
 }
 
+/* The search checks a rule once every dimension it declares has been
+ * chosen (planner/space.c level_rules, in the order below): a rule that
+ * reads a dimension chosen after its declared ones is checked before that
+ * dimension takes its value, and lets through plans the rule refuses
+ * (fw-launcher read recompute without declaring it). So: changing a
+ * dimension chosen after all of a rule's declared ones never changes the
+ * rule's verdict. */
+static int dim_level(unsigned d)
+{
+    static const unsigned order[] = {PP_DIM_FW | PP_DIM_BASE | PP_DIM_LAUNCH, PP_DIM_DEG, PP_DIM_EP, PP_DIM_ZERO,
+                                     PP_DIM_OFFLOAD, PP_DIM_PREC, PP_DIM_SP, PP_DIM_RC, PP_DIM_SCHED, PP_DIM_MB,
+                                     PP_DIM_BEHAV, PP_DIM_SPLIT};
+    int last = -1;
+    for (int l = 0; l < (int)(sizeof order / sizeof *order); l++)
+        if (d & order[l]) last = l;
+    return last;
+}
+
+typedef struct dim_change {
+    unsigned dim;
+    int values;
+    void (*set)(pp_strategy *, int);
+} dim_change;
+
+static void set_rc(pp_strategy *s, int v) { s->recompute = (pp_recompute)v, s->recompute_layers = -1; }
+static void set_prec_dim(pp_strategy *s, int v) { s->precision = (pp_precision)v; }
+static void set_off(pp_strategy *s, int v) { s->offload = (pp_offload)v; }
+static void set_zero_dim(pp_strategy *s, int v) { s->zero = v; }
+static void set_sp(pp_strategy *s, int v) { s->sp = v; }
+static void set_sched(pp_strategy *s, int v) { s->schedule = (pp_schedule)(v % PP_SCHED_COUNT), s->virtual_stages = 1 + v / PP_SCHED_COUNT; }
+static void set_mb(pp_strategy *s, int v)
+{
+    if (s->grad_accum % 2 == 0 && v) s->micro_batch *= 2, s->grad_accum /= 2;
+}
+/* behaviours the framework fills (the loss is not one the search varies:
+ * the fill gives fp32, any other is the user's, fixed for the search) */
+static void set_behav(pp_strategy *s, int v)
+{
+    if (v == 0) s->overlap_dp = !s->overlap_dp;
+    if (v == 1) s->buf.free_pipeline_outputs = !s->buf.free_pipeline_outputs;
+    if (v == 2) s->buf.expandable_segments = !s->buf.expandable_segments;
+}
+
+static const dim_change dim_changes[] = {
+    {PP_DIM_RC, PP_RECOMPUTE_COUNT, set_rc},   {PP_DIM_PREC, PP_PREC_COUNT, set_prec_dim},
+    {PP_DIM_OFFLOAD, PP_OFFLOAD_COUNT, set_off}, {PP_DIM_ZERO, 4, set_zero_dim},
+    {PP_DIM_SP, 2, set_sp},                    {PP_DIM_SCHED, 2 * PP_SCHED_COUNT, set_sched},
+    {PP_DIM_MB, 2, set_mb},                    {PP_DIM_BEHAV, 3, set_behav},
+};
+
+static void law_deps(tally *t, const kase *k, const pp_strategy *s)
+{
+    pp__rule_ctx x0 = {&W->models[k->model], &k->c, s, 0};
+    unsigned char verdict[PP_RULE_COUNT];
+    for (int r = 1; r < PP_RULE_COUNT; r++) verdict[r] = (unsigned char)pp__rule_eval(&x0, (pp_rule)r, NULL);
+    const dim_change *d = &dim_changes[pick((int)(sizeof dim_changes / sizeof *dim_changes))];
+    pp_strategy v = *s;
+    d->set(&v, pick(d->values));
+    pp__rule_ctx x1 = {&W->models[k->model], &k->c, &v, 0};
+    for (int r = 1; r < PP_RULE_COUNT; r++) {
+        if (dim_level(d->dim) <= dim_level(pp__rule_deps((pp_rule)r))) continue;
+        t->checks[L_DEPS]++;
+        if (pp__rule_eval(&x1, (pp_rule)r, NULL) != verdict[r])
+            broken(t, L_DEPS, k, &v, "rule %s changed its verdict when dimension 0x%x, chosen after its own, changed",
+                   pp_rule_get((pp_rule)r)->id, d->dim);
+    }
+}
+
 /* Ring collectives over n ranks pay (n-1) latency steps (and all-reduce
  * 2(n-1), or a tree's where NCCL picks one): a group with more ranks at
  * the same stride, over a tier no faster, never has a smaller latency term. */
@@ -635,6 +706,7 @@ Test(laws, random_valid_strategies, .timeout = 1200)
         law_dtype(&t, &k, &s, q);
         law_mb(&t, &k, &s, q);
         law_alloc(&t, &k, &s, q);
+        law_deps(&t, &k, &s);
     }
     cr_log_info("%ld valid strategies of %ld generated; checks:", t.cases, t.tries);
     for (int i = 0; i < L_COUNT; i++) cr_log_info("  %-36s %ld", law_names[i], t.checks[i]);

@@ -147,7 +147,7 @@ static rule_case cases[] = {
     {PP_RULE_FW_CP, L3, H, 1, PP_FW_PYTORCH, one_gpu, b_cp2, PP_FW_MEGATRON, 0},
     {PP_RULE_FW_CP_COMM, L3, H, 16, PP_FW_FSDP, NULL, b_cp2_a2a, PP_FW_MEGATRON, 0},
     {PP_RULE_ULYSSES_HEADS, L3, H, 16, PP_FW_DEEPSPEED, tp1, b_cp16_a2a, -1, 0},
-    {PP_RULE_FW_EP, "mixtral-8x7b", H, 16, PP_FW_FSDP, NULL, b_ep2, PP_FW_MEGATRON, 0},
+    {PP_RULE_FW_EP, "mixtral-8x7b", H, 16, PP_FW_FSDP, tp1, b_ep2, PP_FW_MEGATRON, 0},
     {PP_RULE_FW_ZERO, L3, H, 16, PP_FW_MEGATRON, NULL, b_zero2, PP_FW_DEEPSPEED, 0},
     {PP_RULE_FW_ZERO_PP, L3, H, 16, PP_FW_DEEPSPEED, tp1, b_zero2_pp2, PP_FW_FSDP, 0},
     {PP_RULE_FW_SHARD, L3, H, 16, PP_FW_MEGATRON, NULL, b_hybrid, PP_FW_FSDP, 0},
