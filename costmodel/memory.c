@@ -44,6 +44,7 @@ double pp__optimizer_bytes_per_param(const pp_model *m, pp_optimizer o, pp_preci
 /* Per-GPU parameter elements of one stage, split by what ZeRO shards over. */
 typedef struct stage_params {
     double embed;         /* the input embedding table (first stage), elements */
+    double head;          /* the final norm and the output table (last stage), elements */
     double dense;         /* sharded over dp*cp */
     double expert;        /* sharded over dp*cp/ep */
     double largest_block; /* elements of the largest block on this GPU */
@@ -103,7 +104,7 @@ static void add_block(const pp_strategy *s, int i, const block_terms *b, stage_p
 static stage_params stage_param_count(const pp_model *m, const pp_strategy *s, int first, int last,
                                       int is_first, int is_last)
 {
-    stage_params sp = {0, 0, 0, 0, 0, 0, 0, 0};
+    stage_params sp = {0, 0, 0, 0, 0, 0, 0, 0, 0};
     double t = s->tp, h = m->hidden, emb = pp__vocab(m, s) * h / t;
     block_terms bt[PP_BLOCK_COUNT] = {{0}};
     for (int i = first; i <= last && i >= 0; i++) {
@@ -122,6 +123,7 @@ static stage_params stage_param_count(const pp_model *m, const pp_strategy *s, i
         /* untied head; a tied head is a copy of the embedding when pp > 1 */
         double head = pp__norm_params(m) + (!m->tied_embeddings || !is_first ? emb : 0);
         sp.dense += head;
+        sp.head = head;
         if (!pp__head_frozen(m, s)) sp.trainable += head;
         sp.lora += pp__lora_head_params(m, s) / t;
     }
@@ -358,6 +360,11 @@ static states model_states(const pp_model *m, const pp_strategy *s, const stage_
  * prefetched; every unit when parameters stay gathered after forward) with
  * one unit's unsharded gradients before its reduce-scatter; Megatron-FSDP
  * the same, double-buffered by layer. */
+/* FSDP wraps each block, the embedding, and the final norm with the head
+ * (torchtitan v0.2.2 apply_fsdp: fully_shard([norm, output])): the largest
+ * unit gathered or reduced at once, elements. */
+static double largest_unit(const stage_params *sp) { return fmax(sp->largest_block, fmax(sp->embed, sp->head)); }
+
 static void comm_buffers(const pp_strategy *s, const stage_params *sp, pp_stage_mem *o)
 {
     const pp__fw *fw = pp__fw_get(s->framework);
@@ -377,7 +384,7 @@ static void comm_buffers(const pp_strategy *s, const stage_params *sp, pp_stage_
         break;
     case PP_BUCKETS_DDP: o->bucket_bytes = nd > 1 ? train * g : 0; break;
     case PP_BUCKETS_FSDP: {
-        double wg = s->precision == PP_PREC_FP32 ? 4 : 2, unit = fmax(sp->largest_block, sp->embed);
+        double wg = s->precision == PP_PREC_FP32 ? 4 : 2, unit = largest_unit(sp);
         double live = s->zero == 3 && s->pp == 1 ? 2 * unit : all; /* pipelined: gathered all step */
         o->zero_gather_bytes = nd > 1 ? live * wg : 0;
         /* the unit's 16-bit gradients and their fp32 cast for the reduce */
@@ -396,7 +403,7 @@ static void comm_buffers(const pp_strategy *s, const stage_params *sp, pp_stage_
          * gradients wait for their reduce-scatter (Megatron-LM megatron/core/
          * distributed/fsdp/src/docs/runtime_schedule.md: AO/DO, AI/DI) */
         if (s->zero == 3 && nd > 1) {
-            double unit = fmax(sp->largest_block, sp->embed);
+            double unit = largest_unit(sp);
             o->zero_gather_bytes = 2 * unit * w;
             o->bucket_bytes = unit * g;
         }

@@ -528,8 +528,9 @@ Test(memory, fsdp_pipeline_accumulates_unsharded_fp32_gradients)
     double block = 2.0 * 4096 * 4096 + 2.0 * 4096 * 1024 + 3.0 * 4096 * 14336 + 2 * 4096;
     /* the fp32 accumulators of every stage parameter, and the largest
      * unit's 16-bit gradients being added to them: the embedding's on the
-     * first stage, a block's on the last */
-    double emb = 128256.0 * 4096, unit[2] = {emb * 2, block * 2};
+     * first stage, the final norm's and the head's on the last (torchtitan
+     * v0.2.2 apply_fsdp: fully_shard([norm, output])) */
+    double emb = 128256.0 * 4096, unit[2] = {emb * 2, (emb + 4096) * 2};
     for (int i = 0; i < 2; i++) {
         const pp_stage_mem *st = &p.memory.stages[i];
         double params = 16 * block + (i == 0 ? emb : emb + 4096); /* embedding; final norm and head */
@@ -538,11 +539,12 @@ Test(memory, fsdp_pipeline_accumulates_unsharded_fp32_gradients)
                   st->bucket_bytes, want);
     }
     /* without pipeline stages FSDP2 reduce-scatters each unit as it
-     * finishes: its 16-bit gradients and their fp32 cast */
+     * finishes: the largest's (the norm and head) 16-bit gradients and
+     * their fp32 cast */
     s.pp = 1, s.zero = 3, s.dp = 8;
     cr_assert_eq(pp_estimate(&m, &c, &s, &p, &err), PP_OK, "%s", err.msg);
-    cr_expect(fabs(p.memory.stages[0].bucket_bytes - 3 * unit[0]) < 1e-9 * unit[0], "pp 1: %.0f B, one unit %.0f B",
-              p.memory.stages[0].bucket_bytes, 3 * unit[0]);
+    cr_expect(fabs(p.memory.stages[0].bucket_bytes - 3 * unit[1]) < 1e-9 * unit[1], "pp 1: %.0f B, one unit %.0f B",
+              p.memory.stages[0].bucket_bytes, 3 * unit[1]);
 }
 
 /* torchtitan's loss_parallel under TP runs DTensor's decomposed
