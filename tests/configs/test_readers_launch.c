@@ -33,6 +33,16 @@ static void fresh_dir(void)
     cr_assert(mkdtemp(dir));
 }
 
+/* Frees an estimate's output and removes the scratch directory. */
+static void drop_dir(char *out, char *err)
+{
+    free(out);
+    free(err);
+    char p[512];
+    snprintf(p, sizeof p, "rm -rf '%s'", dir);
+    cr_assert(system(p) == 0);
+}
+
 static void put(const char *name, const char *text, size_t len)
 {
     char path[512];
@@ -140,11 +150,7 @@ Test(megatron_args, the_base_file_reads)
     int rc = estimate(ARGS(MG_MODEL, "--megatron-args", "a.sh"), &out, &err);
     cr_expect_eq(rc, 0, "%s", err);
     cr_expect(strstr(out, "megatron: dp 4, tp 2"), "%s", out);
-    free(out);
-    free(err);
-    char p[512];
-    snprintf(p, sizeof p, "rm -rf '%s'", dir);
-    cr_assert(system(p) == 0);
+    drop_dir(out, err);
 }
 
 /* the grads column of the table's stage-0 row, GiB */
@@ -497,11 +503,7 @@ Test(fsdp_config, accelerate_reads)
     int rc = estimate(ARGS(MG_MODEL, "--fsdp-config", "f.yaml", "--training-args", "t.json"), &out, &err);
     cr_expect_eq(rc, 0, "%s", err);
     cr_expect(strstr(out, "fsdp: dp 8, tp 1") && strstr(out, "ZeRO-3"), "%s", out);
-    free(out);
-    free(err);
-    char p[512];
-    snprintf(p, sizeof p, "rm -rf '%s'", dir);
-    cr_assert(system(p) == 0);
+    drop_dir(out, err);
 }
 
 Test(fsdp_config, truncated_and_binary)
@@ -553,11 +555,7 @@ Test(fsdp_config, torchtitan_reads)
     int rc = estimate(ARGS(MG_MODEL, "--fsdp-config", "t.toml"), &out, &err);
     cr_expect_eq(rc, 0, "%s", err);
     cr_expect(strstr(out, "fsdp: dp 4, tp 2") && strstr(out, "+sp"), "%s", out);
-    free(out);
-    free(err);
-    char p[512];
-    snprintf(p, sizeof p, "rm -rf '%s'", dir);
-    cr_assert(system(p) == 0);
+    drop_dir(out, err);
 }
 
 Test(fsdp_config, torchtitan_per_op_sac_reads)
@@ -571,11 +569,7 @@ Test(fsdp_config, torchtitan_per_op_sac_reads)
     int rc = estimate(ARGS(MG_MODEL, "--fsdp-config", "t.toml"), &out, &err);
     cr_expect_eq(rc, 0, "%s", err);
     cr_expect(strstr(out, "with fsdp") && strstr(out, "recompute selective"), "%s", out);
-    free(out);
-    free(err);
-    char p[512];
-    snprintf(p, sizeof p, "rm -rf '%s'", dir);
-    cr_assert(system(p) == 0);
+    drop_dir(out, err);
 }
 
 /* [compile] (torchtitan v0.2.2 Compile: components default ["model",
@@ -599,11 +593,7 @@ Test(fsdp_config, torchtitan_compile_reads)
         cr_expect_eq(rc, 0, "%s", err);
         cr_expect(strstr(out, cases[i].loss), "case %zu: want %s", i, cases[i].loss);
         cr_expect_eq(strstr(err, "compile of the model's blocks is not priced") != NULL, cases[i].warns, "case %zu: %s", i, err);
-        free(out);
-        free(err);
-        char p[512];
-        snprintf(p, sizeof p, "rm -rf '%s'", dir);
-        cr_assert(system(p) == 0);
+        drop_dir(out, err);
     }
     bad("t.toml", S(TT "[compile]\nenable = true\ncomponents = \"loss\"\n"), ARGS(MG_MODEL, "--fsdp-config", "t.toml"),
         ARGS("$.compile.components", "expected a list of names"));
@@ -624,11 +614,7 @@ Test(fsdp_config, torchtitan_compile_reads)
     char *out, *err;
     cr_expect_eq(estimate(ARGS(MG_MODEL, "--fsdp-config", "t.toml", "--format", "json"), &out, &err), 0, "%s", err);
     cr_expect(strstr(out, "\"loss\":\t\"fp32\"") && strstr(err, "$.compile.backend"), "%s", err);
-    free(out);
-    free(err);
-    char p[512];
-    snprintf(p, sizeof p, "rm -rf '%s'", dir);
-    cr_assert(system(p) == 0);
+    drop_dir(out, err);
 }
 
 Test(fsdp_config, torchtitan_bad)
