@@ -56,8 +56,7 @@ static double attn_act(const pp_model *m, const act_dims *d, pp_recompute r, int
         q = o = a * hd;
         k = v = m->kv_heads * hd;
     }
-    double repl = (d->drop ? d->tok * d->h : 0) + latent; /* mask */
-    repl += d->gin * d->tok * d->h * d->rep / d->gin_rep;  /* QKV input */
+    double repl = (d->drop ? d->tok * d->h : 0) + latent, qkv_in = d->gin * d->tok * d->h / d->gin_rep; /* mask; QKV input */
     /* projection input: flash attention keeps its 16-bit output O, which is
      * that input; under fp8 Transformer Engine keeps its 1-byte cast too */
     double oin = flash ? d->ab + (d->gin < d->ab ? d->gin : 0) : d->gin;
@@ -67,7 +66,7 @@ static double attn_act(const pp_model *m, const act_dims *d, pp_recompute r, int
         core = 4 * d->tok * a; /* fp32 log-sum-exp per head; O is the projection input */
     else if (r == PP_RECOMPUTE_NONE)
         core = d->ab * d->cores + (d->drop ? (1 + d->ab) * d->cores : 0); /* softmax; mask + dropout out */
-    return repl / d->rep + (split + core) / d->t;
+    return repl / d->rep + qkv_in + (split + core) / d->t;
 }
 
 /* MLP internals: the up (and gate) outputs in 16 bits and the activation's

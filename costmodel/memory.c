@@ -354,17 +354,17 @@ static states model_states(const pp_model *m, const pp_strategy *s, const stage_
     return st;
 }
 
+/* FSDP wraps each block, the embedding, and the final norm with the head
+ * (torchtitan v0.2.2 apply_fsdp: fully_shard([norm, output])): the largest
+ * unit gathered or reduced at once, elements. */
+static double largest_unit(const stage_params *sp) { return fmax(sp->largest_block, fmax(sp->embed, sp->head)); }
+
 /* Communication buffers and gathered weights during forward/backward:
  * DeepSpeed's buckets and ZeRO-3 live parameters, DDP's bucket copy of the
  * gradients, FSDP's all-gathered units (the one computing and the one
  * prefetched; every unit when parameters stay gathered after forward) with
  * one unit's unsharded gradients before its reduce-scatter; Megatron-FSDP
  * the same, double-buffered by layer. */
-/* FSDP wraps each block, the embedding, and the final norm with the head
- * (torchtitan v0.2.2 apply_fsdp: fully_shard([norm, output])): the largest
- * unit gathered or reduced at once, elements. */
-static double largest_unit(const stage_params *sp) { return fmax(sp->largest_block, fmax(sp->embed, sp->head)); }
-
 static void comm_buffers(const pp_strategy *s, const stage_params *sp, pp_stage_mem *o)
 {
     const pp__fw *fw = pp__fw_get(s->framework);
@@ -387,14 +387,16 @@ static void comm_buffers(const pp_strategy *s, const stage_params *sp, pp_stage_
         double wg = s->precision == PP_PREC_FP32 ? 4 : 2, unit = largest_unit(sp);
         double live = s->zero == 3 && s->pp == 1 ? 2 * unit : all; /* pipelined: gathered all step */
         o->zero_gather_bytes = nd > 1 ? live * wg : 0;
-        /* the unit's 16-bit gradients and their fp32 cast for the reduce */
-        o->bucket_bytes = nd > 1 ? unit * (wg + (wg < 4 ? 4 : 0)) : 0;
         /* pipelined: torch.distributed.pipelining runs each backward with
          * gradient sync off and reduce-scatters after the step's last
          * (stage.py backward_maybe_with_nosync), so FSDP2 accumulates the
          * stage's unsharded gradients in fp32 (the reduce dtype: _fsdp_param.py
-         * to_accumulated_grad_if_needed), a unit's 16-bit ones added at a time */
-        if (s->pp > 1 && nd > 1) o->bucket_bytes = unit * wg + train * 4;
+         * to_accumulated_grad_if_needed), a unit's 16-bit ones added at a
+         * time; else the unit's 16-bit gradients and their fp32 cast for
+         * its reduce-scatter */
+        if (nd <= 1) o->bucket_bytes = 0;
+        else if (s->pp > 1) o->bucket_bytes = unit * wg + train * 4;
+        else o->bucket_bytes = unit * (wg + (wg < 4 ? 4 : 0));
         break;
     }
     case PP_BUCKETS_VIEWS:
@@ -578,8 +580,10 @@ static void stage_estimate(const pp_model *m, const pp_cluster *c, const pp_stra
     double extra = 0, ab = pp__act_bytes(s);
     if (is_first && m->dropout > 0) extra += tok * m->hidden / rep;     /* embedding dropout mask */
     if (is_first && m->embed_norm) extra += ab * tok * m->hidden / rep; /* its input, not checkpointed */
-    if (is_last) /* final norm and head inputs; DTensor's TP keeps the head's gathered */
-        extra += ab * tok * m->hidden / rep + ab * tok * m->hidden / (pp__fw_get(s->framework)->tp_gathered_inputs ? 1 : rep);
+    if (is_last) { /* final norm and head inputs; DTensor's TP keeps the head's gathered */
+        double head_rep = pp__fw_get(s->framework)->tp_gathered_inputs ? 1 : rep;
+        extra += ab * tok * m->hidden / rep + ab * tok * m->hidden / head_rep;
+    }
     o->act_per_microbatch = stage_act(m, s, i, first, last, &o->recompute_bytes) + extra;
     o->recompute_bytes += cp_kv_bytes(m, s);
     o->inflight = pp__inflight(s, i);
