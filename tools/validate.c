@@ -85,6 +85,10 @@ static const char *preset_for(const char *label)
         {"korthikanti-1T", "korthikanti-1t"}, {"LLAMA3_8B", "llama3-8b"}, {"LLAMA3_70B", "llama3-70b"},
         {"Llama-3-8B", "llama3-8b"}, {"Llama-3.1-8B", "llama3.1-8b"}, {"Llama-3.1-70B", "llama3.1-70b"}, {"LLAMA3.1_405B", "llama3.1-405b"},
         {"DeepSeekV3", "deepseek-v3"}, {"DeepSeekV3 (w/o MTP)", "deepseek-v3"}, {"Llama-2-70B (LoRA r16)", "llama2-70b"},
+        /* NeMo's GPT-3 175B (conf/training/gpt3/175b.yaml: 96 x 12288, 96 heads,
+         * learned positions, GeLU, biases): GPT-3's shape */
+        {"GPT-3-175B (NeMo Megatron)", "gpt3-175b"}, {"GPT3-175B", "gpt3-175b"},
+        {"Nemotron-340B", "models/nemotron-4-340b.json"},
         /* shapes transcribed for validation only: tests/data/models/ */
         {"Qwen3_30B_a3B", "models/qwen3-30b-a3b.json"}, {"Nemotron-4-340B", "models/nemotron-4-340b.json"}};
     for (size_t i = 0; i < sizeof map / sizeof *map; i++)
@@ -309,10 +313,23 @@ static int expandable_run(const char *nm)
 
 /* Model and cluster of a row; 0 with a note when either is not published.
  * A preset named "models/..." is a file next to the CSV (dir). */
+/* DGX Cloud's proxy runs ("Llama-3.1-405B-proxy-8L"): the model's blocks
+ * cut to the first N, as its recipes set num_layers; the label before
+ * "-proxy-" names the model. Returns N, 0 for a full model. */
+static int proxy_layers(const char *label, char *base, size_t cap)
+{
+    const char *p = strstr(label, "-proxy-");
+    snprintf(base, cap, "%.*s", p ? (int)(p - label) : (int)strlen(label), label);
+    int n = p ? atoi(p + 7) : 0;
+    return n > 0 && p[7 + strspn(p + 7, "0123456789")] == 'L' ? n : 0;
+}
+
 static int load_hardware(const row *r, const char *dir, scenario *sc)
 {
     pp_error err = {""};
-    const char *preset = preset_for(r->f[C_MODEL]);
+    char label[256];
+    int cut = proxy_layers(r->f[C_MODEL], label, sizeof label);
+    const char *preset = preset_for(label);
     char path[1100];
     if (preset && !strncmp(preset, "models/", 7)) {
         snprintf(path, sizeof path, "%s/%s", dir, preset);
@@ -322,6 +339,7 @@ static int load_hardware(const row *r, const char *dir, scenario *sc)
         snprintf(sc->note, sizeof sc->note, "shape not published");
         return 0;
     }
+    if (cut > 0 && cut < sc->model.layers) sc->model.layers = cut;
     const char *cl = is(r->f[C_NAME], "bloom") ? "jean-zay-a100" : cluster_for(r->f[C_GPU]);
     if (!load_cluster(r->f[C_GPU], cl, atoi(r->f[C_NGPU]), &sc->cluster, &err)) {
         snprintf(sc->note, sizeof sc->note, "cluster: %s", cl ? err.msg : "GPU not in the catalog");
