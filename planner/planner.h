@@ -90,10 +90,11 @@ double pp__least_recompute(int p, const double *infl, double M, double s, double
  * those whose memory bound is at most mem_limit bytes. *out is malloc'ed
  * (caller frees). *enumerated counts valid candidates, *pruned those
  * dropped by memory. rule_hits[r] counts rejections by each rule (for "no
- * valid strategy"). */
+ * valid strategy"); rule_why (may be NULL), PP_RULE_COUNT lines, gets each
+ * rule's message for the first strategy it refused. */
 pp_status pp__space_enumerate(const pp__space *sp, pp__bounds *b, double mem_limit, pp__cand **out, long long *n,
                               long long *enumerated, long long *pruned, long long rule_hits[PP_RULE_COUNT],
-                              pp_error *err);
+                              char (*rule_why)[PP_ERR_LEN], pp_error *err);
 
 /* ------------------------------------------------------------ the split */
 

@@ -479,15 +479,20 @@ static void run_all(search *S, pp__cand *v, long long n)
 
 /* ------------------------------------------------------------ entry */
 
-static pp_status no_valid(const pp__space *sp, const long long *hits, pp_error *err)
+static pp_status no_valid(const pp__space *sp, const long long *hits, char (*why)[PP_ERR_LEN], pp_error *err)
 {
     int r = 0;
     for (int i = 1; i < PP_RULE_COUNT; i++)
         if (hits[i] > hits[r]) r = i;
+    char eg[PP_ERR_LEN] = ""; /* the first refusal, worded */
+    if (why && why[r][0]) {
+        const char *tag = strstr(why[r], " [rule "); /* the rule is named already */
+        snprintf(eg, sizeof eg, " (e.g. %.*s)", tag ? (int)(tag - why[r]) : 300, why[r]);
+    }
     pp__fail(err, PP_ERR_INPUT,
              "no valid strategy for %s on %d GPUs with global_batch %d and seq %d under the given restrictions; "
-             "most combinations break the rule %s: %s",
-             sp->m->name, sp->gpus, sp->o.global_batch, sp->seq, pp_rule_get((pp_rule)r)->id, pp_rule_get((pp_rule)r)->text);
+             "most combinations break the rule %s: %s%s",
+             sp->m->name, sp->gpus, sp->o.global_batch, sp->seq, pp_rule_get((pp_rule)r)->id, pp_rule_get((pp_rule)r)->text, eg);
     if (err) err->rule = r;
     return PP_ERR_INPUT;
 }
@@ -634,6 +639,7 @@ static pp_status search_run(const pp_model *m, const pp_cluster *c, const pp_sea
     search S;
     pp__cand *v = NULL;
     long long n = 0, hits[PP_RULE_COUNT];
+    char (*why)[PP_ERR_LEN] = calloc(PP_RULE_COUNT, sizeof *why);
     memset(&S, 0, sizeof S);
     pp__bounds *b = pp__bounds_new();
     pp_status st = sp && b ? frameworks_take_restrictions(o, err) : pp__fail(err, PP_ERR_NOMEM, "out of memory");
@@ -656,10 +662,10 @@ static pp_status search_run(const pp_model *m, const pp_cluster *c, const pp_sea
         goto cleanup;
     }
     if ((st = pp__space_enumerate(sp, b, cl.prune_memory ? sp->usable : HUGE_VAL, &v, &n, &S.st.enumerated,
-                                  &S.st.pruned_memory, hits, err)))
+                                  &S.st.pruned_memory, hits, why, err)))
         goto cleanup;
     if (S.st.enumerated == 0) {
-        st = no_valid(sp, hits, err);
+        st = no_valid(sp, hits, why, err);
         goto cleanup;
     }
     run_all(&S, v, n);
@@ -674,6 +680,7 @@ static pp_status search_run(const pp_model *m, const pp_cluster *c, const pp_sea
     if (S.n) S.top = NULL;
     st = S.n ? PP_OK : PP_ERR_INFEASIBLE;
 cleanup:
+    free(why);
     for (int i = 0; i < S.ncache; i++) free(S.cache[i].pr);
     free(S.cache);
     free(S.top);

@@ -285,6 +285,7 @@ typedef struct enum_ctx {
     pp__cand *out;
     long long n, cap, enumerated, pruned;
     long long *hits;
+    char (*why)[PP_ERR_LEN];             /* each rule's first refusal, worded (may be NULL) */
     int failed;
     pp_strategy s;                       /* the working strategy */
     pp__rule_ctx x;
@@ -316,9 +317,15 @@ static int level_ok(enum_ctx *e, int l)
 {
     for (int i = 0; i < e->nrules[l]; i++)
         if (!pp__rule_eval(&e->x, (pp_rule)e->rules[l][i], NULL)) {
+            pp_rule r = (pp_rule)e->rules[l][i];
+            if (e->why && !e->hits[r]) { /* worded once per rule, for "no valid strategy" */
+                pp_error why = {""};
+                pp__rule_eval(&e->x, r, &why);
+                snprintf(e->why[r], PP_ERR_LEN, "%s", why.msg);
+            }
             /* a shape refused before its micro-batches stands for each of
              * them ("no valid strategy" names the rule refusing the most) */
-            e->hits[e->rules[l][i]] += l > L_PREC && l < L_MB ? e->mb_weight : 1;
+            e->hits[r] += l > L_PREC && l < L_MB ? e->mb_weight : 1;
             return 0;
         }
     return 1;
@@ -551,7 +558,7 @@ static void enum_degrees(enum_ctx *e)
 
 pp_status pp__space_enumerate(const pp__space *sp, pp__bounds *b, double mem_limit, pp__cand **out, long long *n,
                               long long *enumerated, long long *pruned, long long rule_hits[PP_RULE_COUNT],
-                              pp_error *err)
+                              char (*rule_why)[PP_ERR_LEN], pp_error *err)
 {
     enum_ctx *e = calloc(1, sizeof *e);
     if (!e) return pp__fail(err, PP_ERR_NOMEM, "out of memory enumerating strategies");
@@ -560,6 +567,8 @@ pp_status pp__space_enumerate(const pp__space *sp, pp__bounds *b, double mem_lim
     e->b = b;
     e->hits = rule_hits;
     memset(rule_hits, 0, PP_RULE_COUNT * sizeof *rule_hits);
+    e->why = rule_why;
+    if (rule_why) memset(rule_why, 0, PP_RULE_COUNT * sizeof *rule_why);
     level_rules(e);
     e->s = sp->o.base;
     e->s.seq = sp->seq;

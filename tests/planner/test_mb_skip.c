@@ -32,7 +32,7 @@ static void enumerate(const pp_model *m, const pp_cluster *c, long long gb, long
     pp__bounds *b = pp__bounds_new();
     pp__cand *v;
     long long n, hits[PP_RULE_COUNT];
-    cr_assert_eq(pp__space_enumerate(&sp, b, sp.usable, &v, &n, enumerated, over, hits, &e), PP_OK, "%s", e.msg);
+    cr_assert_eq(pp__space_enumerate(&sp, b, sp.usable, &v, &n, enumerated, over, hits, NULL, &e), PP_OK, "%s", e.msg);
     free(v);
     pp__bounds_free(b);
 }

@@ -152,6 +152,26 @@ Test(rules, fsdp_plans_of_a_model_torchtitan_lacks_are_launchable)
     pp_plan_list_free(&l);
 }
 
+/* "No valid strategy" names the rule refusing the most combinations and
+ * words one of its refusals: FSDP with TP on a model torchtitan cannot
+ * build (rule fw-launcher). */
+Test(rules, no_valid_strategy_words_an_example)
+{
+    pp_model m;
+    pp_cluster c;
+    pp_error e = {""};
+    cr_assert_eq(pp_model_load("llama2-7b", &m, &e), PP_OK, "%s", e.msg);
+    cr_assert_eq(pp_cluster_load("dgx-h100", &c, &e), PP_OK, "%s", e.msg);
+    pp_search_opts o;
+    pp_search_opts_default(&o);
+    o.global_batch = 64, o.frameworks = 1u << PP_FW_FSDP;
+    o.tp = (pp_int_set){.n = 1, .v = {2}};
+    pp_plan_list l;
+    cr_assert_eq(pp_plan_search(&m, &c, &o, &l, &e), PP_ERR_INPUT);
+    cr_expect(strstr(e.msg, "break the rule fw-launcher") && strstr(e.msg, "(e.g. model llama2-7b: FSDP with tensor "
+              "parallelism is launched by torchtitan") && !strstr(e.msg, "[rule"), "%s", e.msg);
+}
+
 /* Restricting the frameworks restricts the plans. */
 Test(rules, framework_restriction)
 {

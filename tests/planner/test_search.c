@@ -35,7 +35,7 @@ static double brute_force(const pp_model *m, const pp_cluster *c, const pp_searc
     pp__bounds *b = pp__bounds_new();
     pp__cand *v;
     long long n, en, pr, hits[PP_RULE_COUNT];
-    cr_assert_eq(pp__space_enumerate(&sp, b, HUGE_VAL, &v, &n, &en, &pr, hits, &e), PP_OK);
+    cr_assert_eq(pp__space_enumerate(&sp, b, HUGE_VAL, &v, &n, &en, &pr, hits, NULL, &e), PP_OK);
     pp_plan *p = malloc(sizeof *p);
     double best = HUGE_VAL;
     int best_fit = PP_FIT_COUNT;
@@ -132,7 +132,7 @@ static void check_bounds_with(const char *mn, const char *cn, int nodes, int gb,
     pp__bounds *b = pp__bounds_new();
     pp__cand *v;
     long long n, en, pr, hits[PP_RULE_COUNT];
-    cr_assert_eq(pp__space_enumerate(&sp, b, HUGE_VAL, &v, &n, &en, &pr, hits, &e), PP_OK);
+    cr_assert_eq(pp__space_enumerate(&sp, b, HUGE_VAL, &v, &n, &en, &pr, hits, NULL, &e), PP_OK);
     pp_plan *p = malloc(sizeof *p);
     int checked = 0;
     for (long long i = 0; i < n; i += 1 + n / 400) {
