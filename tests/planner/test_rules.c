@@ -13,12 +13,19 @@ static pp_model model;
 static pp_cluster cluster;
 static pp__space space;
 
-static void setup_space(const char *m, const char *c, int nodes, int gb, int seq)
+/* The model and cluster presets into `model` and `cluster`. */
+static void load(const char *m, const char *c, int nodes)
 {
     pp_error e = {""};
     cr_assert_eq(pp_model_load(m, &model, &e), PP_OK, "%s", e.msg);
     cr_assert_eq(pp_cluster_load(c, &cluster, &e), PP_OK, "%s", e.msg);
     cr_assert_eq(pp_cluster_resize(&cluster, nodes, 0, &e), PP_OK, "%s", e.msg);
+}
+
+static void setup_space(const char *m, const char *c, int nodes, int gb, int seq)
+{
+    pp_error e = {""};
+    load(m, c, nodes);
     pp_search_opts o;
     pp_search_opts_default(&o);
     o.global_batch = gb;
@@ -125,6 +132,15 @@ Test(rules, plans_obey_rules_and_pins)
     pp_plan_list_free(&l);
 }
 
+/* The search's defaults for fsdp alone at a global batch. */
+static pp_search_opts fsdp_only(int global_batch)
+{
+    pp_search_opts o;
+    pp_search_opts_default(&o);
+    o.global_batch = global_batch, o.frameworks = 1u << PP_FW_FSDP;
+    return o;
+}
+
 /* A rule reads every dimension it depends on: fw-launcher refuses selective
  * recompute for FSDP on a model torchtitan cannot build, and the search
  * checks it once recompute is chosen. Llama-2-70B (not a torchtitan
@@ -132,22 +148,17 @@ Test(rules, plans_obey_rules_and_pins)
  * plan can be written out. */
 Test(rules, fsdp_plans_of_a_model_torchtitan_lacks_are_launchable)
 {
-    pp_model m;
-    pp_cluster c;
     pp_error e = {""};
-    cr_assert_eq(pp_model_load("llama2-70b", &m, &e), PP_OK, "%s", e.msg);
-    cr_assert_eq(pp_cluster_load("dgx-a100-80g", &c, &e), PP_OK, "%s", e.msg);
-    cr_assert_eq(pp_cluster_resize(&c, 8, 0, &e), PP_OK, "%s", e.msg);
-    pp_search_opts o;
-    pp_search_opts_default(&o);
-    o.global_batch = 512, o.top_k = 20, o.frameworks = 1u << PP_FW_FSDP;
+    load("llama2-70b", "dgx-a100-80g", 8);
+    pp_search_opts o = fsdp_only(512);
+    o.top_k = 20;
     pp_plan_list l;
-    cr_assert_eq(pp_plan_search(&m, &c, &o, &l, &e), PP_OK, "%s", e.msg);
+    cr_assert_eq(pp_plan_search(&model, &cluster, &o, &l, &e), PP_OK, "%s", e.msg);
     cr_assert_gt(l.n, 0);
     for (int i = 0; i < l.n; i++) {
         const pp_strategy *s = &l.plans[i].strategy;
         cr_expect_neq(s->recompute, PP_RECOMPUTE_SELECTIVE, "plan %d: selective recompute", i + 1);
-        cr_expect_eq(pp_rules_check(&m, &c, s, &e), PP_OK, "plan %d: %s", i + 1, e.msg);
+        cr_expect_eq(pp_rules_check(&model, &cluster, s, &e), PP_OK, "plan %d: %s", i + 1, e.msg);
     }
     pp_plan_list_free(&l);
 }
@@ -157,17 +168,12 @@ Test(rules, fsdp_plans_of_a_model_torchtitan_lacks_are_launchable)
  * build (rule fw-launcher). */
 Test(rules, no_valid_strategy_words_an_example)
 {
-    pp_model m;
-    pp_cluster c;
     pp_error e = {""};
-    cr_assert_eq(pp_model_load("llama2-7b", &m, &e), PP_OK, "%s", e.msg);
-    cr_assert_eq(pp_cluster_load("dgx-h100", &c, &e), PP_OK, "%s", e.msg);
-    pp_search_opts o;
-    pp_search_opts_default(&o);
-    o.global_batch = 64, o.frameworks = 1u << PP_FW_FSDP;
+    load("llama2-7b", "dgx-h100", 1);
+    pp_search_opts o = fsdp_only(64);
     o.tp = (pp_int_set){.n = 1, .v = {2}};
     pp_plan_list l;
-    cr_assert_eq(pp_plan_search(&m, &c, &o, &l, &e), PP_ERR_INPUT);
+    cr_assert_eq(pp_plan_search(&model, &cluster, &o, &l, &e), PP_ERR_INPUT);
     cr_expect(strstr(e.msg, "break the rule fw-launcher") && strstr(e.msg, "(e.g. model llama2-7b: FSDP with tensor "
               "parallelism is launched by torchtitan") && !strstr(e.msg, "[rule"), "%s", e.msg);
 }
