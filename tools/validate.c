@@ -423,16 +423,18 @@ static void framework_rules(const row *r, scenario *sc)
      * deepseek_v3.py, perf_recipes/deepseek/common.py) */
     if (is(nm, "mbridge") && sc->model.experts && s->tp > 1) s->etp = 1;
     s->buf.expandable_segments = expandable_run(nm);
-    /* torchtitan's parallelize_llama shards the norms' sequence whenever TP
-     * is on (SequenceParallel on attention_norm, ffn_norm and norm) */
-    if (is(nm, "torchtitan") && s->tp > 1) s->sp = 1;
-    /* ... and with PP builds FSDP with reshard_after_forward=False (apply_fsdp
-     * at 9dec370): parameters stay gathered through the step, ZeRO-2 */
-    if (is(nm, "torchtitan") && s->pp > 1 && s->zero == 3) s->zero = 2;
-    /* ... and from February 2025 (d1f62be73; e7c0cae components/loss.py
-     * build_cross_entropy_loss) compiles the loss with the model under
-     * --training.compile: the fused loss. The compiled blocks are not priced. */
-    if (is(nm, "torchtitan") && strstr(r->f[C_NOTES], "--training.compile")) s->loss = PP_LOSS_FUSED;
+    /* torchtitan: parallelize_llama shards the norms' sequence whenever TP is
+     * on (SequenceParallel on attention_norm, ffn_norm and norm); with PP it
+     * builds FSDP with reshard_after_forward=False (apply_fsdp at 9dec370:
+     * parameters stay gathered through the step, ZeRO-2); from February 2025
+     * (d1f62be73; e7c0cae components/loss.py build_cross_entropy_loss) it
+     * compiles the loss with the model under --training.compile: the fused
+     * loss. The compiled blocks are not priced. */
+    if (is(nm, "torchtitan")) {
+        if (s->tp > 1) s->sp = 1;
+        if (s->pp > 1 && s->zero == 3) s->zero = 2;
+        if (strstr(r->f[C_NOTES], "--training.compile")) s->loss = PP_LOSS_FUSED;
+    }
     /* llm-foundry: FSDP with mixed_precision PURE (16-bit gradient
      * reduce-scatter) and flash-attn's fused cross-entropy (loss_fn default
      * 'fused_crossentropy') */
