@@ -162,6 +162,15 @@ void pp__block_time(const pp_model *m, const pp_cluster *c, const pp_strategy *s
     gemm += kind == PP_BLOCK_MOE ? moe_gemms(m, &h, s, tok) : mlp_gemms(m, &h, tok, m->ffn, t);
     double core = pp__attn_core_fwd_s(m, c, s);
     double elem = elementwise_bytes(m, s, kind, tok) / h.hbm;
+    /* the down projection saves its input before it runs (autograd packs a
+     * GEMM's inputs first); only the residual add (and its dropout, which
+     * saves a mask: then nothing is skipped) follows it. MoE blocks end in
+     * the weighted combine, which saves the experts' outputs. */
+    out->tail_fwd_s = out->tail_flops = 0;
+    if (kind != PP_BLOCK_MOE && m->dropout <= 0) {
+        out->tail_fwd_s = gemm_s(&h, tok, m->ffn / t, m->hidden);
+        out->tail_flops = 2 * tok * m->ffn / t * m->hidden;
+    }
     out->fwd_s = gemm + core + elem;
     double core_bwd = s->attention == PP_ATTN_FLASH ? 2.5 * core : 2 * core;
     out->bwd_s = 2 * gemm + core_bwd + 2 * elem;

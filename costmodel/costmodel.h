@@ -132,6 +132,10 @@ typedef struct pp__block_times {
     double fwd_s, bwd_s;
     double core_fwd_s;   /* attention core share of fwd_s */
     double gemm_fwd_s;   /* GEMM share of fwd_s (what TP overlap can hide behind) */
+    double tail_fwd_s;   /* the GEMM after the block's last saved tensor (a dense
+                            block's MLP down projection, when no dropout follows):
+                            what a recomputation that stops early skips */
+    double tail_flops;   /* its forward FLOPs */
 } pp__block_times;
 
 void pp__block_time(const pp_model *m, const pp_cluster *c, const pp_strategy *s, int kind,

@@ -94,7 +94,12 @@ static const pp__fw table[PP_FW_COUNT] = {
      * torch.distributed.pipelining schedules, CP all-gather/ring rotation,
      * CPU offload of parameters and optimizer, fused AdamW; selective
      * recompute is torchtitan's per-op policy (activation_checkpoint mode
-     * selective, selective_ac_option "op"). */
+     * selective, selective_ac_option "op"). Full recompute wraps each block
+     * in checkpoint_wrapper's NO_REENTRANT default (torchtitan
+     * ptd_checkpoint_wrapper; Accelerate's fsdp_activation_checkpointing,
+     * accelerator.py): torch.utils.checkpoint without reentrancy, whose
+     * recomputation stops once every saved tensor is back (early stop, the
+     * default since PyTorch 2.1, pytorch PR #96866; set_checkpoint_early_stop). */
     [PP_FW_FSDP] = {
         .name = "fsdp", .ce_upcast = 1, .title = "PyTorch FSDP2 (torchtitan, HF Accelerate)",
         .zero = B(2) | B(3), .zero_pp = B(2), .tp = 1, .pp = 1, .cp = 1, .sp = 2, .shard = 1,
@@ -104,7 +109,7 @@ static const pp__fw table[PP_FW_COUNT] = {
         .optimizers = ALL_OPT & ~B(PP_OPT_ADAM8BIT), .modes = B(PP_MODE_FULL) | B(PP_MODE_LORA), .freeze = 1,
         .losses = B(PP_LOSS_FP32) | B(PP_LOSS_FUSED), .split = PP_SPLIT_ANY, .fixed_order = 1, .dp_overlap_pp = 1,
         .weights = PP_W_FSDP, .buckets = PP_BUCKETS_FSDP, .opt_temp = PP_OPT_TEMP_NONE,
-        .cp_default = PP_CP_ALLGATHER, .z3_per_block = 1, .tp_gathered_inputs = 1,
+        .cp_default = PP_CP_ALLGATHER, .z3_per_block = 1, .tp_gathered_inputs = 1, .recompute_early_stop = 1,
     },
 };
 
@@ -241,6 +246,7 @@ int pp_framework_supports(pp_framework fw, const char *dim, int v)
     if (!strcmp(dim, "expandable_segments")) return v == 0 || (v == 1 && f->alloc_env);
     if (!strcmp(dim, "te_attention")) return v == (f->te_attention != 0);
     if (!strcmp(dim, "tp_gathered_inputs")) return v == (f->tp_gathered_inputs != 0);
+    if (!strcmp(dim, "recompute_early_stop")) return v == (f->recompute_early_stop != 0);
     return 0;
 }
 

@@ -78,6 +78,9 @@ typedef struct pp__fw {
     int tp_gathered_inputs;   /* TP's column-parallel GEMMs keep their all-gathered input
                                  for backward (DTensor), where Megatron keeps its sequence
                                  shard and gathers it again (Korthikanti Sec. 4.2.2) */
+    int recompute_early_stop; /* full recompute is torch.utils.checkpoint's non-reentrant
+                                 variant, which stops re-running the forward once the
+                                 last saved tensor is back (PyTorch >= 2.1) */
     /* how it runs */
     pp__weights_kind weights;
     pp__bucket_kind buckets;

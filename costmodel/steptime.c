@@ -105,6 +105,16 @@ typedef struct block_comm_t {
     double ep_alone; /* per step: what the overlap cannot hide (first forward, last backward) */
 } block_comm_t;
 
+/* 1 when a full recomputation of the block stops before its tail GEMM
+ * (pp__block_times.tail_fwd_s): the framework's checkpoint stops early and
+ * no adapter runs after the down projection (PEFT's LoRA branch follows the
+ * base GEMM and saves its own inputs). */
+static int early_stop(const pp_strategy *s, const pp__block_times *bt)
+{
+    const pp__fw *f = pp__fw_get(s->framework);
+    return f && f->recompute_early_stop && bt->tail_fwd_s > 0 && s->ft.mode == PP_MODE_FULL;
+}
+
 static void block_comm(const pp_model *m, const pp_strategy *s, const groups *g, int kind,
                        const pp__block_times *bt, int recomputed, block_comm_t *st)
 {
@@ -114,6 +124,8 @@ static void block_comm(const pp_model *m, const pp_strategy *s, const groups *g,
     /* TP: 2 all-reduces fwd, 2 bwd (SP: all-gather + reduce-scatter, same volume) */
     double one = s->sp ? pp__allgather_s(&g->tp, act) + pp__reducescatter_s(&g->tp, act) : pp__allreduce_s(&g->tp, act);
     double tp = (4 + (recomputed ? 2 : 0)) * one;
+    if (recomputed && early_stop(s, bt)) /* the down projection's reduction is not redone */
+        tp -= s->sp ? pp__reducescatter_s(&g->tp, act) : pp__allreduce_s(&g->tp, act);
     int et = pp__etp(s);
     if (kind == PP_BLOCK_MOE && et < s->tp) {
         /* folded experts: the MoE layer takes the sequence-parallel shard
@@ -241,8 +253,9 @@ static void stage_blocks(const pp_model *m, const pp_cluster *c, const pp_strate
         st->model_flops += f + fb;
         st->hw_flops += f + fb;
         if (full) {
-            st->recompute += fwd;
-            st->hw_flops += f;
+            int tail = early_stop(s, &q->bt);
+            st->recompute += fwd - (tail ? q->bt.tail_fwd_s : 0);
+            st->hw_flops += f - (tail ? q->bt.tail_flops : 0);
         } else if (s->recompute == PP_RECOMPUTE_SELECTIVE && back && op_sac) {
             /* torchtitan's per-op policy: wk, wo, w3 and the elementwise
              * work (norms, rotary, activation) again; attention is saved */

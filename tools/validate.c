@@ -545,6 +545,12 @@ static int build(const row *r, const char *dir, scenario *sc)
      * iteration the same logs print */
     const char *si = strstr(r->f[C_NOTES], "sec/it ");
     if (si && !strstr(r->f[C_NOTES], "TFLOPs-formula fix")) sc->step_s = atof(si + 7);
+    /* DGX Cloud's READMEs print the seconds per step beside an MFU whose
+     * FLOP count changed between releases (Nemotron-4 340B on 256 H100:
+     * 4.67 s is 54.7% in v25.02, 4.61 s is 47.3% in v25.05) and counts
+     * attention without causal halving: compare the time */
+    const char *st = strstr(r->f[C_NOTES], "step_time_s=");
+    if (st && atof(st + 12) > 0) sc->step_s = atof(st + 12);
     return 1;
 }
 

@@ -423,3 +423,39 @@ Test(time, expert_parallel_all_to_all_by_hand)
     cr_expect_float_eq(p->time.ep_comm_s, by_hand, 1e-9 * by_hand, "%g s, by hand %g s", p->time.ep_comm_s, by_hand);
     free(p);
 }
+
+/* Full recompute under FSDP is torch.utils.checkpoint without reentrancy
+ * (checkpoint_wrapper's default), which stops re-running a block's forward
+ * once its last saved tensor is back: the MLP down projection packs its
+ * input before it runs, so the recomputation skips that GEMM. By hand, per
+ * block and micro-batch, 2 tok f h FLOPs at the matmul efficiency times
+ * d/(d+64), d = min(tok, f, h). Megatron's own checkpoint, and PEFT's LoRA
+ * branch after the down projection, re-run the whole forward. */
+Test(time, fsdp_recompute_stops_before_the_down_projection)
+{
+    pp_model m = fx_model("llama2-7b");
+    pp_cluster c = fx_cluster("dgx-h100", 0, 8);
+    const pp_framework fws[] = {PP_FW_FSDP, PP_FW_MEGATRON, PP_FW_FSDP};
+    for (int k = 0; k < 3; k++) {
+        pp_strategy s;
+        pp_strategy_default(&s);
+        s.framework = fws[k];
+        s.dp = 8, s.zero = fws[k] == PP_FW_FSDP ? 3 : 1, s.seq = 4096, s.global_batch = 16; /* 2 micro-batches */
+        s.recompute = PP_RECOMPUTE_FULL;
+        if (k == 2) s.ft.mode = PP_MODE_LORA, s.ft.lora_rank = 16;
+        pp_plan p;
+        estimate(&m, &c, &s, &p);
+        pp__block_times bt;
+        pp__block_time(&m, &c, &p.strategy, PP_BLOCK_DENSE, &bt);
+        double tok = 4096, f = m.ffn, h = m.hidden, d = tok < h ? tok : h;
+        double tail = 2 * tok * f * h / (c.gpu.peak_flops[PP_PREC_BF16] * pp__matmul_eff(&c.gpu) * d / (d + 64));
+        double want = 2 * m.layers * (bt.fwd_s - (k == 0 ? tail : 0));
+        if (k == 2) /* the adapters' own GEMMs on top of the whole forward */
+            cr_expect(p.time.recompute_s >= want * (1 - 1e-12), "LoRA: recompute %.6g s < whole forwards %.6g s",
+                      p.time.recompute_s, want);
+        else
+            cr_expect(tail > 0 && fabs(p.time.recompute_s - want) < 1e-9 * want, "%s: recompute %.6g s, by hand %.6g s",
+                      pp_framework_name(fws[k]), p.time.recompute_s, want);
+        if (k == 0) cr_expect(fabs(bt.tail_fwd_s - tail) < 1e-12 * tail, "tail GEMM %.6g s vs %.6g s", bt.tail_fwd_s, tail);
+    }
+}
