@@ -35,6 +35,16 @@
  * run (head_dim 150): +33% -> +19%. Far below the 0.685 measured for large
  * GEMMs: at a small unaligned head width more than alignment goes wrong. */
 #define ATTN_BMM_MISALIGNED 0.10
+/* FP8 GEMMs against BF16 on the same shapes, kernels alone (inputs quantised
+ * beforehand): 1.90x on H200 and 1.92x on B300 with per-tensor current
+ * scaling (Transformer Engine docs/examples/gemm_profiling, "Worked Example:
+ * 5B Model", pre-quantized tables): 0.95 of twice the BF16 rate. The
+ * quantisation itself is priced as HBM traffic (fp8_cast_bytes). */
+#define FP8_GEMM_REL 0.95
+/* Bytes per element Transformer Engine moves to quantise a GEMM operand
+ * with current scaling: an amax pass (read 2), then the cast writing both
+ * layouts Hopper's FP8 GEMMs need (read 2, write 1 + 1; cast_transpose). */
+#define FP8_CAST_BYTES 6.0
 
 double pp__matmul_eff(const pp_gpu *g) { return g->matmul_eff > 0 ? g->matmul_eff : MATMUL_EFF_DEFAULT; }
 double pp__attn_eff(const pp_gpu *g) { return g->attn_eff > 0 ? g->attn_eff : ATTN_EFF_DEFAULT; }
@@ -59,7 +69,7 @@ static hw hardware(const pp_cluster *c, pp_precision p)
 {
     hw h;
     h.peak = c->gpu.peak_flops[p];
-    h.mm = pp__matmul_eff(&c->gpu);
+    h.mm = pp__matmul_eff(&c->gpu) * (p == PP_PREC_FP8 ? FP8_GEMM_REL : 1);
     h.attn = pp__attn_eff(&c->gpu);
     h.hbm = pp__hbm_bw_eff(&c->gpu);
     return h;
@@ -136,9 +146,25 @@ static double elementwise_bytes(const pp_model *m, const pp_strategy *s, int kin
     if (m->position == PP_POS_ROPE)
         b += 4 * (m->heads + m->kv_heads) * (double)pp__head_dim(m) / t;
     b *= pp__act_bytes(s) / 2; /* the counts above are for 16-bit tensors */
-    if (s->precision == PP_PREC_FP8) /* quantise each GEMM input: read 2, write 1 byte */
-        b += 3 * (2 * h / rep + m->heads * (double)pp__head_dim(m) / t + f / t);
     return b * tok;
+}
+
+/* FP8 quantisation of one block's GEMM operands, bytes per GPU: in the
+ * forward the inputs (QKV and MLP inputs, sequence shards under SP; the
+ * projection and down GEMMs' inputs), in the backward the output
+ * gradients (QKV, projection, up/gate and down outputs). Weights are cast
+ * once per step (Transformer Engine caches them across micro-batches). */
+static double fp8_cast_bytes(const pp_model *m, const pp_strategy *s, int kind, double tok, int bwd)
+{
+    if (s->precision != PP_PREC_FP8) return 0;
+    double h = m->hidden, t = s->tp, rep = s->sp ? t : 1, hd = pp__head_dim(m), f = m->ffn;
+    if (kind == PP_BLOCK_MOE) {
+        double cf = m->capacity_factor > 0 ? m->capacity_factor : 1;
+        f = (double)m->expert_ffn * (m->topk * cf + m->shared_experts);
+    }
+    double q = m->heads * hd, kv = m->kv_heads * hd, up = (m->gated_mlp ? 2 : 1) * f;
+    double el = bwd ? (q + 2 * kv) / t + h / rep + up / t + h / rep : 2 * h / rep + q / t + f / t;
+    return FP8_CAST_BYTES * el * tok;
 }
 
 static double moe_gemms(const pp_model *m, const hw *h, const pp_strategy *s, double tok)
@@ -171,9 +197,10 @@ void pp__block_time(const pp_model *m, const pp_cluster *c, const pp_strategy *s
         out->tail_fwd_s = gemm_s(&h, tok, m->ffn / t, m->hidden);
         out->tail_flops = 2 * tok * m->ffn / t * m->hidden;
     }
-    out->fwd_s = gemm + core + elem;
+    double cast_f = fp8_cast_bytes(m, s, kind, tok, 0) / h.hbm, cast_b = fp8_cast_bytes(m, s, kind, tok, 1) / h.hbm;
+    out->fwd_s = gemm + core + elem + cast_f;
     double core_bwd = s->attention == PP_ATTN_FLASH ? 2.5 * core : 2 * core;
-    out->bwd_s = 2 * gemm + core_bwd + 2 * elem;
+    out->bwd_s = 2 * gemm + core_bwd + 2 * elem + cast_b;
     out->core_fwd_s = core;
     out->gemm_fwd_s = gemm;
 }
@@ -181,7 +208,10 @@ void pp__block_time(const pp_model *m, const pp_cluster *c, const pp_strategy *s
 /* LM head + loss (last stage) and embedding (first stage), fwd + bwd. */
 double pp__head_time(const pp_model *m, const pp_cluster *c, const pp_strategy *s)
 {
-    hw h = hardware(c, s->precision);
+    /* Megatron-Core's output layer is its own ColumnParallelLinear, outside
+     * Transformer Engine's fp8 autocast: a BF16 GEMM under fp8 recipes */
+    int bf16_head = s->precision == PP_PREC_FP8 && s->framework == PP_FW_MEGATRON;
+    hw h = hardware(c, bf16_head ? PP_PREC_BF16 : s->precision);
     double tok = (double)s->micro_batch * s->seq / s->cp, vt = pp__vocab(m, s) / s->tp;
     double gemm = gemm_s(&h, tok, m->hidden, vt);
     double ce = tok * vt * (16 + 10); /* fp32 softmax cross entropy, fwd + bwd */

@@ -190,8 +190,8 @@ static void print_doc(const pp__resid *rows, int n, const pp__ugroup *g, int ng)
            "H200, peak reserved memory); a plan outside their groups gets the pooled interval and says so.\n"
            "With one publication per framework, leaving a publication out leaves its framework without\n"
            "rows: that is the coverage a new framework's memory gets.\n"
-           "The efficiencies of A100 and H100 were fitted to the reference rows (Calibration), so their\n"
-           "residuals are slightly optimistic there.\n\n"
+           "A100's efficiencies and the slowdown of MosaicML's attention kernel were fitted to the\n"
+           "reference rows (Calibration), so their residuals are slightly optimistic there.\n\n"
            "| estimate | held out | runs checked | inside | coverage |\n|---|---|---|---|---|\n");
     print_tally("step time", "each run", &loo[PP__U_STEP]);
     char how[96];

@@ -459,3 +459,40 @@ Test(time, fsdp_recompute_stops_before_the_down_projection)
         if (k == 0) cr_expect(fabs(bt.tail_fwd_s - tail) < 1e-12 * tail, "tail GEMM %.6g s vs %.6g s", bt.tail_fwd_s, tail);
     }
 }
+
+/* FP8 as Transformer Engine runs it (docs/time.md, "FP8"): the GEMMs at 0.95
+ * of twice the BF16 rate (TE's GEMM profiling guide: 1.90x on H200, 1.92x
+ * on B300, inputs pre-quantised), and each GEMM operand quantised at 6 bytes
+ * an element (amax read 2, cast_transpose read 2, write 1 + 1): forward the
+ * QKV, projection, up and down inputs (2h + q + f per token, tp 1), backward
+ * the output gradients (q + 2 kv + h + 2f + h). Attention stays BF16;
+ * Megatron's output layer is outside TE's fp8 autocast, torchtitan's not. */
+Test(time, fp8_gemms_and_quantisation_by_hand)
+{
+    pp_model m = fx_model("llama2-7b");
+    pp_cluster c = fx_cluster("dgx-h100", 0, 8);
+    pp_strategy s;
+    pp_strategy_default(&s);
+    s.framework = PP_FW_MEGATRON, s.seq = 4096, s.micro_batch = 1;
+    pp__block_times b16, b8;
+    s.precision = PP_PREC_BF16;
+    pp__block_time(&m, &c, &s, PP_BLOCK_DENSE, &b16);
+    double head16 = pp__head_time(&m, &c, &s);
+    s.precision = PP_PREC_FP8;
+    pp__block_time(&m, &c, &s, PP_BLOCK_DENSE, &b8);
+    double head8 = pp__head_time(&m, &c, &s);
+    double rate = c.gpu.peak_flops[PP_PREC_FP8] * 0.95 / c.gpu.peak_flops[PP_PREC_BF16];
+    cr_expect(fabs(b8.gemm_fwd_s * rate / b16.gemm_fwd_s - 1) < 1e-12, "fp8 GEMMs %.6g s, bf16 %.6g s", b8.gemm_fwd_s,
+              b16.gemm_fwd_s);
+    cr_expect_float_eq(b8.core_fwd_s, b16.core_fwd_s, 1e-15, "attention stays bf16");
+    double tok = 4096, h = m.hidden, f = m.ffn, hd = h / m.heads, q = m.heads * hd, kv = m.kv_heads * hd;
+    double hbm = pp__hbm_bw_eff(&c.gpu);
+    double cast_f = 6 * tok * (2 * h + q + f) / hbm, cast_b = 6 * tok * (q + 2 * kv + h + 2 * f + h) / hbm;
+    double got_f = (b8.fwd_s - b8.gemm_fwd_s) - (b16.fwd_s - b16.gemm_fwd_s);
+    double got_b = (b8.bwd_s - 2 * b8.gemm_fwd_s) - (b16.bwd_s - 2 * b16.gemm_fwd_s);
+    cr_expect(fabs(got_f / cast_f - 1) < 1e-9, "forward casts %.6g s, by hand %.6g s", got_f, cast_f);
+    cr_expect(fabs(got_b / cast_b - 1) < 1e-9, "backward casts %.6g s, by hand %.6g s", got_b, cast_b);
+    cr_expect_float_eq(head8, head16, 1e-15, "megatron's output layer runs bf16 under fp8: %g vs %g s", head8, head16);
+    s.framework = PP_FW_FSDP;
+    cr_expect(pp__head_time(&m, &c, &s) < head16, "torchtitan's float8 converts the output layer");
+}
