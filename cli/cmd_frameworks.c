@@ -41,7 +41,7 @@ static const row rows[] = {
     {"expandable segments (launch sets them)", "expandable_segments", -1, 1, 1},
     {"cuDNN attention on Hopper+ (TE)", "te_attention", -1, 1, 1},
     {"TP keeps gathered GEMM inputs (DTensor)", "tp_gathered_inputs", -1, 1, 1},
-    {"recompute stops at the last saved tensor", "recompute_early_stop", -1, 1, 1},
+    {"recompute stops at the last saved tensor (Accelerate)", "recompute_early_stop", -1, 1, 1},
 };
 #define NROWS (sizeof rows / sizeof *rows)
 

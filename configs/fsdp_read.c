@@ -640,6 +640,12 @@ static void tt_rest(fr *r, const cJSON *root, pp_strategy *s)
         jr_fail(&r->jr, "$.activation_checkpoint", "selective_ac_option", "\"%s\": expected \"op\" or a block "
                 "interval", acopt);
     }
+    /* torchtitan turns torch.utils.checkpoint's early stop off by default
+     * (v0.2.2 ActivationCheckpoint.early_stop False): what parplan prices */
+    int early = 0;
+    if (jr_bool(&r->jr, ac, "$.activation_checkpoint", "early_stop", 0, &early) && early && s->recompute != PP_RECOMPUTE_NONE)
+        fwarn(r, "$.activation_checkpoint", "early_stop", "true: priced without it (torchtitan's default); the "
+              "recomputation it stops early is not priced");
     const cJSON *opt = cJSON_GetObjectItemCaseSensitive(root, "optimizer");
     char name[16] = "AdamW", impl[16] = "fused";
     jr_str(&r->jr, opt, "$.optimizer", "name", 0, name, sizeof name);

@@ -19,7 +19,8 @@
 
 /* Read and priced. */
 static const char *const priced[] = {"per_device_train_batch_size", "gradient_accumulation_steps",
-                                     "gradient_checkpointing", "bf16", "fp16", "optim", "use_liger_kernel",
+                                     "gradient_checkpointing", "gradient_checkpointing_kwargs", "bf16", "fp16", "optim",
+                                     "use_liger_kernel",
                                      "deepspeed", "ddp_bucket_cap_mb", "tf32", "fsdp", "fsdp_config", "use_cpu", NULL};
 /* No effect on a training step's memory or time. */
 static const char *const no_effect[] = {
@@ -44,7 +45,7 @@ static const char *const no_effect[] = {
     "use_cache", NULL};
 /* Change memory or time; not priced: named in a warning. */
 static const char *const unpriced[] = {
-    "optim_args", "optim_target_modules", "gradient_checkpointing_kwargs", "torch_compile", "torch_compile_backend",
+    "optim_args", "optim_target_modules", "torch_compile", "torch_compile_backend",
     "torch_compile_mode", "liger_kernel_config", "neftune_noise_alpha", "torch_empty_cache_steps",
     "auto_find_batch_size", "accelerator_config", "parallelism_config", "half_precision_backend", "fp16_opt_level",
     "fp16_backend", "jit_mode_eval", "use_ipex", "tpu_num_cores", "tpu_metrics_debug", "mp_parameters", "torchdynamo",
@@ -56,6 +57,28 @@ static int in(const char *s, const char *const *list)
     for (int i = 0; list[i]; i++)
         if (!strcmp(s, list[i])) return 1;
     return 0;
+}
+
+/* gradient_checkpointing_kwargs: parplan prices the reentrant checkpoint
+ * (the whole forward again), which launch.c writes; without the key,
+ * transformers before PR #43203 (January 2026) is reentrant and later
+ * releases are not. */
+static void ckpt_kwargs(jr_ctx *c, const cJSON *root, int checkpointing, pp_notes *warn)
+{
+    const cJSON *kw = cJSON_GetObjectItemCaseSensitive(root, "gradient_checkpointing_kwargs");
+    if (!kw || cJSON_IsNull(kw) || c->st != PP_OK) return;
+    if (!cJSON_IsObject(kw)) {
+        jr_fail(c, "$", "gradient_checkpointing_kwargs", "expected an object of torch.utils.checkpoint arguments");
+        return;
+    }
+    int reentrant = 1;
+    jr_bool(c, kw, "$.gradient_checkpointing_kwargs", "use_reentrant", 0, &reentrant);
+    if (c->st == PP_OK && checkpointing && !reentrant)
+        pp__note(warn, "%.120s: gradient_checkpointing_kwargs.use_reentrant false: priced as the reentrant checkpoint "
+                 "(the whole forward again); the non-reentrant one skips each block's down projection", c->where);
+    for (const cJSON *it = kw->child; it && c->st == PP_OK; it = it->next)
+        if (strcmp(it->string, "use_reentrant"))
+            pp__note(warn, "%.120s: gradient_checkpointing_kwargs.%.40s: not priced", c->where, it->string);
 }
 
 void pp_training_args_default(pp_training_args *t)
@@ -120,6 +143,7 @@ pp_status pp_training_args_parse(const char *text, size_t len, const char *where
     jr_int(&c, root, "$", "per_device_train_batch_size", 0, 1, 1 << 20, &out.micro_batch);
     jr_int(&c, root, "$", "gradient_accumulation_steps", 0, 1, 1 << 20, &out.grad_accum);
     jr_bool(&c, root, "$", "gradient_checkpointing", 0, &out.checkpointing);
+    ckpt_kwargs(&c, root, out.checkpointing, &local);
     int bf = 0, fp = 0, liger = 0, cpu = 0, tf32 = 0;
     jr_bool(&c, root, "$", "bf16", 0, &bf);
     jr_bool(&c, root, "$", "fp16", 0, &fp);

@@ -88,7 +88,11 @@ static char *training_args(const pp_plan *p, const pp_hparams *hp, const char *d
     cJSON_AddNumberToObject(o, "gradient_accumulation_steps", s->grad_accum);
     /* under FSDP the YAML's fsdp_activation_checkpointing says it: the
      * Trainer refuses both (transformers training_args.py) */
-    cJSON_AddBoolToObject(o, "gradient_checkpointing", s->recompute == PP_RECOMPUTE_FULL && s->framework != PP_FW_FSDP);
+    int ckpt = s->recompute == PP_RECOMPUTE_FULL && s->framework != PP_FW_FSDP;
+    cJSON_AddBoolToObject(o, "gradient_checkpointing", ckpt);
+    /* reentrant, as priced (the whole forward again): transformers' default
+     * until PR #43203 (January 2026), which made it non-reentrant */
+    if (ckpt) cJSON_AddBoolToObject(cJSON_AddObjectToObject(o, "gradient_checkpointing_kwargs"), "use_reentrant", 1);
     cJSON_AddBoolToObject(o, "bf16", s->precision == PP_PREC_BF16);
     cJSON_AddBoolToObject(o, "fp16", s->precision == PP_PREC_FP16);
     cJSON_AddBoolToObject(o, "tf32", 0);

@@ -15,10 +15,11 @@
 #include "costmodel/costmodel.h"
 #include "costmodel/framework.h"
 
-/* Defaults for GPUs without a fitted "efficiency" in topologies/gpus.json:
- * the fitted A100 and H100 runs reached 0.79 and 0.675 of their MAMF; their
- * mean, 0.73, times an assumed MAMF of 0.80 of peak. Attention: the mean of
- * the two fits (0.30, 0.20). Both are estimates with wide error bars. */
+/* Defaults for GPUs without an "efficiency" in topologies/gpus.json: the
+ * fitted A100 and H100 runs reached 0.79 and 0.675 of their MAMF; their
+ * mean, 0.73, times an assumed MAMF of 0.80 of peak. Attention: 0.25, below
+ * FlashAttention-2's measured 0.30 on H100 (gpus.json) for a GPU whose
+ * kernels nobody measured. Both are estimates with wide error bars. */
 #define MATMUL_EFF_DEFAULT 0.58
 #define ATTN_EFF_DEFAULT 0.25
 #define HBM_EFF_DEFAULT 0.80    /* elementwise kernels' share of HBM bandwidth */
@@ -149,25 +150,38 @@ static double elementwise_bytes(const pp_model *m, const pp_strategy *s, int kin
     return b * tok;
 }
 
+/* Elements an MLP's FP8 GEMMs quantise per token row: forward the up and
+ * down inputs (h, f), backward their output gradients (up, h). */
+static double mlp_cast(const pp_model *m, double h, double f, int bwd)
+{
+    return bwd ? (m->gated_mlp ? 2 : 1) * f + h : h + f;
+}
+
 /* FP8 quantisation of one block's GEMM operands, bytes per GPU: in the
  * forward the inputs (QKV and MLP inputs, sequence shards under SP; the
  * projection and down GEMMs' inputs), in the backward the output
- * gradients (QKV, projection, up/gate and down outputs). Weights are cast
- * once per step (Transformer Engine caches them across micro-batches). */
+ * gradients; a MoE block's routed rows as moe_gemms counts them (topk x
+ * cf rows a token, etp/tp of them here, at f/etp). Weights are cast once
+ * per step (Transformer Engine caches them across micro-batches). */
 static double fp8_cast_bytes(const pp_model *m, const pp_strategy *s, int kind, double tok, int bwd)
 {
     if (s->precision != PP_PREC_FP8) return 0;
-    double h = m->hidden, t = s->tp, rep = s->sp ? t : 1, hd = pp__head_dim(m), f = m->ffn;
-    if (kind == PP_BLOCK_MOE) {
-        double cf = m->capacity_factor > 0 ? m->capacity_factor : 1;
-        f = (double)m->expert_ffn * (m->topk * cf + m->shared_experts);
+    double h = m->hidden, t = s->tp, rep = s->sp ? t : 1, hd = pp__head_dim(m);
+    double q = m->heads * hd, kv = m->kv_heads * hd;
+    double el = bwd ? (q + 2 * kv) / t + h / rep : h / rep + q / t; /* attention */
+    if (kind != PP_BLOCK_MOE) {
+        el += mlp_cast(m, h / rep, m->ffn / t, bwd);
+    } else {
+        double cf = m->capacity_factor > 0 ? m->capacity_factor : 1, et = pp__etp(s), fe = m->expert_ffn;
+        el += et / t * m->topk * cf * mlp_cast(m, h, fe / et, bwd);
+        if (m->shared_experts) el += mlp_cast(m, h / rep, fe * m->shared_experts / t, bwd);
     }
-    double q = m->heads * hd, kv = m->kv_heads * hd, up = (m->gated_mlp ? 2 : 1) * f;
-    double el = bwd ? (q + 2 * kv) / t + h / rep + up / t + h / rep : 2 * h / rep + q / t + f / t;
     return FP8_CAST_BYTES * el * tok;
 }
 
-static double moe_gemms(const pp_model *m, const hw *h, const pp_strategy *s, double tok)
+/* The routed and shared experts' GEMMs at h's rate; the router at r's
+ * (BF16 under fp8 recipes: Megatron's TopKRouter is outside TE). */
+static double moe_gemms(const pp_model *m, const hw *h, const hw *r, const pp_strategy *s, double tok)
 {
     double cf = m->capacity_factor > 0 ? m->capacity_factor : 1, t = s->tp, et = pp__etp(s);
     double local = (double)m->experts / s->ep;
@@ -176,7 +190,7 @@ static double moe_gemms(const pp_model *m, const hw *h, const pp_strategy *s, do
     double per_expert = tok * et / t * m->topk * cf / local;
     double routed = local * mlp_gemms(m, h, per_expert, m->expert_ffn, et);
     double shared = m->shared_experts ? mlp_gemms(m, h, tok, (double)m->expert_ffn * m->shared_experts, t) : 0;
-    return routed + shared + gemm_s(h, tok, m->hidden, m->experts);
+    return routed + shared + gemm_s(r, tok, m->hidden, m->experts);
 }
 
 void pp__block_time(const pp_model *m, const pp_cluster *c, const pp_strategy *s, int kind,
@@ -185,7 +199,8 @@ void pp__block_time(const pp_model *m, const pp_cluster *c, const pp_strategy *s
     hw h = hardware(c, s->precision);
     double tok = (double)s->micro_batch * s->seq / s->cp, t = s->tp;
     double gemm = attn_proj_gemms(m, &h, tok, t);
-    gemm += kind == PP_BLOCK_MOE ? moe_gemms(m, &h, s, tok) : mlp_gemms(m, &h, tok, m->ffn, t);
+    hw r = hardware(c, s->precision == PP_PREC_FP8 ? PP_PREC_BF16 : s->precision);
+    gemm += kind == PP_BLOCK_MOE ? moe_gemms(m, &h, &r, s, tok) : mlp_gemms(m, &h, tok, m->ffn, t);
     double core = pp__attn_core_fwd_s(m, c, s);
     double elem = elementwise_bytes(m, s, kind, tok) / h.hbm;
     /* the down projection saves its input before it runs (autograd packs a

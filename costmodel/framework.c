@@ -94,12 +94,13 @@ static const pp__fw table[PP_FW_COUNT] = {
      * torch.distributed.pipelining schedules, CP all-gather/ring rotation,
      * CPU offload of parameters and optimizer, fused AdamW; selective
      * recompute is torchtitan's per-op policy (activation_checkpoint mode
-     * selective, selective_ac_option "op"). Full recompute wraps each block
-     * in checkpoint_wrapper's NO_REENTRANT default (torchtitan
-     * ptd_checkpoint_wrapper; Accelerate's fsdp_activation_checkpointing,
-     * accelerator.py): torch.utils.checkpoint without reentrancy, whose
-     * recomputation stops once every saved tensor is back (early stop, the
-     * default since PyTorch 2.1, pytorch PR #96866; set_checkpoint_early_stop). */
+     * selective, selective_ac_option "op"). Full recompute under Accelerate
+     * (fsdp_activation_checkpointing, accelerator.py) wraps each block in
+     * checkpoint_wrapper's NO_REENTRANT: torch.utils.checkpoint without
+     * reentrancy, whose recomputation stops once every saved tensor is back
+     * (early stop, the default since PyTorch 2.1, pytorch PR #96866);
+     * torchtitan v0.2.2 passes early_stop=False (its default since PR #1580,
+     * August 2025: a leak with MoE all-to-alls). */
     [PP_FW_FSDP] = {
         .name = "fsdp", .ce_upcast = 1, .title = "PyTorch FSDP2 (torchtitan, HF Accelerate)",
         .zero = B(2) | B(3), .zero_pp = B(2), .tp = 1, .pp = 1, .cp = 1, .sp = 2, .shard = 1,

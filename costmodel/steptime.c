@@ -106,13 +106,19 @@ typedef struct block_comm_t {
 } block_comm_t;
 
 /* 1 when a full recomputation of the block stops before its tail GEMM
- * (pp__block_times.tail_fwd_s): the framework's checkpoint stops early and
- * no adapter runs after the down projection (PEFT's LoRA branch follows the
- * base GEMM and saves its own inputs). */
-static int early_stop(const pp_strategy *s, const pp__block_times *bt)
+ * (pp__block_times.tail_fwd_s): the framework's checkpoint stops early (for
+ * fsdp, HF Accelerate's launch: torchtitan v0.2.2 sets early_stop False,
+ * job_config.py ActivationCheckpoint), and the down projection is a plain
+ * GEMM whose inputs autograd packs before it runs: not a LoRA-adapted one
+ * (PEFT's branch runs after the base GEMM and saves its own inputs), not
+ * QLoRA's or FP8's (autograd Functions save after their forward). */
+static int early_stop(const pp_model *m, const pp_strategy *s, const pp__block_times *bt)
 {
     const pp__fw *f = pp__fw_get(s->framework);
-    return f && f->recompute_early_stop && bt->tail_fwd_s > 0 && s->ft.mode == PP_MODE_FULL;
+    if (!f || !f->recompute_early_stop || bt->tail_fwd_s <= 0 || m->norms_per_block > 2) return 0;
+    if (s->framework == PP_FW_FSDP && pp__torchtitan_only(s)) return 0;
+    if (s->precision == PP_PREC_FP8 || s->ft.mode == PP_MODE_QLORA) return 0;
+    return s->ft.mode != PP_MODE_LORA || !(s->ft.lora_targets & PP_LORA_DOWN);
 }
 
 static void block_comm(const pp_model *m, const pp_strategy *s, const groups *g, int kind,
@@ -123,9 +129,9 @@ static void block_comm(const pp_model *m, const pp_strategy *s, const groups *g,
     double act = ab * tok * m->hidden;
     /* TP: 2 all-reduces fwd, 2 bwd (SP: all-gather + reduce-scatter, same volume) */
     double one = s->sp ? pp__allgather_s(&g->tp, act) + pp__reducescatter_s(&g->tp, act) : pp__allreduce_s(&g->tp, act);
+    /* (an early-stopping recomputation would skip the down projection's
+     * reduction too; no framework parplan prices stops early with TP) */
     double tp = (4 + (recomputed ? 2 : 0)) * one;
-    if (recomputed && early_stop(s, bt)) /* the down projection's reduction is not redone */
-        tp -= s->sp ? pp__reducescatter_s(&g->tp, act) : pp__allreduce_s(&g->tp, act);
     int et = pp__etp(s);
     if (kind == PP_BLOCK_MOE && et < s->tp) {
         /* folded experts: the MoE layer takes the sequence-parallel shard
@@ -253,7 +259,7 @@ static void stage_blocks(const pp_model *m, const pp_cluster *c, const pp_strate
         st->model_flops += f + fb;
         st->hw_flops += f + fb;
         if (full) {
-            int tail = early_stop(s, &q->bt);
+            int tail = early_stop(m, s, &q->bt);
             st->recompute += fwd - (tail ? q->bt.tail_fwd_s : 0);
             st->hw_flops += f - (tail ? q->bt.tail_flops : 0);
         } else if (s->recompute == PP_RECOMPUTE_SELECTIVE && back && op_sac) {

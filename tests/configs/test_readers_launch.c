@@ -657,6 +657,38 @@ Test(training_args, bad)
         ARGS("--model", "llama3-8b", "--cluster", "dgx-h100", "--gpus", "1", "--training-args", "t.json", "--mode", "qlora"),
         ARGS("bf16/fp16 (precision fp32)", "[rule qlora-precision]"));
     bad("t.json", S("{\"deepspeed\": \"nope.json\"}"), ARGS(MG_MODEL, "--training-args", "t.json"), ARGS("nope.json", "cannot open"));
+    bad("t.json", S("{\"gradient_checkpointing\": true, \"gradient_checkpointing_kwargs\": 1}"),
+        ARGS(MG_MODEL, "--training-args", "t.json"), ARGS("$.gradient_checkpointing_kwargs", "expected an object"));
+    bad("t.json", S("{\"gradient_checkpointing\": true, \"gradient_checkpointing_kwargs\": {\"use_reentrant\": \"no\"}}"),
+        ARGS(MG_MODEL, "--training-args", "t.json"), ARGS("$.gradient_checkpointing_kwargs.use_reentrant"));
+}
+
+/* parplan prices the reentrant checkpoint (the whole forward again) and
+ * writes use_reentrant true; a non-reentrant one, or torchtitan's early
+ * stop, is read with a warning naming the key */
+Test(training_args, checkpoint_kwargs_and_early_stop)
+{
+    fresh_dir();
+    put("t.json", S("{\"gradient_checkpointing\": true, \"gradient_checkpointing_kwargs\": {\"use_reentrant\": false}}"));
+    char *out, *err;
+    cr_expect_eq(estimate(ARGS(MG_MODEL, "--training-args", "t.json"), &out, &err), 0, "%s", err);
+    cr_expect(strstr(err, "use_reentrant false: priced as the reentrant checkpoint"), "%s", err);
+    drop_dir(out, err);
+    fresh_dir();
+    put("t.toml", S(TT "early_stop = true\n")); /* TT ends in [activation_checkpoint] */
+    cr_expect_eq(estimate(ARGS(MG_MODEL, "--fsdp-config", "t.toml"), &out, &err), 0, "%s", err);
+    cr_expect(strstr(err, "$.activation_checkpoint.early_stop") && strstr(err, "priced without it"), "%s", err);
+    drop_dir(out, err);
+    /* what the HF Trainer plan writes: the reentrant checkpoint it is priced with */
+    fresh_dir();
+    cr_expect_eq(estimate(ARGS(MG_MODEL, "--framework", "pytorch", "--recompute", "full", "--global-batch", "64"), &out, &err),
+                 0, "%s", err);
+    char p[700];
+    snprintf(p, sizeof p, "%s/emitted/training_args.json", dir);
+    char *ta = slurp(p);
+    cr_expect(strstr(ta, "\"gradient_checkpointing_kwargs\"") && strstr(ta, "\"use_reentrant\":\ttrue"), "%s", ta);
+    free(ta);
+    drop_dir(out, err);
 }
 
 /* ------------------------------------------------------------ the pieces */

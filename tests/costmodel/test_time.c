@@ -424,40 +424,64 @@ Test(time, expert_parallel_all_to_all_by_hand)
     free(p);
 }
 
-/* Full recompute under FSDP is torch.utils.checkpoint without reentrancy
- * (checkpoint_wrapper's default), which stops re-running a block's forward
- * once its last saved tensor is back: the MLP down projection packs its
- * input before it runs, so the recomputation skips that GEMM. By hand, per
- * block and micro-batch, 2 tok f h FLOPs at the matmul efficiency times
- * d/(d+64), d = min(tok, f, h). Megatron's own checkpoint, and PEFT's LoRA
- * branch after the down projection, re-run the whole forward. */
+/* Full recompute under FSDP as HF Accelerate launches it is
+ * torch.utils.checkpoint without reentrancy (checkpoint_wrapper's
+ * NO_REENTRANT), which stops re-running a block's forward once its last
+ * saved tensor is back: the MLP down projection packs its input before it
+ * runs, so the recomputation skips that GEMM. By hand, per block and
+ * micro-batch, 2 tok f h FLOPs at the matmul efficiency times d/(d+64),
+ * d = min(tok, f, h), off the recompute time and the hardware FLOPs.
+ * Nothing is skipped under Megatron's own checkpoint, under torchtitan
+ * (early_stop False: pipeline stages here), with a LoRA adapter on the down
+ * projection, with dropout after it, or with a norm after it (4 a block). */
+static void recompute_run(pp_model *m, pp_framework fw, int pp, unsigned lora, pp_plan *p)
+{
+    pp_cluster c = fx_cluster("dgx-h100", 0, 8);
+    pp_strategy s;
+    pp_strategy_default(&s);
+    s.framework = fw;
+    s.dp = 8 / pp, s.pp = pp, s.zero = fw == PP_FW_FSDP ? (pp > 1 ? 2 : 3) : 1;
+    s.seq = 4096, s.global_batch = 16, s.micro_batch = 1, s.recompute = PP_RECOMPUTE_FULL;
+    if (lora) s.ft.mode = PP_MODE_LORA, s.ft.lora_rank = 16, s.ft.lora_targets = lora;
+    estimate(m, &c, &s, p);
+}
+
 Test(time, fsdp_recompute_stops_before_the_down_projection)
 {
     pp_model m = fx_model("llama2-7b");
     pp_cluster c = fx_cluster("dgx-h100", 0, 8);
-    const pp_framework fws[] = {PP_FW_FSDP, PP_FW_MEGATRON, PP_FW_FSDP};
-    for (int k = 0; k < 3; k++) {
-        pp_strategy s;
-        pp_strategy_default(&s);
-        s.framework = fws[k];
-        s.dp = 8, s.zero = fws[k] == PP_FW_FSDP ? 3 : 1, s.seq = 4096, s.global_batch = 16; /* 2 micro-batches */
-        s.recompute = PP_RECOMPUTE_FULL;
-        if (k == 2) s.ft.mode = PP_MODE_LORA, s.ft.lora_rank = 16;
-        pp_plan p;
-        estimate(&m, &c, &s, &p);
-        pp__block_times bt;
-        pp__block_time(&m, &c, &p.strategy, PP_BLOCK_DENSE, &bt);
-        double tok = 4096, f = m.ffn, h = m.hidden, d = tok < h ? tok : h;
-        double tail = 2 * tok * f * h / (c.gpu.peak_flops[PP_PREC_BF16] * pp__matmul_eff(&c.gpu) * d / (d + 64));
-        double want = 2 * m.layers * (bt.fwd_s - (k == 0 ? tail : 0));
-        if (k == 2) /* the adapters' own GEMMs on top of the whole forward */
-            cr_expect(p.time.recompute_s >= want * (1 - 1e-12), "LoRA: recompute %.6g s < whole forwards %.6g s",
-                      p.time.recompute_s, want);
-        else
-            cr_expect(tail > 0 && fabs(p.time.recompute_s - want) < 1e-9 * want, "%s: recompute %.6g s, by hand %.6g s",
-                      pp_framework_name(fws[k]), p.time.recompute_s, want);
-        if (k == 0) cr_expect(fabs(bt.tail_fwd_s - tail) < 1e-12 * tail, "tail GEMM %.6g s vs %.6g s", bt.tail_fwd_s, tail);
+    pp_plan p;
+    recompute_run(&m, PP_FW_FSDP, 1, 0, &p);
+    pp__block_times bt;
+    pp__block_time(&m, &c, &p.strategy, PP_BLOCK_DENSE, &bt);
+    double tok = 4096, f = m.ffn, h = m.hidden, d = tok < h ? tok : h, L = m.layers, ga = 2;
+    double tail = 2 * tok * f * h / (c.gpu.peak_flops[PP_PREC_BF16] * pp__matmul_eff(&c.gpu) * d / (d + 64));
+    double want = ga * L * (bt.fwd_s - tail);
+    cr_expect(fabs(p.time.recompute_s - want) < 1e-9 * want, "recompute %.6g s, by hand %.6g s", p.time.recompute_s, want);
+    /* hardware FLOPs: four passes less the skipped GEMM, every replica */
+    double model = p.throughput.model_flops_per_step, fwd_blocks = 8 * ga * L * pp__block_fwd_flops(&m, PP_BLOCK_DENSE, 4096) * tok;
+    double hw = model + fwd_blocks - 8 * ga * L * 2 * tok * f * h;
+    cr_expect(fabs(p.throughput.hardware_flops_per_step / hw - 1) < 1e-9, "hardware FLOPs %.6g, by hand %.6g",
+              p.throughput.hardware_flops_per_step, hw);
+    /* the whole forward again */
+    struct { const char *why; pp_framework fw; int pp; unsigned lora; double dropout; int norms; } whole[] = {
+        {"megatron", PP_FW_MEGATRON, 1, 0, 0, 2}, {"torchtitan (pp 2)", PP_FW_FSDP, 2, 0, 0, 2},
+        {"LoRA on the down projection", PP_FW_FSDP, 1, PP_LORA_DOWN | PP_LORA_Q, 0, 2},
+        {"dropout", PP_FW_FSDP, 1, 0, 0.1, 2}, {"post-norms", PP_FW_FSDP, 1, 0, 0, 4}};
+    for (size_t i = 0; i < sizeof whole / sizeof *whole; i++) {
+        pp_model mm = m;
+        mm.dropout = whole[i].dropout, mm.norms_per_block = whole[i].norms;
+        recompute_run(&mm, whole[i].fw, whole[i].pp, whole[i].lora, &p);
+        pp__block_time(&mm, &c, &p.strategy, PP_BLOCK_DENSE, &bt);
+        double blocks = ga * L / whole[i].pp; /* the first stage's, under pp */
+        cr_expect(p.time.recompute_s >= blocks * bt.fwd_s * (1 - 1e-12),
+                  "%s: recompute %.6g s < whole forwards %.6g s", whole[i].why, p.time.recompute_s, blocks * bt.fwd_s);
     }
+    /* LoRA on q and v only: the down projection is a plain GEMM, skipped */
+    recompute_run(&m, PP_FW_FSDP, 1, PP_LORA_Q | PP_LORA_V, &p);
+    pp__block_time(&m, &c, &p.strategy, PP_BLOCK_DENSE, &bt);
+    cr_expect(p.time.recompute_s < ga * L * bt.fwd_s, "LoRA (q, v): recompute %.6g s, whole forwards %.6g s",
+              p.time.recompute_s, ga * L * bt.fwd_s);
 }
 
 /* FP8 as Transformer Engine runs it (docs/time.md, "FP8"): the GEMMs at 0.95
@@ -495,4 +519,39 @@ Test(time, fp8_gemms_and_quantisation_by_hand)
     cr_expect_float_eq(head8, head16, 1e-15, "megatron's output layer runs bf16 under fp8: %g vs %g s", head8, head16);
     s.framework = PP_FW_FSDP;
     cr_expect(pp__head_time(&m, &c, &s) < head16, "torchtitan's float8 converts the output layer");
+
+    /* GQA with TP 2 and sequence parallelism: the norms' outputs quantised
+     * as sequence shards (h/2), the rest as TP shards */
+    m = fx_model("llama3-8b");
+    s.framework = PP_FW_MEGATRON, s.tp = 2, s.sp = 1;
+    s.precision = PP_PREC_BF16;
+    pp__block_time(&m, &c, &s, PP_BLOCK_DENSE, &b16);
+    s.precision = PP_PREC_FP8;
+    pp__block_time(&m, &c, &s, PP_BLOCK_DENSE, &b8);
+    h = m.hidden, f = m.ffn, hd = h / m.heads, q = m.heads * hd, kv = m.kv_heads * hd;
+    cast_f = 6 * tok * (h / 2 + q / 2 + h / 2 + f / 2) / hbm;
+    cast_b = 6 * tok * ((q + 2 * kv) / 2 + h / 2 + 2 * f / 2 + h / 2) / hbm;
+    got_f = (b8.fwd_s - b8.gemm_fwd_s) - (b16.fwd_s - b16.gemm_fwd_s);
+    got_b = (b8.bwd_s - 2 * b8.gemm_fwd_s) - (b16.bwd_s - 2 * b16.gemm_fwd_s);
+    cr_expect(fabs(got_f / cast_f - 1) < 1e-9 && fabs(got_b / cast_b - 1) < 1e-9, "tp 2: casts %.6g/%.6g s, by hand "
+              "%.6g/%.6g s", got_f, got_b, cast_f, cast_b);
+
+    /* a MoE block (Mixtral: 8 experts, top-2, no shared, tp 1): each token's
+     * two routed rows quantised at h and f; the router stays bf16 */
+    m = fx_model("mixtral-8x7b");
+    s.tp = 1, s.sp = 0;
+    s.precision = PP_PREC_BF16;
+    pp__block_time(&m, &c, &s, PP_BLOCK_MOE, &b16);
+    s.precision = PP_PREC_FP8;
+    pp__block_time(&m, &c, &s, PP_BLOCK_MOE, &b8);
+    h = m.hidden, f = m.expert_ffn, hd = h / m.heads, q = m.heads * hd, kv = m.kv_heads * hd;
+    double k = m.topk * (m.capacity_factor > 0 ? m.capacity_factor : 1), d = 8; /* min(tok, h, experts) */
+    double router = 2 * tok * h * m.experts / (c.gpu.peak_flops[PP_PREC_BF16] * pp__matmul_eff(&c.gpu) * d / (d + 64));
+    cr_expect(fabs(((b8.gemm_fwd_s - router) * rate + router) / b16.gemm_fwd_s - 1) < 1e-9, "MoE GEMMs: router bf16");
+    cast_f = 6 * tok * (h + q + k * (h + f)) / hbm;
+    cast_b = 6 * tok * ((q + 2 * kv) + h + k * (2 * f + h)) / hbm;
+    got_f = (b8.fwd_s - b8.gemm_fwd_s) - (b16.fwd_s - b16.gemm_fwd_s);
+    got_b = (b8.bwd_s - 2 * b8.gemm_fwd_s) - (b16.bwd_s - 2 * b16.gemm_fwd_s);
+    cr_expect(fabs(got_f / cast_f - 1) < 1e-9 && fabs(got_b / cast_b - 1) < 1e-9, "MoE: casts %.6g/%.6g s, by hand "
+              "%.6g/%.6g s", got_f, got_b, cast_f, cast_b);
 }
