@@ -656,8 +656,15 @@ static void tt_rest(fr *r, const cJSON *root, pp_strategy *s)
     if (r->jr.st == PP_OK && strcmp(impl, "fused"))
         fwarn(r, "$.optimizer", "implementation", "\"%s\": parplan prices the fused step (no temporaries)", impl);
     tt_compile_read(r, cJSON_GetObjectItemCaseSensitive(root, "compile"), s);
-    if (cJSON_GetObjectItemCaseSensitive(root, "quantize") && s->precision != PP_PREC_FP8)
+    const cJSON *quant = cJSON_GetObjectItemCaseSensitive(root, "quantize");
+    if (quant && s->precision != PP_PREC_FP8)
         fwarn(r, "$", "quantize", "settings without the quantize.linear.float8 converter are not used");
+    /* v0.2.2's Float8Linear config: filter_fqns empty by default, every
+     * linear (the output layer too) in FP8, which is what parplan prices */
+    const cJSON *f8 = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(quant, "linear"), "float8");
+    const cJSON *skip = cJSON_GetObjectItemCaseSensitive(f8, "filter_fqns");
+    if (s->precision == PP_PREC_FP8 && cJSON_GetArraySize(skip) > 0)
+        fwarn(r, "$.quantize.linear.float8", "filter_fqns", "the modules it keeps in BF16 are priced as FP8");
 }
 
 static const pp__key_of tt_rule_keys[] = {

@@ -679,6 +679,14 @@ Test(training_args, checkpoint_kwargs_and_early_stop)
     cr_expect_eq(estimate(ARGS(MG_MODEL, "--fsdp-config", "t.toml"), &out, &err), 0, "%s", err);
     cr_expect(strstr(err, "$.activation_checkpoint.early_stop") && strstr(err, "priced without it"), "%s", err);
     drop_dir(out, err);
+    /* float8 with modules kept in BF16: priced as FP8, and said so */
+    fresh_dir();
+    put("t.toml", S("[model]\nname = \"llama3\"\nflavor = \"8B\"\nconverters = [\"quantize.linear.float8\"]\n"
+                    "[training]\nlocal_batch_size = 1\nglobal_batch_size = 64\nseq_len = 8192\n"
+                    "[activation_checkpoint]\nmode = \"full\"\n[quantize.linear.float8]\nfilter_fqns = [\"output\"]\n"));
+    cr_expect_eq(estimate(ARGS(MG_MODEL, "--fsdp-config", "t.toml"), &out, &err), 0, "%s", err);
+    cr_expect(strstr(err, "$.quantize.linear.float8.filter_fqns"), "%s", err);
+    drop_dir(out, err);
     /* what the HF Trainer plan writes: the reentrant checkpoint it is priced with */
     fresh_dir();
     cr_expect_eq(estimate(ARGS(MG_MODEL, "--framework", "pytorch", "--recompute", "full", "--global-batch", "64"), &out, &err),
