@@ -15,9 +15,10 @@ measured, and the catalog's estimate stays (printed, marked "not fitted").
 "Before" is the error with the catalog's constants as they stand.
 
 Where a family's attention rate is measured (PUBLISHED_ATTN), only the matmul
-efficiency is fitted. llm-foundry's runs use an older Triton attention kernel
-whose slowdown is fitted first, on MosaicML's H100 rows against that measured
-rate (fit_triton), and then holds for their rows on every GPU
+efficiency is fitted. Most of llm-foundry's runs use an older Triton
+attention kernel whose slowdown is fitted first, on MosaicML's Triton H100
+rows with the H100 constants as the catalog has them (fit_triton; refit the
+two in turn until they agree), and then holds for those rows on every GPU
 (tools/validate.c MPT_TRITON_SLOWDOWN).
 
 The fitted values go into topologies/gpus.json ("efficiency"); the output of

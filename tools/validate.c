@@ -374,9 +374,6 @@ static void read_columns(const row *r, scenario *sc)
     if (is(r->f[C_NAME], "bloom") && !strstr(prec, "bf16")) s->precision = PP_PREC_FP16;
 }
 
-/* The framework each source ran, and what it did that the framework's
- * defaults do not say. The framework prices its own behaviours (gradient
- * dtype, buffers, pipeline outputs, overlap): docs/frameworks.md. */
 /* llm-foundry's benchmark runs keep submit_benchmarks.py's default
  * attn_impl 'triton' (b2a43a1): triton_flash_attn_fn over its copy of
  * flash-attn's Triton FlashAttention (llmfoundry/models/layers/
@@ -404,6 +401,9 @@ static int mpt_triton(const row *r)
     return strstr(r->f[C_MODEL], "13b") || strstr(r->f[C_MODEL], "30b");
 }
 
+/* The framework each source ran, and what it did that the framework's
+ * defaults do not say. The framework prices its own behaviours (gradient
+ * dtype, buffers, pipeline outputs, overlap): docs/frameworks.md. */
 static void framework_rules(const row *r, scenario *sc)
 {
     pp_strategy *s = &sc->s;
