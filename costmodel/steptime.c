@@ -106,17 +106,19 @@ typedef struct block_comm_t {
 } block_comm_t;
 
 /* 1 when a full recomputation of the block stops before its tail GEMM
- * (pp__block_times.tail_fwd_s): the framework's checkpoint stops early (for
- * fsdp, HF Accelerate's launch: torchtitan v0.2.2 sets early_stop False,
- * job_config.py ActivationCheckpoint), and the down projection is a plain
+ * (pp__block_times.tail_fwd_s): the checkpoint stops early (buf.
+ * checkpoint_early_stop, by default the framework's launch: for fsdp HF
+ * Accelerate's; torchtitan v0.2.2 sets early_stop False, job_config.py
+ * ActivationCheckpoint; only fsdp's launchers are non-reentrant), and the
+ * down projection is a plain
  * GEMM whose inputs autograd packs before it runs: not a LoRA-adapted one
  * (PEFT's branch runs after the base GEMM and saves its own inputs), not
  * QLoRA's or FP8's (autograd Functions save after their forward). */
 static int early_stop(const pp_model *m, const pp_strategy *s, const pp__block_times *bt)
 {
     const pp__fw *f = pp__fw_get(s->framework);
-    if (!f || !f->recompute_early_stop || bt->tail_fwd_s <= 0 || m->norms_per_block > 2) return 0;
-    if (s->framework == PP_FW_FSDP && pp__torchtitan_only(s)) return 0;
+    if (bt->tail_fwd_s <= 0 || m->norms_per_block > 2 || s->buf.checkpoint_early_stop < 0) return 0;
+    if (!s->buf.checkpoint_early_stop && (!f || !f->recompute_early_stop || pp__torchtitan_only(s))) return 0;
     if (s->precision == PP_PREC_FP8 || s->ft.mode == PP_MODE_QLORA) return 0;
     return s->ft.mode != PP_MODE_LORA || !(s->ft.lora_targets & PP_LORA_DOWN);
 }

@@ -337,6 +337,11 @@ typedef struct pp_buffers {
                                     PyTorch's caching allocator, `fragmentation` of the
                                     dynamic memory; -1 = what the framework's launch file
                                     sets (the default) */
+    int checkpoint_early_stop;   /* full recompute's torch.utils.checkpoint stops once the
+                                    last saved tensor is back (non-reentrant, PyTorch >=
+                                    2.1): 1 on, -1 off, 0 = as the framework's launch runs
+                                    it (the default: HF Accelerate's FSDP only). For
+                                    predicting runs of other launchers (llm-foundry) */
 } pp_buffers;
 
 typedef struct pp_strategy {

@@ -384,7 +384,7 @@ static void read_columns(const row *r, scenario *sc)
  * on MosaicML's Triton H100 runs with H100's constants as the catalog has
  * them (tools/fit.py, "llm-foundry's Triton attention"); PARPLAN_FIT_TRITON
  * overrides it for that fit. */
-#define MPT_TRITON_SLOWDOWN 1.8
+#define MPT_TRITON_SLOWDOWN 1.7
 
 static double triton_slowdown(void)
 {
@@ -467,6 +467,9 @@ static void framework_rules(const row *r, scenario *sc)
      * 'fused_crossentropy') */
     if (is(nm, "mpt")) {
         if (mpt_triton(r)) sc->cluster.gpu.attn_eff /= triton_slowdown();
+        /* Composer's checkpoint_wrapper NO_REENTRANT (the yamls'
+         * activation_checkpointing_reentrant: false), PyTorch 2.1 image */
+        s->buf.checkpoint_early_stop = 1;
         s->framework = PP_FW_FSDP;
         s->grad_accum_dtype = PP_GRAD_16;
         s->loss = PP_LOSS_FUSED;
@@ -883,7 +886,7 @@ static void print_preamble(void)
            "  seconds per iteration the logs print;\n"
            "- MosaicML (llm-foundry): flash-attn's fused cross-entropy, MPTConfig's default loss_fn; the\n"
            "  benchmark script's default attn_impl 'triton' (llm-foundry's copy of flash-attn's Triton\n"
-           "  FlashAttention) at 1/1.8 of the FlashAttention-2 class (fitted, Calibration), except the\n"
+           "  FlashAttention) at 1/1.7 of the FlashAttention-2 class (fitted, Calibration), except the\n"
            "  Large Scale table's 1b, 3b, 7b and 70b, which its sweep.py runs with attn_impl flash;\n"
            "- Megatron-LM family: fp32 main grads, pipeline outputs freed once sent (deallocate_pipeline_outputs);\n"
            "- Megatron-Core/NeMo/Megatron-Bridge: distributed optimizer (ZeRO-1), sequence parallelism and TP\n"

@@ -434,7 +434,8 @@ Test(time, expert_parallel_all_to_all_by_hand)
  * Nothing is skipped under Megatron's own checkpoint, under torchtitan
  * (early_stop False: pipeline stages here), with a LoRA adapter on the down
  * projection, with dropout after it, or with a norm after it (4 a block). */
-static void recompute_run(pp_model *m, pp_framework fw, int pp, unsigned lora, pp_plan *p)
+static void recompute_run(pp_model *m, pp_framework fw, int pp, unsigned lora, pp_plan *p);
+static void recompute_run_es(pp_model *m, pp_framework fw, int pp, unsigned lora, int es, pp_plan *p)
 {
     pp_cluster c = fx_cluster("dgx-h100", 0, 8);
     pp_strategy s;
@@ -443,7 +444,13 @@ static void recompute_run(pp_model *m, pp_framework fw, int pp, unsigned lora, p
     s.dp = 8 / pp, s.pp = pp, s.zero = fw == PP_FW_FSDP ? (pp > 1 ? 2 : 3) : 1;
     s.seq = 4096, s.global_batch = 16, s.micro_batch = 1, s.recompute = PP_RECOMPUTE_FULL;
     if (lora) s.ft.mode = PP_MODE_LORA, s.ft.lora_rank = 16, s.ft.lora_targets = lora;
+    s.buf.checkpoint_early_stop = es;
     estimate(m, &c, &s, p);
+}
+
+static void recompute_run(pp_model *m, pp_framework fw, int pp, unsigned lora, pp_plan *p)
+{
+    recompute_run_es(m, fw, pp, lora, 0, p);
 }
 
 Test(time, fsdp_recompute_stops_before_the_down_projection)
@@ -477,6 +484,19 @@ Test(time, fsdp_recompute_stops_before_the_down_projection)
         cr_expect(p.time.recompute_s >= blocks * bt.fwd_s * (1 - 1e-12),
                   "%s: recompute %.6g s < whole forwards %.6g s", whole[i].why, p.time.recompute_s, blocks * bt.fwd_s);
     }
+    /* the launcher's behaviour overridden (buf.checkpoint_early_stop, for runs
+     * of other launchers): on under megatron skips the same GEMM, off under
+     * Accelerate's fsdp skips nothing */
+    pp_plan q;
+    recompute_run_es(&m, PP_FW_MEGATRON, 1, 0, 1, &q);
+    recompute_run_es(&m, PP_FW_MEGATRON, 1, 0, 0, &p);
+    cr_expect(fabs(p.time.recompute_s - q.time.recompute_s - ga * L * tail) < 1e-9 * p.time.recompute_s,
+              "megatron, early stop on: %.6g s, off: %.6g s, tail %.6g s", q.time.recompute_s, p.time.recompute_s,
+              ga * L * tail);
+    recompute_run_es(&m, PP_FW_FSDP, 1, 0, -1, &p);
+    pp__block_time(&m, &c, &p.strategy, PP_BLOCK_DENSE, &bt);
+    cr_expect(fabs(p.time.recompute_s - ga * L * bt.fwd_s) < 1e-9 * p.time.recompute_s, "fsdp, early stop off: %.6g s, "
+              "whole forwards %.6g s", p.time.recompute_s, ga * L * bt.fwd_s);
     /* LoRA on q and v only: the down projection is a plain GEMM, skipped */
     recompute_run(&m, PP_FW_FSDP, 1, PP_LORA_Q | PP_LORA_V, &p);
     pp__block_time(&m, &c, &p.strategy, PP_BLOCK_DENSE, &bt);
