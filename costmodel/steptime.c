@@ -131,9 +131,9 @@ static void block_comm(const pp_model *m, const pp_strategy *s, const groups *g,
     double act = ab * tok * m->hidden;
     /* TP: 2 all-reduces fwd, 2 bwd (SP: all-gather + reduce-scatter, same volume) */
     double one = s->sp ? pp__allgather_s(&g->tp, act) + pp__reducescatter_s(&g->tp, act) : pp__allreduce_s(&g->tp, act);
-    /* (an early-stopping recomputation would skip the down projection's
-     * reduction too; no framework parplan prices stops early with TP) */
     double tp = (4 + (recomputed ? 2 : 0)) * one;
+    if (recomputed && early_stop(m, s, bt)) /* nor is the down projection's reduction redone */
+        tp -= s->sp ? pp__reducescatter_s(&g->tp, act) : pp__allreduce_s(&g->tp, act);
     int et = pp__etp(s);
     if (kind == PP_BLOCK_MOE && et < s->tp) {
         /* folded experts: the MoE layer takes the sequence-parallel shard

@@ -434,7 +434,6 @@ Test(time, expert_parallel_all_to_all_by_hand)
  * Nothing is skipped under Megatron's own checkpoint, under torchtitan
  * (early_stop False: pipeline stages here), with a LoRA adapter on the down
  * projection, with dropout after it, or with a norm after it (4 a block). */
-static void recompute_run(pp_model *m, pp_framework fw, int pp, unsigned lora, pp_plan *p);
 static void recompute_run_es(pp_model *m, pp_framework fw, int pp, unsigned lora, int es, pp_plan *p)
 {
     pp_cluster c = fx_cluster("dgx-h100", 0, 8);
@@ -493,6 +492,23 @@ Test(time, fsdp_recompute_stops_before_the_down_projection)
     cr_expect(fabs(p.time.recompute_s - q.time.recompute_s - ga * L * tail) < 1e-9 * p.time.recompute_s,
               "megatron, early stop on: %.6g s, off: %.6g s, tail %.6g s", q.time.recompute_s, p.time.recompute_s,
               ga * L * tail);
+    /* with TP 2 and SP the recomputation skips the down projection's
+     * reduce-scatter too: half of one block's forward pair (all-gather and
+     * reduce-scatter of the same bytes), of which the step has 4 a block */
+    pp_cluster c8 = fx_cluster("dgx-h100", 0, 8);
+    pp_plan t[3];
+    for (int es = 0; es < 3; es++) {
+        pp_strategy s;
+        pp_strategy_default(&s);
+        s.framework = PP_FW_MEGATRON, s.tp = 2, s.sp = 1, s.dp = 4, s.seq = 4096, s.global_batch = 16;
+        s.overlap_tp = 0, s.recompute = es < 2 ? PP_RECOMPUTE_FULL : PP_RECOMPUTE_NONE;
+        s.buf.checkpoint_early_stop = es == 1 ? 1 : 0;
+        estimate(&m, &c8, &s, &t[es]);
+    }
+    double rs = t[2].time.tp_comm_s / 8; /* 4 pairs a block, one reduce-scatter each half */
+    cr_expect(fabs(t[0].time.tp_comm_s - t[1].time.tp_comm_s - rs) < 1e-9 * rs,
+              "TP saved by the early stop %.6g s, one reduce-scatter a block %.6g s",
+              t[0].time.tp_comm_s - t[1].time.tp_comm_s, rs);
     recompute_run_es(&m, PP_FW_FSDP, 1, 0, -1, &p);
     pp__block_time(&m, &c, &p.strategy, PP_BLOCK_DENSE, &bt);
     cr_expect(fabs(p.time.recompute_s - ga * L * bt.fwd_s) < 1e-9 * p.time.recompute_s, "fsdp, early stop off: %.6g s, "
