@@ -210,7 +210,8 @@ static void flag_of(const char *field, char *buf, size_t cap)
     static const struct { const char *field, *flag; } map[] = {
         {"grad_accum_dtype", "grad-accum"}, {"overlap_dp", "no-dp-overlap"}, {"overlap_tp", "tp-overlap"},
         {"top_k", "top"}, {"ilp_time_limit_s", "ilp-time-limit"}, {"ilp_budget_s", "ilp-budget"}, {"price_usd_per_gpu_hour", "price-per-gpu-hour"},
-        {"freeze_layers", "freeze"}, {"expandable_segments", "allocator"}, {"overlap_ep", "ep-overlap"}, {"grad_accum", "global-batch"}, {"stage_recompute", "stage-layers"}};
+        {"freeze_layers", "freeze"}, {"expandable_segments", "allocator"}, {"overlap_ep", "ep-overlap"}, {"grad_accum", "global-batch"}, {"stage_recompute", "stage-layers"},
+        {"opt_states", "optimizer-states"}};
     for (size_t i = 0; i < sizeof map / sizeof *map; i++)
         if (!strcmp(field, map[i].field)) {
             snprintf(buf, cap, "--%s", map[i].flag);
@@ -251,11 +252,16 @@ static void safe_copy(const char *s, char *b, size_t cap)
     b[k] = '\0';
 }
 
-const char *cli_act_offload(const pp_strategy *s)
+/* What follows the recompute in a strategy's line: offloaded activations,
+ * bf16 optimizer states. */
+const char *cli_extras(const pp_strategy *s)
 {
-    static char buf[64];
-    if (s->act_offload_layers <= 0) return "";
-    snprintf(buf, sizeof buf, ", activations of %d blocks offloaded", s->act_offload_layers);
+    static char buf[96];
+    int n = 0;
+    buf[0] = '\0';
+    if (s->act_offload_layers > 0)
+        n = snprintf(buf, sizeof buf, ", activations of %d blocks offloaded", s->act_offload_layers);
+    if (s->opt_states == PP_OPT_STATES_BF16) snprintf(buf + n, sizeof buf - (size_t)n, ", bf16 optimizer states");
     return buf;
 }
 

@@ -62,7 +62,7 @@ const char *cli_safe(const char *s);
 const char *cli_csv(const char *s);
 /* ", activations of N blocks offloaded" when the strategy offloads
  * activations (Megatron's CPU offloading), else "" (static storage). */
-const char *cli_act_offload(const pp_strategy *s);
+const char *cli_extras(const pp_strategy *s);
 /* The MoE options after "ep N": " (experts tp N)" when the experts' TP
  * differs from tp, " hierarchical" dispatch, " overlapped" all-to-alls;
  * "" without them (static). */

@@ -27,6 +27,8 @@ static const cli_opt opts[] = {
                               "(--cpu-offloading-num-layers; pp 1, no recompute; default 0)"},
     {"precision", 1, "fp32|fp16|bf16|fp8 (default bf16)"},
     {"optimizer", 1, "adamw|adam8bit|adafactor|sgd|lion|adagrad|rmsprop (default adamw)"},
+    {"optimizer-states", 1, "fp32 (default) or bf16: megatron's precision-aware optimizer, AdamW's moments in bf16 "
+                            "(--use-precision-aware-optimizer --exp-avg-dtype bf16 --exp-avg-sq-dtype bf16; zero 1)"},
     {"attention", 1, "flash|materialised (default flash)"},
     {"cp-comm", 1, "with --cp: ring (send/recv under attention), allgather (of K/V) or a2a (Ulysses) "
                    "(default: the framework's)"},
@@ -180,6 +182,12 @@ int cli_strategy(const cli_args *a, const pp_model *m, const pp_cluster *c, pp_s
         return 2;
     }
     if (ed) s->ep_dispatch = !strcmp(ed, "hierarchical");
+    const char *os = cli_get(a, "optimizer-states");
+    if (os && strcmp(os, "fp32") && strcmp(os, "bf16")) {
+        fprintf(stderr, "parplan: --optimizer-states: expected fp32|bf16, got '%s'\n", cli_q(os));
+        return 2;
+    }
+    if (os) s->opt_states = !strcmp(os, "bf16") ? PP_OPT_STATES_BF16 : PP_OPT_STATES_FP32;
     if (cli_has(a, "free-pipeline-outputs")) s->buf.free_pipeline_outputs = 1;
     const char *al = cli_get(a, "allocator");
     if (al && strcmp(al, "caching") && strcmp(al, "expandable")) {
@@ -214,7 +222,7 @@ static void print_memory(const pp_model *m, const pp_cluster *c, const pp_plan *
            cli_safe(m->name), pp_cluster_gpus(c), cli_safe(c->gpu.name), pp_framework_name(s->framework), s->dp, s->tp,
            s->pp, s->cp, s->ep, cli_etp(s), s->sp ? " +sp" : "",
            s->zero, pp_enum_names(PP_ENUM_PRECISION, &(int){0})[s->precision], pp_recompute_name(s->recompute),
-           cli_act_offload(s), s->micro_batch, s->grad_accum, s->seq);
+           cli_extras(s), s->micro_batch, s->grad_accum, s->seq);
     if (s->ft.mode != PP_MODE_FULL || p->params_trainable < p->params_total) {
         int n;
         printf("training: %s, %.4g M of %.4g B parameters trainable (%.3f%%)\n",
@@ -341,7 +349,7 @@ static int read_megatron(const cli_args *a, const pp_model *m, const pp_cluster 
                                             "attention", "cp-comm", "loss", "micro-batch", "global-batch", "seq", "schedule",
                                             "virtual-stages", "stage-layers", "offload", "grad-accum", "deepspeed",
                                             "no-dp-overlap", "tp-overlap", "ep-overlap", "ep-dispatch", "reduce-bucket", "allgather-bucket",
-                                            "allocator",
+                                            "allocator", "optimizer-states",
                                             NULL};
     int rc = refuse_from_file(a, from_file, "megatron-args");
     if (rc) return rc;

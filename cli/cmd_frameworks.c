@@ -35,6 +35,7 @@ static const row rows[] = {
     {"recompute k blocks per stage", "partial_recompute", -1, 1, 1},
     {"activation offload to CPU (pp 1)", "act_offload", -1, 1, 1},
     {"optimizer", "optimizer", PP_ENUM_OPTIMIZER, -1, -1},
+    {"bf16 optimizer states (AdamW, zero 1)", "opt_states", -1, 1, 1},
     {"training mode", "mode", PP_ENUM_MODE, -1, -1},
     {"frozen layers", "freeze", -1, 1, 1},
     {"loss kernel", "loss", PP_ENUM_LOSS, -1, -1},

@@ -50,6 +50,7 @@ static const cli_opt opts[] = {
     {"cp-comm", 1, "context parallelism: ring, allgather or a2a (default: each framework's)"},
     {"loss", 1, "loss kernel: fp32, fused or chunked (default fp32)"},
     {"grad-accum", 1, "gradient accumulation: 16bit, fp32 or 16bit+fp32 (default: each framework's)"},
+    {"optimizer-states", 1, "fp32 (default) or bf16 (megatron's precision-aware optimizer: plans of megatron with zero 1 only)"},
     {"act-offload-layers", 1, "megatron, pp 1, no recompute: the first N blocks' activations go to host memory "
                               "(default 0)"},
     {"no-partition", 0, "keep the default even stage split (no ILP)"},
@@ -107,7 +108,7 @@ static int parse_objective(const cli_args *a, pp_objective *o)
 /* Options estimate also has that fix what is not searched. */
 static int base_strategy(const cli_args *a, const pp_model *m, const pp_cluster *c, pp_strategy *s)
 {
-    static const char *const keep[] = {"optimizer", "attention", "cp-comm", "loss", "grad-accum", "act-offload-layers", "reduce-bucket", "allgather-bucket", "cuda-context-gib",
+    static const char *const keep[] = {"optimizer", "optimizer-states", "attention", "cp-comm", "loss", "grad-accum", "act-offload-layers", "reduce-bucket", "allgather-bucket", "cuda-context-gib",
                                        "fragmentation", "allocator", "free-pipeline-outputs", "order", "no-dp-overlap", "tp-overlap", "mode", "lora-alpha",
                                        "lora-dropout", "lora-targets", "freeze"};
     cli_args f;
@@ -204,7 +205,7 @@ static void print_plan(int rank, const pp_plan *p)
     printf("    strategy %s: dp %d, tp %d%s, pp %d, cp %d, ep %d%s, ZeRO-%d%s, offload %s, %s, recompute %s%s, micro-batch %d x %d, %s",
            pp_framework_name(s->framework), s->dp, s->tp, s->sp ? " +sp" : "", s->pp, s->cp, s->ep, cli_etp(s), s->zero,
            s->shard && s->shard < s->dp * s->cp ? " (hybrid)" : "", pp_offload_name(s->offload),
-           prec_name(s->precision), pp_recompute_name(s->recompute), cli_act_offload(s), s->micro_batch, s->grad_accum,
+           prec_name(s->precision), pp_recompute_name(s->recompute), cli_extras(s), s->micro_batch, s->grad_accum,
            pp_schedule_name(s->schedule));
     if (s->schedule == PP_SCHED_INTERLEAVED) printf(" v%d", s->virtual_stages);
     if (s->buf.expandable_segments > 0) printf(", expandable segments");
@@ -301,7 +302,7 @@ static void print_csv(const pp_model *m, const pp_cluster *c, const pp_plan_list
            "global_batch,seq,schedule,virtual_stages,stage_layers,stage_recompute,peak_bytes,peak_stage,step_s,"
            "compute_s,recompute_s,tp_comm_s,cp_comm_s,ep_comm_s,pp_comm_s,dp_comm_exposed_s,bubble_s,optimizer_s,"
            "offload_s,tokens_per_s,model_tflops_per_gpu,mfu,train_days,train_cost_usd,train_energy_kwh,etp,ep_dispatch,"
-           "overlap_ep,expandable_segments\n");
+           "overlap_ep,expandable_segments,opt_states\n");
     for (int i = 0; i < l->n; i++) {
         const pp_plan *p = &l->plans[i];
         const pp_strategy *s = &p->strategy;
@@ -315,7 +316,7 @@ static void print_csv(const pp_model *m, const pp_cluster *c, const pp_plan_list
         join(lay, sizeof lay, s->stage_layers, s->pp);
         join(rc, sizeof rc, rcv, s->pp);
         printf("%d,%s,%s,%s,%d,%d,%d,%d,%d,%d,%d,%d,%d,%s,%s,%d,%s,%d,%d,%d,%d,%s,%d,%s,%s,%.9g,%d,%.9g,%.9g,%.9g,%.9g,%.9g,"
-               "%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%d,%s,%d,%d\n",
+               "%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%d,%s,%d,%d,%s\n",
                i + 1, pp_framework_name(s->framework), cli_csv(m->name), cli_csv(c->name), pp_cluster_gpus(c), s->dp,
                s->tp, s->pp, s->cp, s->ep, s->sp, s->zero, s->shard,
                pp_offload_name(s->offload), pp_recompute_name(s->recompute), s->act_offload_layers,
@@ -325,7 +326,8 @@ static void print_csv(const pp_model *m, const pp_cluster *c, const pp_plan_list
                t->cp_comm_s, t->ep_comm_s, t->pp_comm_s, t->dp_comm_exposed_s, t->bubble_s, t->optimizer_s,
                t->offload_s, p->throughput.tokens_per_s, p->throughput.model_tflops_per_gpu, p->throughput.mfu,
                p->train.days, p->train.cost_usd, p->train.energy_kwh, s->etp > 0 ? s->etp : s->tp,
-               s->ep_dispatch ? "hierarchical" : "alltoall", s->overlap_ep, s->buf.expandable_segments > 0);
+               s->ep_dispatch ? "hierarchical" : "alltoall", s->overlap_ep, s->buf.expandable_segments > 0,
+               s->opt_states == PP_OPT_STATES_BF16 ? "bf16" : "fp32");
     }
 }
 

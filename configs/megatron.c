@@ -308,6 +308,13 @@ static void parallel_flags(pp__sbuf *b, const pp_model *m, const pp_strategy *s,
     if (s->ep > 1) flag_int(b, lm ? "--expert-model-parallel-size" : "--moe-expert-parallel-size", s->ep);
     if (lm && s->etp > 0 && s->etp != s->tp) flag_int(b, "--expert-tensor-parallel-size", s->etp);
     if (lm && s->zero >= 1) flag(b, "--use-distributed-optimizer");
+    if (lm && s->opt_states == PP_OPT_STATES_BF16) {
+        /* Transformer Engine's FusedAdam: bf16 moments, the fp32 master as
+         * the low 16 bits of the bf16 weights */
+        flag(b, "--use-precision-aware-optimizer");
+        pp__sb_printf(b, "  --exp-avg-dtype bf16\n");
+        pp__sb_printf(b, "  --exp-avg-sq-dtype bf16\n");
+    }
     if (lm && s->zero == 3) {
         /* Megatron-FSDP v1 (arguments.py: needs the distributed optimizer
          * and the fsdp_dtensor checkpoint format; layer-wise double buffer) */

@@ -1196,6 +1196,41 @@ static int read_megatron_fsdp(mr_ctx *x)
     return 1;
 }
 
+/* The precision-aware optimizer (Megatron-LM d98e8a64dd arguments.py:
+ * --main-grads-dtype fp32|bf16, --main-params-dtype fp32|fp16,
+ * --exp-avg(-sq)-dtype fp32|fp16|bf16|fp8, each other than fp32 only with
+ * --use-precision-aware-optimizer; optimizer_config.py asserts so).
+ * parplan prices bf16 moments with an fp32 master and fp32 main grads. */
+static void read_opt_states(mr_ctx *x, pp_strategy *s)
+{
+    static const char *const dt[] = {"fp32", "fp16", "bf16", "fp8", NULL};
+    static const char *const grads[] = {"fp32", "bf16", NULL}, *const params[] = {"fp32", "fp16", NULL};
+    int pa = has(x, "--use-precision-aware-optimizer");
+    int m = choice_flag(x, "--exp-avg-dtype", dt, 4), v = choice_flag(x, "--exp-avg-sq-dtype", dt, 4);
+    int g = choice_flag(x, "--main-grads-dtype", grads, 2), p = choice_flag(x, "--main-params-dtype", params, 2);
+    s->opt_states = PP_OPT_STATES_FP32;
+    set_src(x, "opt_states", "--use-precision-aware-optimizer");
+    if (x->st) return;
+    const char *lowered = m > 0 ? "--exp-avg-dtype" : v > 0 ? "--exp-avg-sq-dtype" : g > 0 ? "--main-grads-dtype"
+                          : p > 0 ? "--main-params-dtype" : NULL;
+    if (!pa) {
+        if (lowered)
+            fail(x, get(x, lowered)->line, "%s other than fp32 needs --use-precision-aware-optimizer: Megatron "
+                 "asserts it", lowered);
+        return;
+    }
+    const char *why = m != 2 || v != 2 ? (m != 2 ? "--exp-avg-dtype" : "--exp-avg-sq-dtype")
+                      : g > 0 ? "--main-grads-dtype" : p > 0 ? "--main-params-dtype" : NULL;
+    if (why) {
+        mr_occ *o = get(x, why);
+        fail(x, o ? o->line : get(x, "--use-precision-aware-optimizer")->line, "--use-precision-aware-optimizer: "
+             "parplan prices it with --exp-avg-dtype bf16 --exp-avg-sq-dtype bf16 and fp32 main params and "
+             "grads (%s is %s)", why, o ? val_text(x, o, 0) : "fp32, the default");
+        return;
+    }
+    s->opt_states = PP_OPT_STATES_BF16;
+}
+
 static void read_behaviour(mr_ctx *x, pp_strategy *s)
 {
     if (!x->mds) {
@@ -1275,8 +1310,8 @@ static void read_behaviour(mr_ctx *x, pp_strategy *s)
         }
     }
     set_src(x, "attention", x->mds ? "--use-flash-attn-v2" : "--attention-backend");
-    static const char *const refused[] = {"--use-torch-fsdp2", "--optimizer-cpu-offload",
-                                          "--use-precision-aware-optimizer", "--cpu-offloading", NULL};
+    if (!x->mds) read_opt_states(x, s);
+    static const char *const refused[] = {"--use-torch-fsdp2", "--optimizer-cpu-offload", "--cpu-offloading", NULL};
     for (int i = 0; refused[i] && !x->st; i++) {
         mr_occ *r = get(x, refused[i]);
         if (r) fail(x, r->line, "%s: not priced (parplan prices Megatron's DDP, the distributed optimizer and "

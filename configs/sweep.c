@@ -196,7 +196,7 @@ const char *pp_sweep_csv_header(void)
     return "index,status,model,cluster,gpus,global_batch,seq,framework,dp,tp,pp,cp,ep,sp,zero,offload,recompute,"
            "act_offload_layers,precision,"
            "micro_batch,grad_accum,schedule,virtual_stages,mode,peak_bytes,fits,step_s,tokens_per_s,mfu,train_days,"
-           "cost_usd,error,etp,ep_dispatch,overlap_ep,expandable_segments";
+           "cost_usd,error,etp,ep_dispatch,overlap_ep,expandable_segments,opt_states";
 }
 
 static const cJSON *path_get(const cJSON *o, const char *a, const char *b)
@@ -261,7 +261,7 @@ static char *csv_row(const cJSON *res, int index)
     const char *msg = err ? cJSON_GetStringValue(path_get(err, "message", NULL)) : "";
     csv_str(b, cap, msg ? msg : "", 1); /* the message, always quoted */
     /* added after the message, so earlier columns keep their places */
-    static const char *const late[] = {"etp", "ep_dispatch", "overlap_ep", "expandable_segments"};
+    static const char *const late[] = {"etp", "ep_dispatch", "overlap_ep", "expandable_segments", "opt_states"};
     for (size_t i = 0; i < sizeof late / sizeof *late; i++) csv_num(b, cap, plan ? path_get(plan, "strategy", late[i]) : NULL);
     return b;
 }

@@ -59,7 +59,12 @@ static const pp__fw table[PP_FW_COUNT] = {
      * optim_grads_params; arguments.py: adam or sgd, ckpt-format
      * fsdp_dtensor, CUDA_DEVICE_MAX_CONNECTIONS != 1), per transformer layer
      * with --fsdp-double-buffer; without pipeline stages, as Megatron-
-     * Bridge's recipes run it (perf_recipes/llama/gb200/llama3.py). */
+     * Bridge's recipes run it (perf_recipes/llama/gb200/llama3.py).
+     * bf16 AdamW moments: the precision-aware optimizer (optimizer_config.py
+     * d98e8a64dd: adam only, store_param_remainders on by default with
+     * Transformer Engine >= 2.1; optimizer/__init__.py: the distributed
+     * optimizer only), as Megatron-Bridge's DeepSeek and Qwen3-MoE recipes
+     * run it. */
     [PP_FW_MEGATRON] = {
         .name = "megatron", .title = "Megatron-LM (Megatron-Core)",
         .zero = B(0) | B(1) | B(3), .zero_pp = B(0) | B(1), .tp = 1, .pp = 1, .cp = 1, .ep = 1, .sp = 1,
@@ -68,6 +73,7 @@ static const pp__fw table[PP_FW_COUNT] = {
         .recompute = RC_ALL, .partial_recompute = 1, .optimizers = B(PP_OPT_ADAMW) | B(PP_OPT_SGD),
         .modes = B(PP_MODE_FULL), .losses = B(PP_LOSS_FP32) | B(PP_LOSS_FUSED), .split = PP_SPLIT_ANY,
         .megatron_arch = 1, .fixed_order = 1, .tp_overlap = 1, .dp_overlap_pp = 1, .act_offload = 1, .etp = 1,
+        .bf16_opt_states = 1,
         .weights = PP_W_MASTER16, .buckets = PP_BUCKETS_VIEWS, .opt_temp = PP_OPT_TEMP_NONE, .grads_persist = 1,
         .free_outputs = 1, .cp_default = PP_CP_RING, .z3_per_block = 1, .alloc_env = 1, .te_attention = 1,
     },
@@ -248,6 +254,7 @@ int pp_framework_supports(pp_framework fw, const char *dim, int v)
     if (!strcmp(dim, "te_attention")) return v == (f->te_attention != 0);
     if (!strcmp(dim, "tp_gathered_inputs")) return v == (f->tp_gathered_inputs != 0);
     if (!strcmp(dim, "recompute_early_stop")) return v == (f->recompute_early_stop != 0);
+    if (!strcmp(dim, "opt_states")) return v == PP_OPT_STATES_FP32 || (v == PP_OPT_STATES_BF16 && f->bf16_opt_states);
     return 0;
 }
 

@@ -41,6 +41,17 @@ double pp__optimizer_bytes_per_param(const pp_model *m, pp_optimizer o, pp_preci
     }
 }
 
+/* Optimizer bytes per trained weight of the strategy: its optimizer's, or
+ * with bf16 states Transformer Engine's FusedAdam under Megatron-Core's
+ * precision-aware optimizer: bf16 exp_avg and exp_avg_sq and, for the fp32
+ * master, the 16 bits the bf16 parameter lacks (store_param_remainders,
+ * default on with TE >= 2.1: Megatron-LM optimizer_config.py). */
+double pp__opt_bytes_per_param(const pp_model *m, const pp_strategy *s)
+{
+    if (s->opt_states == PP_OPT_STATES_BF16 && s->optimizer == PP_OPT_ADAMW) return 2.0 + 2.0 + 2.0;
+    return pp__optimizer_bytes_per_param(m, s->optimizer, s->precision);
+}
+
 /* Per-GPU parameter elements of one stage, split by what ZeRO shards over. */
 typedef struct stage_params {
     double embed;         /* the input embedding table (first stage), elements */
@@ -268,7 +279,7 @@ static double weight_bytes(const pp__fw *f, const pp_strategy *s)
  * parameters already are fp32. */
 static double opt_bytes(const pp_model *m, const pp__fw *f, const pp_strategy *s)
 {
-    double k = pp__optimizer_bytes_per_param(m, s->optimizer, s->precision);
+    double k = pp__opt_bytes_per_param(m, s);
     return f->weights == PP_W_MASTER16 || s->precision == PP_PREC_FP32 ? k : k - 4.0;
 }
 

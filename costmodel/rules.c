@@ -79,6 +79,7 @@ static const rule_def defs[PP_RULE_COUNT] = {
     [PP_RULE_FW_EP_OVERLAP] = {{"fw-ep-overlap", "overlap_ep", "EP all-to-all overlap is Megatron-Core's, with ep > 1, pp 1 or the interleaved schedule, no full recomputation, 16-bit"}, D(FW) | D(EP) | D(DEG) | D(RC) | D(SCHED) | D(PREC) | D(BEHAV)},
     [PP_RULE_FW_EP_DISPATCH] = {{"fw-ep-dispatch", "ep_dispatch", "hierarchical EP dispatch (DeepEP/HybridEP) is Megatron-Core's flex dispatcher (a no-op with ep 1)"}, D(FW) | D(EP) | D(BEHAV)},
     [PP_RULE_FW_ALLOCATOR] = {{"fw-allocator", "expandable_segments", "expandable segments are set by a launch file that gives PYTORCH_CUDA_ALLOC_CONF to every rank (Megatron-LM's argument script)"}, D(FW) | D(BEHAV)},
+    [PP_RULE_FW_OPT_STATES] = {{"fw-opt-states", "opt_states", "bf16 optimizer states are Megatron-Core's precision-aware optimizer: AdamW, the distributed optimizer (zero 1), bf16 or fp8 training, full training"}, D(FW) | D(ZERO) | D(PREC) | D(BASE)},
     [PP_RULE_FW_ACT_OFFLOAD] = {{"fw-act-offload", "act_offload_layers", "activations go to the CPU only where the framework offloads them: Megatron-Core with pp 1, no recompute, fewer blocks than the model's"}, D(FW) | D(DEG) | D(RC) | D(BASE)},
 };
 #undef D
@@ -156,6 +157,7 @@ static int has_loss(const pp__fw *f, int v) { return (f->losses >> v) & 1; }
 static int has_cp_comm(const pp__fw *f, int v) { return f->cp && ((f->cp_comm >> v) & 1); }
 static int has_act_offload(const pp__fw *f, int v) { return (void)v, f->act_offload; }
 static int has_etp(const pp__fw *f, int v) { return (void)v, f->etp; }
+static int has_bf16_states(const pp__fw *f, int v) { return (void)v, f->bf16_opt_states; }
 
 /* "megatron has no X (frameworks that do: a, b)" */
 static int no_fw(const why *w, const char *value, int (*pred)(const pp__fw *, int), int v, const char *what)
@@ -785,6 +787,29 @@ static int fw_act_offload_ok(const why *w)
     return 1;
 }
 
+/* Megatron-Core's precision-aware optimizer (--use-precision-aware-optimizer,
+ * Megatron-LM d98e8a64dd): optimizer_config.py accepts it with adam only,
+ * optimizer/__init__.py with the distributed optimizer only; the master
+ * weight kept as the low 16 bits of a bf16 parameter (Transformer Engine's
+ * store_param_remainders) needs bf16 parameters: bf16 or fp8 training. */
+static int fw_opt_states_ok(const why *w)
+{
+    const pp_strategy *s = w->x->s;
+    int v = s->opt_states;
+    if (v == PP_OPT_STATES_FP32) return 1;
+    if (v != PP_OPT_STATES_BF16) return no(w, NULL, I(v), "expected fp32 or bf16");
+    if (!FW(w)->bf16_opt_states) return no_fw(w, "bf16", has_bf16_states, 1, "bf16 optimizer states");
+    if (s->optimizer != PP_OPT_ADAMW)
+        return no(w, "optimizer", ename(PP_ENUM_OPTIMIZER, s->optimizer), "bf16 optimizer states are AdamW's moments (expected adamw)");
+    if (s->zero != 1)
+        return no(w, "zero", I(s->zero), "the precision-aware optimizer runs in the distributed optimizer (expected zero 1)");
+    if (s->precision != PP_PREC_BF16 && s->precision != PP_PREC_FP8)
+        return no(w, "precision", ename(PP_ENUM_PRECISION, s->precision),
+                  "the master weight is kept as the low 16 bits of bf16 parameters (expected bf16 or fp8)");
+    if (s->ft.mode != PP_MODE_FULL) return no(w, "mode", ename(PP_ENUM_MODE, s->ft.mode), "expected full training");
+    return 1;
+}
+
 /* --expert-tensor-parallel-size (Megatron-Core): any divisor of tp, for
  * a model with experts; elsewhere experts follow tp. */
 static int fw_etp_ok(const why *w)
@@ -909,7 +934,7 @@ static int (*const checks[PP_RULE_COUNT])(const why *) = {
     [PP_RULE_FW_ALLOCATOR] = fw_allocator_ok,
     [PP_RULE_FW_LAUNCHER] = fw_launcher_ok, [PP_RULE_FW_ACT_OFFLOAD] = fw_act_offload_ok,
     [PP_RULE_FW_ETP] = fw_etp_ok, [PP_RULE_FW_EP_OVERLAP] = fw_ep_overlap_ok,
-    [PP_RULE_FW_EP_DISPATCH] = fw_ep_dispatch_ok,
+    [PP_RULE_FW_EP_DISPATCH] = fw_ep_dispatch_ok, [PP_RULE_FW_OPT_STATES] = fw_opt_states_ok,
 };
 
 int pp__rule_eval(const pp__rule_ctx *x, pp_rule r, pp_error *err)

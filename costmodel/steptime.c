@@ -464,7 +464,7 @@ static void optimizer_time(const pp_model *m, const pp_cluster *c, const pp_stra
     double part = st->dense / ns + st->expert / (ne < ns ? ne : ns); /* the rank's partition, elements */
     double shard = fr * (pp__zero_states(s) >= 1 ? part : all);
     /* bytes read + written per parameter by the update (fused kernels) */
-    double k = pp__optimizer_bytes_per_param(m, s->optimizer, s->precision);
+    double k = pp__opt_bytes_per_param(m, s);
     double bytes = 2 * k + pp__grad_bytes(s) + pp__weight_bytes(s->precision);
     double hbm = pp__hbm_bw_eff(&c->gpu);
     if (s->offload == PP_OFFLOAD_NONE) {

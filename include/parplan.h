@@ -256,6 +256,8 @@ typedef enum pp_grad_accum {
     PP_GRAD_COUNT,
     PP_GRAD_AUTO = -1
 } pp_grad_accum;
+/* pp_strategy.opt_states */
+enum { PP_OPT_STATES_FP32, PP_OPT_STATES_BF16, PP_OPT_STATES_COUNT };
 typedef enum pp_attention { PP_ATTN_FLASH, PP_ATTN_MATERIALISED, PP_ATTN_COUNT } pp_attention;
 /* How context parallelism moves K/V: a ring of send/recv overlapped with the
  * attention core (Megatron-Core p2p, ring attention), an all-gather of K/V
@@ -369,6 +371,13 @@ typedef struct pp_strategy {
                                     and come back for their backward; 0 = none */
     pp_precision precision;      /* fp32, or bf16/fp16/fp8 mixed with fp32 master */
     pp_optimizer optimizer;
+    int opt_states;              /* AdamW's moments: PP_OPT_STATES_FP32 (0, default: fp32
+                                    moments and an fp32 master copy, 12 bytes a trained
+                                    weight) or PP_OPT_STATES_BF16 (Megatron-Core's precision-
+                                    aware optimizer, --use-precision-aware-optimizer
+                                    --exp-avg-dtype bf16 --exp-avg-sq-dtype bf16: Transformer
+                                    Engine's FusedAdam keeps bf16 moments and the master
+                                    weight as the 16 bits its bf16 copy lacks, 6 bytes) */
     pp_grad_accum grad_accum_dtype; /* AUTO (default): the framework's */
     pp_attention attention;
     pp_cp_comm cp_comm;          /* with cp > 1; AUTO (default): the framework's */
@@ -439,7 +448,7 @@ typedef enum pp_rule {
     PP_RULE_FW_SPLIT, PP_RULE_FW_OPTIMIZER, PP_RULE_FW_OFFLOAD_OPTIMIZER, PP_RULE_FW_FINETUNE,
     PP_RULE_FW_ARCH, PP_RULE_FW_ORDER, PP_RULE_FW_TP_OVERLAP, PP_RULE_FW_DP_OVERLAP, PP_RULE_FW_GRAD_ACCUM,
     PP_RULE_FW_OUTPUTS, PP_RULE_FW_LOSS, PP_RULE_FW_LAUNCHER, PP_RULE_FW_ACT_OFFLOAD, PP_RULE_FW_ETP,
-    PP_RULE_FW_EP_OVERLAP, PP_RULE_FW_EP_DISPATCH, PP_RULE_FW_ALLOCATOR,
+    PP_RULE_FW_EP_OVERLAP, PP_RULE_FW_EP_DISPATCH, PP_RULE_FW_ALLOCATOR, PP_RULE_FW_OPT_STATES,
     PP_RULE_COUNT
 } pp_rule;
 
@@ -464,7 +473,8 @@ PP_API pp_status pp_rules_check(const pp_model *m, const pp_cluster *c, const pp
  * any counts per stage, 1: DeepSpeed's partition_method, 2: even only),
  * act_offload (1: activations offloaded to host memory), expandable_segments
  * (1: PyTorch's expandable segments, set by the launch file), te_attention
- * (1: Transformer Engine's attention, cuDNN's kernel on Hopper and later).
+ * (1: Transformer Engine's attention, cuDNN's kernel on Hopper and later),
+ * opt_states (PP_OPT_STATES_*: bf16 AdamW moments).
  * For tables and quick filters; pp_rules_check is the authority. */
 PP_API int pp_framework_supports(pp_framework f, const char *dim, int value);
 /* The split DeepSpeed's PipelineModule makes (Megatron-DeepSpeed):

@@ -632,6 +632,33 @@ static pp_status act_offload_takes(const pp_model *m, const pp_search_opts *o, p
     return PP_OK;
 }
 
+/* Pinned bf16 optimizer states (base.opt_states) hold for every candidate
+ * or none (rule fw-opt-states): said before searching, with what stands in
+ * their way. */
+static pp_status opt_states_take(const pp_search_opts *o, pp_error *err)
+{
+    const pp_rule r = PP_RULE_FW_OPT_STATES;
+    if (o->base.opt_states != PP_OPT_STATES_BF16) return PP_OK;
+    unsigned fws = o->frameworks ? o->frameworks : (1u << PP_FW_COUNT) - 1;
+    int any = 0, z1 = !o->zero.n;
+    for (int f = 0; f < PP_FW_COUNT; f++)
+        any |= (fws >> f & 1) && pp_framework_supports((pp_framework)f, "opt_states", PP_OPT_STATES_BF16);
+    for (int i = 0; i < o->zero.n; i++) z1 |= o->zero.v[i] == 1;
+    if (!any)
+        return pp__fail_field(err, r, "opt_states", "bf16", "no framework asked for keeps bf16 optimizer states: only "
+                              "megatron does (parplan frameworks) [rule fw-opt-states]");
+    if (o->base.optimizer != PP_OPT_ADAMW)
+        return pp__fail_field(err, r, "optimizer", pp_optimizer_name(o->base.optimizer), "bf16 optimizer states are "
+                              "AdamW's moments (expected adamw) [rule fw-opt-states]");
+    if (!z1)
+        return pp__fail_field(err, r, "zero", "", "the precision-aware optimizer runs in the distributed optimizer "
+                              "(expected zero 1) [rule fw-opt-states]");
+    if (o->precisions && !(o->precisions & (1u << PP_PREC_BF16 | 1u << PP_PREC_FP8)))
+        return pp__fail_field(err, r, "precision", "", "the master weight is kept as the low 16 bits of bf16 "
+                              "parameters (expected bf16 or fp8) [rule fw-opt-states]");
+    return PP_OK;
+}
+
 static pp_status search_run(const pp_model *m, const pp_cluster *c, const pp_search_opts *o, ctl cl, pp_plan_list *list,
                             pp_error *err)
 {
@@ -644,6 +671,7 @@ static pp_status search_run(const pp_model *m, const pp_cluster *c, const pp_sea
     pp__bounds *b = pp__bounds_new();
     pp_status st = sp && b ? frameworks_take_restrictions(o, err) : pp__fail(err, PP_ERR_NOMEM, "out of memory");
     if (st == PP_OK) st = act_offload_takes(m, o, err);
+    if (st == PP_OK) st = opt_states_take(o, err);
     if (st == PP_OK) st = pp__space_init(sp, m, c, o, err);
     if (st) goto cleanup;
     list->objective = o->objective;

@@ -428,6 +428,17 @@ static void framework_rules(const row *r, scenario *sc)
      * a bf16 main_grad (--grad-reduce-in-bf16), whatever the compute dtype.
      * NeMo 24.07 predates those scripts (NeMo 1.0 launcher): Megatron's default */
     if ((is(nm, "nemo") && !is(nm, "nemo2407")) || is(nm, "mbridge") || is(nm, "dgxc")) s->grad_accum_dtype = PP_GRAD_16;
+    /* ... but NeMo 24.07's launcher ran Nemotron-4 340B with Apex's
+     * DistributedFusedAdam, dtype bf16 and grad_sync_dtype bf16
+     * (NeMo-Framework-Launcher conf/training/nemotron/nemotron_340b.yaml at
+     * 7c842fcd, June 2024, until 3dd35614 moved it to Megatron's optimizer):
+     * a bf16 parameter copy and bf16 moments (6 bytes a weight, sharded),
+     * bf16 gradients; in bytes, Megatron's precision-aware optimizer with
+     * bf16 moments and --grad-reduce-in-bf16 */
+    if (is(nm, "nemo2407") && strstr(r->f[C_MODEL], "Nemotron-340B")) {
+        s->opt_states = PP_OPT_STATES_BF16;
+        s->grad_accum_dtype = PP_GRAD_16;
+    }
     if (mcore && s->tp > 1) s->sp = 1;          /* and sequence parallelism with TP (TP overlap follows) */
     /* BigScience tr11 scripts always pass --checkpoint-activations */
     if (is(nm, "bloom") && !r->f[C_RECOMP][0]) s->recompute = PP_RECOMPUTE_FULL;

@@ -615,6 +615,15 @@ Test(cli_estimate, framework_rules)
     expect_bad(cli(EST, "--framework", "megatron", "--act-offload-layers", "32", NULL), "--act-offload-layers 32",
                "fewer blocks than the model has (32)", "[rule fw-act-offload]");
     expect_bad(cli(EST, "--framework", "megatron", "--act-offload-layers", "-1", NULL), "--act-offload-layers");
+    /* bf16 optimizer states: Megatron's precision-aware optimizer, AdamW in the distributed optimizer */
+    expect_bad(cli(EST, "--framework", "deepspeed", "--zero", "1", "--optimizer-states", "bf16", NULL),
+               "--optimizer-states bf16", "frameworks that do: megatron", "[rule fw-opt-states]");
+    expect_bad(cli(EST, "--framework", "megatron", "--optimizer-states", "bf16", NULL), "--zero 0",
+               "distributed optimizer", "[rule fw-opt-states]");
+    expect_bad(cli(EST, "--framework", "megatron", "--zero", "1", "--precision", "fp16", "--optimizer-states", "bf16",
+                   NULL), "--precision fp16", "[rule fw-opt-states]");
+    expect_bad(cli(EST, "--framework", "megatron", "--optimizer-states", "fp16", NULL), "--optimizer-states",
+               "expected fp32|bf16", "'fp16'");
     expect_bad(cli(EST, "--framework", "megatron", "--act-offload-layers", "x", NULL), "--act-offload-layers");
     /* fsdp's selective recompute is torchtitan's per-op policy: Llama-style dense blocks, full training */
     expect_bad(cli("estimate", "--model", "mixtral-8x7b", "--cluster", "dgx-h100", "--framework", "fsdp", "--zero", "3",
@@ -650,6 +659,12 @@ Test(cli_estimate, plan_framework_rules)
                "[rule fw-act-offload]");
     expect_bad(cli(PLN, "--recompute", "full", "--act-offload-layers", "8", NULL), "--recompute full",
                "recomputation", "[rule fw-act-offload]");
+    /* pinned bf16 optimizer states: only megatron with zero 1 keeps them, said before searching */
+    expect_bad(cli(PLN, "--framework", "deepspeed,fsdp", "--optimizer-states", "bf16", "--emit", "never", NULL),
+               "--optimizer-states bf16", "only megatron", "[rule fw-opt-states]");
+    cr_expect(access("never", F_OK) != 0, "--emit wrote although the plan was refused");
+    expect_bad(cli(PLN, "--zero", "0,3", "--optimizer-states", "bf16", NULL), "--zero", "distributed optimizer",
+               "[rule fw-opt-states]");
     expect_bad(cli("compare", "--model", "llama3-8b", "--clusters", "dgx-h100", "--gpus", "8", "--train-tokens", "1T",
                    "--framework", "tensorflow", NULL), "--framework", "'tensorflow'");
 #undef PLN

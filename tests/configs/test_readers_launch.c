@@ -323,6 +323,44 @@ Test(megatron_args, cpu_offloading_reads_and_follows_megatrons_asserts)
         ARGS(MG_MODEL, "--megatron-args", "a.sh"), ARGS("a.sh:", "--fine-grained-activation-offloading"));
 }
 
+/* --use-precision-aware-optimizer with bf16 moments reads as bf16 optimizer
+ * states (half the optimizer column: 6 of 12 bytes a weight); the other
+ * dtypes are refused as not priced, lowered dtypes without the switch as
+ * Megatron asserts, and without the distributed optimizer by the rule. */
+#define MG_PA "  --use-distributed-optimizer\n  --use-precision-aware-optimizer\n"
+Test(megatron_args, precision_aware_optimizer_reads)
+{
+    double opt[2];
+    for (int i = 0; i < 2; i++) {
+        fresh_dir();
+        if (i) put("a.sh", S(MG_HEAD MG_PA "  --exp-avg-dtype bf16\n  --exp-avg-sq-dtype bf16\n)\n"));
+        else put("a.sh", S(MG_HEAD "  --use-distributed-optimizer\n)\n"));
+        char *out, *err;
+        int rc = estimate(ARGS(MG_MODEL, "--megatron-args", "a.sh"), &out, &err);
+        cr_assert_eq(rc, 0, "%s", err);
+        cr_expect(!i || strstr(out, "bf16 optimizer states"), "%s", out);
+        const char *r = strstr(out, "\n     0  ");
+        double params = 0, grads = 0;
+        char layers[64];
+        cr_assert(r && sscanf(r, " 0 %63s %lf %lf %lf", layers, &params, &grads, &opt[i]) == 4, "%s", out);
+        free(out);
+        free(err);
+    }
+    cr_expect(fabs(opt[1] - opt[0] / 2) < 0.01 && opt[1] > 0, "bf16 %.2f GiB, fp32 %.2f GiB", opt[1], opt[0]);
+    bad("a.sh", S(MG_HEAD MG_PA ")\n"), ARGS(MG_MODEL, "--megatron-args", "a.sh"),
+        ARGS("a.sh:", "--use-precision-aware-optimizer", "--exp-avg-dtype is fp32"));
+    bad("a.sh", S(MG_HEAD MG_PA "  --exp-avg-dtype bf16\n  --exp-avg-sq-dtype fp8\n)\n"),
+        ARGS(MG_MODEL, "--megatron-args", "a.sh"), ARGS("a.sh:", "--exp-avg-sq-dtype is fp8"));
+    bad("a.sh", S(MG_HEAD MG_PA "  --exp-avg-dtype bf16\n  --exp-avg-sq-dtype bf16\n  --main-grads-dtype bf16\n)\n"),
+        ARGS(MG_MODEL, "--megatron-args", "a.sh"), ARGS("a.sh:", "--main-grads-dtype is bf16"));
+    bad("a.sh", S(MG_HEAD "  --exp-avg-dtype bf16\n)\n"), ARGS(MG_MODEL, "--megatron-args", "a.sh"),
+        ARGS("a.sh:", "--exp-avg-dtype", "needs --use-precision-aware-optimizer"));
+    bad("a.sh", S(MG_HEAD MG_PA "  --exp-avg-dtype bf17\n)\n"), ARGS(MG_MODEL, "--megatron-args", "a.sh"),
+        ARGS("a.sh:", "'bf17'", "expected one of fp32, fp16, bf16, fp8"));
+    bad("a.sh", S(MG_HEAD "  --use-precision-aware-optimizer\n  --exp-avg-dtype bf16\n  --exp-avg-sq-dtype bf16\n)\n"),
+        ARGS(MG_MODEL, "--megatron-args", "a.sh"), ARGS("[rule fw-opt-states]"));
+}
+
 /* --use-megatron-fsdp: ZeRO-3 (optim_grads_params, v1, fsdp_dtensor
  * checkpoints, as arguments.py asserts); the other sharding strategies and
  * version 2 are refused as not priced, never read as something else. */

@@ -217,6 +217,7 @@ static void gen_training(kase *k, const pp_model *m, pp_strategy *s)
         if (!pp_framework_supports(f, "mode", s->ft.mode)) s->ft.mode = PP_MODE_FULL;
         s->ft.lora_rank = 8 << pick(4);
     }
+    if (pp_framework_supports(f, "opt_states", PP_OPT_STATES_BF16) && chance(15)) s->opt_states = PP_OPT_STATES_BF16;
 }
 
 /* A random valid case: tries until the rule table accepts one. *tries
@@ -284,12 +285,13 @@ static void command(const kase *k, const pp_strategy *s, char *buf, size_t cap)
         ADD(" --allocator %s", s->buf.expandable_segments ? "expandable" : "caching");
     if (s->ft.mode != PP_MODE_FULL)
         ADD(" --mode %s --lora-rank %d", ename(PP_ENUM_MODE, s->ft.mode), s->ft.lora_rank);
+    if (s->opt_states == PP_OPT_STATES_BF16) ADD(" --optimizer-states bf16");
 #undef ADD
 }
 
 /* ------------------------------------------------------------ laws */
 
-enum { L_BYTES, L_RING, L_OFFLOAD, L_ZERO, L_EXPOSED, L_SUM, L_MEMORY, L_DTYPE, L_MB, L_ALLOC, L_DEPS, L_COUNT };
+enum { L_BYTES, L_RING, L_OFFLOAD, L_ZERO, L_EXPOSED, L_SUM, L_MEMORY, L_DTYPE, L_MB, L_ALLOC, L_DEPS, L_STATES, L_COUNT };
 
 typedef struct tally {
     long cases, tries, checks[L_COUNT];
@@ -301,7 +303,8 @@ static const char *const law_names[] = {"moving bytes costs time", "ring latency
                                         "exposed <= total", "breakdowns sum", "memory floor", "fp32 >= 2 x bf16",
                                         "activations grow with the micro-batch",
                                         "expandable segments: no more memory, same step",
-                                        "a rule reads only the dimensions it declares"};
+                                        "a rule reads only the dimensions it declares",
+                                        "bf16 optimizer states: less memory, no slower"};
 
 #define MAX_REPORTS 12
 
@@ -580,6 +583,34 @@ static void law_alloc(tally *t, const kase *k, const pp_strategy *s, pp_plan *p)
         }
 }
 
+/* bf16 optimizer states (6 bytes a trained weight instead of 12) only
+ * shrink the optimizer's memory and its update's traffic: no stage's peak
+ * grows, the optimizer column shrinks wherever weights train, and the step
+ * is never longer. */
+static void set_states(pp_strategy *s, int v) { s->opt_states = v; }
+
+static void law_states(tally *t, const kase *k, const pp_strategy *s, pp_plan *p)
+{
+    static double peak0[PP_MAX_STAGES], opt0[PP_MAX_STAGES];
+    pp_strategy c0, c1;
+    if (!variant(k, s, set_states, PP_OPT_STATES_FP32, &c0, p)) return;
+    int n = p->memory.nstages;
+    double step0 = p->time.step_s;
+    for (int i = 0; i < n; i++) peak0[i] = p->memory.stages[i].total_bytes, opt0[i] = p->memory.stages[i].optimizer_bytes;
+    if (!variant(k, s, set_states, PP_OPT_STATES_BF16, &c1, p)) return;
+    t->checks[L_STATES]++;
+    if (p->time.step_s > step0 * (1 + REL))
+        broken(t, L_STATES, k, &c1, "step %.9g s > %.9g s with fp32 states", p->time.step_s, step0);
+    for (int i = 0; i < n && i < p->memory.nstages; i++) {
+        const pp_stage_mem *g = &p->memory.stages[i];
+        if (g->total_bytes > peak0[i] * (1 + REL) || (opt0[i] > 0 && !(g->optimizer_bytes < opt0[i]))) {
+            broken(t, L_STATES, k, &c1, "stage %d: peak %.6g B (fp32 states %.6g B), optimizer %.6g B (%.6g B)", i,
+                   g->total_bytes, peak0[i], g->optimizer_bytes, opt0[i]);
+            break;
+        }
+    }
+}
+
 /* The search checks a rule once every dimension it declares has been
  * chosen (planner/space.c level_rules, in the order below): a rule that
  * reads a dimension chosen after its declared ones is checked before that
@@ -706,6 +737,7 @@ Test(laws, random_valid_strategies, .timeout = 1200)
         law_dtype(&t, &k, &s, q);
         law_mb(&t, &k, &s, q);
         law_alloc(&t, &k, &s, q);
+        law_states(&t, &k, &s, q);
         law_deps(&t, &k, &s);
     }
     cr_log_info("%ld valid strategies of %ld generated; checks:", t.cases, t.tries);

@@ -590,3 +590,38 @@ Test(memory, dtensor_tp_keeps_gathered_gemm_inputs)
     /* full recompute keeps the block input, a sequence shard, either way */
     cr_expect_float_eq(pp__block_act_bytes(&m, &s, PP_BLOCK_DENSE, PP_RECOMPUTE_FULL), 2 * 4096.0 * 4096 / 4, 1);
 }
+
+/* Megatron's precision-aware optimizer (--optimizer-states bf16): Llama-3-8B
+ * on one DGX H100, dp 8, the distributed optimizer. Per trained weight the
+ * optimizer holds 12 bytes (fp32 master, m, v) or 6 with bf16 moments and
+ * the master as the bf16 weight's missing 16 bits (2 + 2 + 2), sharded
+ * over the 8 ranks: the difference is 6 P / 8 bytes at the optimizer step,
+ * plus the allocator's fragmentation share; the update's HBM traffic
+ * (2 k + grads + weights bytes a weight) shrinks by 2 x 6 P / 8. */
+Test(memory, bf16_optimizer_states_by_hand)
+{
+    pp_model m = fx_model("llama3-8b");
+    pp_cluster c = fx_cluster("dgx-h100", 1, 0);
+    double opt[2], step[2], t[2], P = 0;
+    for (int b = 0; b < 2; b++) {
+        pp_strategy s;
+        pp_strategy_default(&s);
+        s.framework = PP_FW_MEGATRON;
+        s.dp = 8, s.zero = 1, s.seq = 2048, s.global_batch = 8;
+        s.opt_states = b ? PP_OPT_STATES_BF16 : PP_OPT_STATES_FP32;
+        s.buf.expandable_segments = 0;
+        pp_plan p;
+        pp_error err = {""};
+        cr_assert_eq(pp_estimate(&m, &c, &s, &p, &err), PP_OK, "%s", err.msg);
+        opt[b] = p.memory.stages[0].optimizer_bytes;
+        step[b] = p.memory.stages[0].phase_bytes[PP_PHASE_OPTIMIZER];
+        t[b] = p.time.optimizer_s;
+        P = p.params_trainable;
+    }
+    cr_expect(fabs(opt[0] - 12 * P / 8) < 1e-9 * opt[0], "fp32 states %.9g B, by hand %.9g", opt[0], 12 * P / 8);
+    cr_expect(fabs(opt[1] - 6 * P / 8) < 1e-9 * opt[1], "bf16 states %.9g B, by hand %.9g", opt[1], 6 * P / 8);
+    double hand = 6 * P / 8 * (1 + PP_COST_FRAGMENTATION);
+    cr_expect(fabs(step[0] - step[1] - hand) < 1e-9 * hand, "at the step %.9g B less, by hand %.9g", step[0] - step[1], hand);
+    /* update bytes per weight: fp32 states 2 x 12 + 4 (main_grad) + 2 = 30, bf16 2 x 6 + 4 + 2 = 18 */
+    cr_expect(fabs(t[1] / t[0] - 18.0 / 30.0) < 1e-9, "optimizer time ratio %.9g, by hand 0.6", t[1] / t[0]);
+}

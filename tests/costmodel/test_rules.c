@@ -108,6 +108,7 @@ static void b_outputs(pp_strategy *s) { pp2(s), s->buf.free_pipeline_outputs = 1
 static void b_expandable(pp_strategy *s) { s->buf.expandable_segments = 1, s->filled &= ~PP_FILLED_ALLOCATOR; }
 static void b_chunked(pp_strategy *s) { s->loss = PP_LOSS_CHUNKED, s->filled &= ~PP_FILLED_LOSS; }
 static void b_megatron(pp_strategy *s) { s->framework = PP_FW_MEGATRON; }
+static void b_bf16_states(pp_strategy *s) { s->opt_states = PP_OPT_STATES_BF16; }
 static void b_fsdp_pp2(pp_strategy *s)
 {
     s->framework = PP_FW_FSDP, s->zero = 2, s->sp = s->tp > 1, pp2(s);
@@ -173,6 +174,7 @@ static rule_case cases[] = {
     {PP_RULE_FW_EP_OVERLAP, "mixtral-8x7b", H, 16, PP_FW_MEGATRON_DEEPSPEED, ep2, b_ep_overlap, PP_FW_MEGATRON, 0},
     {PP_RULE_FW_EP_DISPATCH, "mixtral-8x7b", H, 16, PP_FW_MEGATRON_DEEPSPEED, ep2, b_ep_dispatch, PP_FW_MEGATRON, 0},
     {PP_RULE_FW_ALLOCATOR, L3, H, 16, PP_FW_DEEPSPEED, tp1, b_expandable, PP_FW_MEGATRON, 0},
+    {PP_RULE_FW_OPT_STATES, L3, H, 16, PP_FW_DEEPSPEED, tp1, b_bf16_states, PP_FW_MEGATRON, 0},
 };
 #define NCASES (sizeof cases / sizeof *cases)
 
@@ -315,4 +317,34 @@ Test(rules, quoted_values_have_no_control_characters)
     for (const char *q = err.msg; *q; q++) cr_assert((unsigned char)*q >= 0x20 && *q != 0x7f, "%s", err.msg);
     for (const char *q = err.value; *q; q++) cr_assert((unsigned char)*q >= 0x20 && *q != 0x7f, "%s", err.value);
     cr_expect(strstr(err.msg, "?tp-cp?"), "%s", err.msg);
+}
+
+/* bf16 optimizer states (Megatron's precision-aware optimizer): AdamW in the
+ * distributed optimizer over bf16 parameters, full training; each other
+ * setting fails the rule naming its own field. */
+Test(rules, bf16_states_need_adamw_zero1_bf16_params)
+{
+    pp_model m = fx_model("llama3-8b");
+    pp_cluster c = fx_cluster("dgx-h100", 0, 16);
+    pp_strategy s;
+    pp_error e = {""};
+    pp_strategy_default(&s);
+    s.framework = PP_FW_MEGATRON, s.dp = 2, s.tp = 8, s.zero = 1, s.global_batch = 64, s.seq = 4096;
+    s.opt_states = PP_OPT_STATES_BF16;
+    cr_assert_eq(pp_strategy_resolve(&s, &m, &c, &e), PP_OK, "%s", e.msg);
+    struct { const char *field; int zero, prec, opt; } bad[] = {
+        {"zero", 0, PP_PREC_BF16, PP_OPT_ADAMW}, {"zero", 3, PP_PREC_BF16, PP_OPT_ADAMW},
+        {"precision", 1, PP_PREC_FP16, PP_OPT_ADAMW}, {"optimizer", 1, PP_PREC_BF16, PP_OPT_SGD}};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        pp_strategy b = s;
+        b.zero = bad[i].zero, b.precision = (pp_precision)bad[i].prec, b.optimizer = (pp_optimizer)bad[i].opt;
+        pp__rule_ctx x = {&m, &c, &b, 0};
+        cr_assert(!pp__rule_eval(&x, PP_RULE_FW_OPT_STATES, &e), "case %zu passes", i);
+        cr_assert_str_eq(e.field, bad[i].field, "%s", e.msg);
+    }
+    pp_strategy b = s;
+    b.opt_states = 2;
+    pp__rule_ctx x = {&m, &c, &b, 0};
+    cr_assert(!pp__rule_eval(&x, PP_RULE_FW_OPT_STATES, &e));
+    cr_assert(strstr(e.msg, "expected fp32 or bf16"), "%s", e.msg);
 }

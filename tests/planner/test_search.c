@@ -59,7 +59,7 @@ static double brute_force(const pp_model *m, const pp_cluster *c, const pp_searc
     return best;
 }
 
-static void check_no_loss(const char *mn, const char *cn, int gpus, int gb, int seq, unsigned prec)
+static void check_no_loss_states(const char *mn, const char *cn, int gpus, int gb, int seq, unsigned prec, int states)
 {
     pp_model m;
     pp_cluster c;
@@ -67,6 +67,7 @@ static void check_no_loss(const char *mn, const char *cn, int gpus, int gb, int 
     pp_search_opts o;
     pp_search_opts_default(&o);
     o.global_batch = gb, o.seq = seq, o.precisions = prec, o.stage_partition = 0;
+    o.base.opt_states = states;
     long long n;
     int want_fit;
     double want = brute_force(&m, &c, &o, &n, &want_fit);
@@ -78,6 +79,9 @@ static void check_no_loss(const char *mn, const char *cn, int gpus, int gb, int 
     cr_assert_eq(l.plans[0].time.step_s, want, "%s: search %.9g vs brute force %.9g over %lld candidates", mn,
                  l.plans[0].time.step_s, want, n);
     cr_assert_lt(l.stats.costed, n, "the bounds pruned nothing");
+    for (int i = 0; states && i < l.n; i++) /* pinned bf16 states: megatron's distributed optimizer only */
+        cr_assert(l.plans[i].strategy.framework == PP_FW_MEGATRON && l.plans[i].strategy.zero == 1 &&
+                  l.plans[i].strategy.opt_states == PP_OPT_STATES_BF16, "plan %d", i + 1);
     pp_plan_list_free(&l);
     o.stage_partition = 1; /* the ILP split can only help */
     cr_assert_eq(pp_plan_search(&m, &c, &o, &l, &e), PP_OK, "%s", e.msg);
@@ -86,8 +90,14 @@ static void check_no_loss(const char *mn, const char *cn, int gpus, int gb, int 
     pp_plan_list_free(&l);
 }
 
+static void check_no_loss(const char *mn, const char *cn, int gpus, int gb, int seq, unsigned prec)
+{
+    check_no_loss_states(mn, cn, gpus, gb, seq, prec, PP_OPT_STATES_FP32);
+}
+
 Test(search, pruning_never_loses_the_best, .timeout = 600)
 {
+    check_no_loss_states("llama2-70b", "dgx-a100-80g", 32, 64, 4096, 0, PP_OPT_STATES_BF16);
     check_no_loss("llama3-8b", "dgx-h100", 8, 64, 4096, 1u << PP_PREC_BF16);
     check_no_loss("gpt3-6.7b", "dgx-a100-80g", 16, 128, 2048, 0);
     check_no_loss("mixtral-8x7b", "dgx-h100", 16, 64, 4096, 1u << PP_PREC_BF16);
