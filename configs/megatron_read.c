@@ -1200,7 +1200,10 @@ static int read_megatron_fsdp(mr_ctx *x)
  * --main-grads-dtype fp32|bf16, --main-params-dtype fp32|fp16,
  * --exp-avg(-sq)-dtype fp32|fp16|bf16|fp8, each other than fp32 only with
  * --use-precision-aware-optimizer; optimizer_config.py asserts so).
- * parplan prices bf16 moments with an fp32 master and fp32 main grads. */
+ * parplan prices bf16 moments with an fp32 master. bf16 main grads leave
+ * accumulate_allreduce_grads_in_fp32 off under --bf16 (arguments.py), so
+ * the gradient buffer is bf16: as --grad-reduce-in-bf16 (Megatron-Bridge's
+ * DeepSeek-V3 recipe runs so). */
 static void read_opt_states(mr_ctx *x, pp_strategy *s)
 {
     static const char *const dt[] = {"fp32", "fp16", "bf16", "fp8", NULL};
@@ -1220,15 +1223,22 @@ static void read_opt_states(mr_ctx *x, pp_strategy *s)
         return;
     }
     const char *why = m != 2 || v != 2 ? (m != 2 ? "--exp-avg-dtype" : "--exp-avg-sq-dtype")
-                      : g > 0 ? "--main-grads-dtype" : p > 0 ? "--main-params-dtype" : NULL;
+                      : p > 0 ? "--main-params-dtype" : NULL;
     if (why) {
         mr_occ *o = get(x, why);
         fail(x, o ? o->line : get(x, "--use-precision-aware-optimizer")->line, "--use-precision-aware-optimizer: "
-             "parplan prices it with --exp-avg-dtype bf16 --exp-avg-sq-dtype bf16 and fp32 main params and "
-             "grads (%s is %s)", why, o ? val_text(x, o, 0) : "fp32, the default");
+             "parplan prices it with --exp-avg-dtype bf16 --exp-avg-sq-dtype bf16 and fp32 main params "
+             "(%s is %s)", why, o ? val_text(x, o, 0) : "fp32, the default");
         return;
     }
     s->opt_states = PP_OPT_STATES_BF16;
+    if (g == 1) {
+        if (has(x, "--accumulate-allreduce-grads-in-fp32"))
+            return (void)fail(x, get(x, "--main-grads-dtype")->line, "--main-grads-dtype bf16 with "
+                              "--accumulate-allreduce-grads-in-fp32: Megatron asserts main grads are fp32 then");
+        s->grad_accum_dtype = PP_GRAD_16;
+        set_src(x, "grad_accum_dtype", "--main-grads-dtype");
+    }
 }
 
 static void read_behaviour(mr_ctx *x, pp_strategy *s)

@@ -126,15 +126,16 @@ static const char *cluster_for(const char *gpu)
     static const struct { const char *label, *cluster; } map[] = {
         {"A100-80GB", "dgx-a100-80g"}, {"A100-40GB", "dgx-a100-40g"}, {"H100-80GB", "dgx-h100"},
         {"H200-141GB", "dgx-h200"},    {"B200", "dgx-b200"},         {"GB200", "gb200-nvl72"},
+        {"B300", "dgx-b300"},          {"GB300", "gb300-nvl72"},
         {"MI300X", "mi300x-8x"},       {"MI325X", "mi300x-8x"},     {"H100-96GB-HBM2e-500W", "dgx-h100"}};
     for (size_t i = 0; i < sizeof map / sizeof *map; i++)
         if (!strcmp(gpu, map[i].label)) return map[i].cluster;
     return NULL;
 }
 
-/* GB200 as Megatron-Bridge launches it (scripts/performance/utils/executors.py
- * at 4ab94dfad3): Slurm nodes are 4-GPU trays ("gb200": 4 GPUs per node,
- * argument_parser.py), and sbatch --segment puts the job's trays, or when
+/* GB200 and GB300 as Megatron-Bridge launches them (scripts/performance/utils/
+ * executors.py at 4ab94dfad3): Slurm nodes are 4-GPU trays ("gb200", "gb300":
+ * 4 GPUs per node, argument_parser.py), and sbatch --segment puts the job's trays, or when
  * there are more than 18 the largest divisor of their count up to 18, in one
  * NVLink domain. Per-GPU NIC share and host memory stay the rack's. */
 static int gb200_trays(pp_cluster *c, int gpus, pp_error *err)
@@ -158,7 +159,7 @@ static int load_cluster(const char *label, const char *cl, int gpus, pp_cluster 
 {
     if (!cl || pp_cluster_load(cl, c, err) != PP_OK) return 0;
     if (!strcmp(label, "MI325X") && pp_gpu_load("mi325x", &c->gpu, err) != PP_OK) return 0;
-    if (!strcmp(label, "GB200")) return gb200_trays(c, gpus, err);
+    if (!strcmp(label, "GB200") || !strcmp(label, "GB300")) return gb200_trays(c, gpus, err);
     /* Meta's Grand Teton H100 (torchtitan's benchmarks/llama3_h100_202412_
      * torchtitan.md): 96 GB of HBM2e at 2.4 TB/s; rows from it carry memory
      * only (its 500 W limit sets clocks parplan has no rate for) */
@@ -550,6 +551,13 @@ static void moe_overlap_rules(const row *r, scenario *sc)
      * deepseek/h100/deepseek_v3.py apply_flex_dispatcher_backend("hybridep"),
      * perf_recipes/deepseek/b200 "deepep", gb200 "hybridep"; Qwen3's alltoall */
     if (strstr(model, "DeepSeek")) s->ep_dispatch = 1;
+    /* ... and keep AdamW's moments in bf16 (the precision-aware optimizer,
+     * main grads bf16): recipes/deepseek/deepseek_v3.py pretrain_config from
+     * v0.2 to v0.5, which scripts/performance builds on; v0.6.0's tuned
+     * perf_recipes call _enable_deepseek_precision_aware_optimizer (main
+     * grads fp32 there; the rows' gradient buffer stays bf16 as above) */
+    if (strstr(model, "DeepSeek") && pp_framework_supports(s->framework, "opt_states", PP_OPT_STATES_BF16) && s->zero == 1)
+        s->opt_states = PP_OPT_STATES_BF16;
     if (s->pp > 1 && s->schedule != PP_SCHED_INTERLEAVED) return;
     int h100 = strstr(gpu, "H100") != NULL;
     if ((strstr(model, "DeepSeek") && !h100) || (strstr(model, "Qwen3_235B") && h100)) s->overlap_ep = 1;

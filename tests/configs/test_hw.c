@@ -58,6 +58,10 @@ static const gpu_ref refs[] = {
     {"h200", 141, 4.8, 67, 494.5, 989, 989, 1979, 700, 6.305},
     {"b200", 180, 8.0, 80, 1125, 2250, 2250, 4500, 1000, 8.6},
     {"gb200", 186, 8.0, 80, 1250, 2500, 2500, 5000, 1200, 10.5},
+    /* Blackwell Ultra, not in hardware.csv: NVIDIA's GB300 NVL72 rack figures over
+     * 72 GPUs (360 PF FP8, 180 PF BF16 dense, 576 TB/s) and HGX B300's, 279/270 GB usable */
+    {"gb300", 279, 8.0, 80, 1250, 2500, 2500, 5000, 1400, 0},
+    {"b300", 270, 8.0, 75, 1125, 2250, 2250, 4500, 1100, 0},
     {"l40s", 48, 0.864, 91.6, 183, 362, 362, 733, 350, 0.86},
     {"l4", 24, 0.3, 30.3, 60, 121, 121, 242.5, 72, 0},
     {"mi250x", 128, 3.28, 47.9, 0, 383, 383, 0, 500, 0},
@@ -223,7 +227,7 @@ Test(gpu_catalog, enum_names)
 Test(cluster, every_preset_loads)
 {
     static const char *const want[] = {
-        "dgx-a100-40g", "dgx-a100-80g", "dgx-h100", "dgx-h200", "dgx-b200", "gb200-nvl72",
+        "dgx-a100-40g", "dgx-a100-80g", "dgx-h100", "dgx-h200", "dgx-b200", "gb200-nvl72", "dgx-b300", "gb300-nvl72",
         "a100-pcie-8x", "l40s-8x-eth", "mi300x-8x", "aws-p4d", "aws-p5", "workstation-1x-4090",
         "pcie-4x-4090"};
     for (size_t i = 0; i < sizeof want / sizeof *want; i++) {
@@ -277,6 +281,13 @@ Test(cluster, unit_conversions)
     cr_expect_eq(c.nvlink_domain, 72);
     cr_expect_eq(c.intra.bw, 900e9);
     cr_expect_eq(c.inter.bw, 50e9, "72 x 400 Gb/s over 72 GPUs");
+    cr_assert_eq(pp_cluster_load("gb300-nvl72", &c, &err), PP_OK);
+    cr_expect_eq(c.nvlink_domain, 72);
+    cr_expect_eq(c.inter.bw, 100e9, "72 x ConnectX-8 800 Gb/s over 72 GPUs");
+    cr_expect_eq(c.gpu.mem_bytes, 279 * GIB);
+    cr_assert_eq(pp_cluster_load("dgx-b300", &c, &err), PP_OK);
+    cr_expect_eq(c.inter.bw, 100e9, "8 x ConnectX-8 800 Gb/s over 8 GPUs");
+    cr_expect_eq(c.pcie.bw, 121e9, "PCIe Gen6 x16 per direction (the catalog's 121 GB/s)");
     cr_assert_eq(pp_cluster_load("a100-pcie-8x", &c, &err), PP_OK);
     cr_expect_eq(c.intra.kind, PP_LINK_PCIE);
     cr_expect_eq(c.intra.bw, 31.5e9, "PCIe Gen4 x16 per direction");

@@ -351,8 +351,25 @@ Test(megatron_args, precision_aware_optimizer_reads)
         ARGS("a.sh:", "--use-precision-aware-optimizer", "--exp-avg-dtype is fp32"));
     bad("a.sh", S(MG_HEAD MG_PA "  --exp-avg-dtype bf16\n  --exp-avg-sq-dtype fp8\n)\n"),
         ARGS(MG_MODEL, "--megatron-args", "a.sh"), ARGS("a.sh:", "--exp-avg-sq-dtype is fp8"));
-    bad("a.sh", S(MG_HEAD MG_PA "  --exp-avg-dtype bf16\n  --exp-avg-sq-dtype bf16\n  --main-grads-dtype bf16\n)\n"),
-        ARGS(MG_MODEL, "--megatron-args", "a.sh"), ARGS("a.sh:", "--main-grads-dtype is bf16"));
+    bad("a.sh", S(MG_HEAD MG_PA "  --exp-avg-dtype bf16\n  --exp-avg-sq-dtype bf16\n  --main-params-dtype fp16\n)\n"),
+        ARGS(MG_MODEL, "--megatron-args", "a.sh"), ARGS("a.sh:", "--main-params-dtype is fp16"));
+    bad("a.sh", S(MG_HEAD MG_PA "  --exp-avg-dtype bf16\n  --exp-avg-sq-dtype bf16\n  --main-grads-dtype bf16\n"
+                  "  --accumulate-allreduce-grads-in-fp32\n)\n"),
+        ARGS(MG_MODEL, "--megatron-args", "a.sh"), ARGS("a.sh:", "Megatron asserts"));
+    /* bf16 main grads: the bf16 gradient buffer of --grad-reduce-in-bf16 (half the grads column) */
+    double g[2];
+    for (int i = 0; i < 2; i++) {
+        fresh_dir();
+        if (i) put("a.sh", S(MG_HEAD MG_PA "  --exp-avg-dtype bf16\n  --exp-avg-sq-dtype bf16\n  --main-grads-dtype bf16\n)\n"));
+        else put("a.sh", S(MG_HEAD MG_PA "  --exp-avg-dtype bf16\n  --exp-avg-sq-dtype bf16\n)\n"));
+        char *out, *err;
+        int rc = estimate(ARGS(MG_MODEL, "--megatron-args", "a.sh"), &out, &err);
+        cr_assert_eq(rc, 0, "%s", err);
+        g[i] = grads_gib(out);
+        free(out);
+        free(err);
+    }
+    cr_expect(fabs(g[1] - g[0] / 2) < 0.01 && g[1] > 0, "bf16 main grads %.2f GiB, fp32 %.2f GiB", g[1], g[0]);
     bad("a.sh", S(MG_HEAD "  --exp-avg-dtype bf16\n)\n"), ARGS(MG_MODEL, "--megatron-args", "a.sh"),
         ARGS("a.sh:", "--exp-avg-dtype", "needs --use-precision-aware-optimizer"));
     bad("a.sh", S(MG_HEAD MG_PA "  --exp-avg-dtype bf17\n)\n"), ARGS(MG_MODEL, "--megatron-args", "a.sh"),
