@@ -532,16 +532,46 @@ static void schedule_rules(const row *r, scenario *sc)
         for (int i = 0; i < s->pp; i++) s->stage_layers[i] = i == 0 || i == s->pp - 1 ? per - 1 : per;
         s->schedule = PP_SCHED_INTERLEAVED;
         s->virtual_stages = v;
+    } else if (v > 1 && s->pp > 1) {
+        /* a recipe's --pipeline-model-parallel-layout (DeepSeek-V3's 61
+         * blocks: Megatron-Bridge's set_deepseek_v3_pipeline_model_parallel_
+         * layout puts the embedding in the first chunk, the MTP block and
+         * the loss in the last): as near as parplan's interleaved split
+         * goes, v k blocks a stage or one fewer, the fewer on the first and
+         * last stages; 1F1B when no such split sums to the blocks */
+        int L = sc->model.layers, hi = v * ((L + s->pp * v - 1) / (s->pp * v)), fewer = s->pp * hi - L;
+        if (fewer >= 0 && fewer <= s->pp) {
+            for (int i = 0; i < s->pp; i++) s->stage_layers[i] = hi;
+            for (int k = 0; k < fewer; k++) s->stage_layers[k % 2 ? k / 2 : s->pp - 1 - k / 2] = hi - 1;
+            s->schedule = PP_SCHED_INTERLEAVED;
+            s->virtual_stages = v;
+        }
     }
 }
 
 /* Megatron-Bridge's MoE dispatch, and the recipes that overlap the EP all-to-alls with another
  * micro-batch (comm_overlap.overlap_moe_expert_parallel_comm; model.
  * moe_a2a_overlap sets it, scripts/performance/utils/overrides.py): DeepSeek-V3
- * on Blackwell (perf_recipes/deepseek/{b200,gb200}/deepseek_v3.py, common.py)
- * and Qwen3-235B on H100 (perf_recipes/qwen/h100/qwen3_moe.py); the Qwen3
- * recipes on Blackwell and DeepSeek-V3's on H100 do not. Megatron runs it
- * with pp 1 or the interleaved schedule only. */
+ * on Blackwell as deepseek_a2a_overlap says, and Qwen3-235B on H100
+ * (perf_recipes/qwen/h100/qwen3_moe.py); the Qwen3 recipes on Blackwell and
+ * DeepSeek-V3's on H100 do not. Megatron runs it with pp 1 or the
+ * interleaved schedule only. */
+/* DeepSeek-V3 on Blackwell, release by release (moe_a2a_overlap in
+ * scripts/performance/configs/deepseek/ workload base configs, then
+ * perf_recipes/deepseek/): v0.2 (25.11) off everywhere; v0.3/v0.4 (26.02,
+ * 26.04) off but for B200's MXFP8 V2 recipe (GBS 4096, pp 8, vp 2); v0.5
+ * (26.06) on for the GB200 and GB300 MXFP8 recipes; v0.6 (26.08) on in the
+ * B200, GB200 and GB300 recipes. */
+static int deepseek_a2a_overlap(const char *nm, int gbs)
+{
+    int mx = strstr(nm, "MXFP8") || strstr(nm, "FP8-MX"), b200 = strstr(nm, "_b200_") != NULL;
+    int grace = strstr(nm, "_gb200_") || strstr(nm, "_gb300_");
+    if (is(nm, "mbridge2602") || is(nm, "mbridge2604")) return b200 && mx && gbs == 4096;
+    if (is(nm, "mbridge2606")) return grace && mx;
+    if (is(nm, "mbridge2608")) return grace || b200;
+    return 0;
+}
+
 static void moe_overlap_rules(const row *r, scenario *sc)
 {
     pp_strategy *s = &sc->s;
@@ -560,7 +590,9 @@ static void moe_overlap_rules(const row *r, scenario *sc)
         s->opt_states = PP_OPT_STATES_BF16;
     if (s->pp > 1 && s->schedule != PP_SCHED_INTERLEAVED) return;
     int h100 = strstr(gpu, "H100") != NULL;
-    if ((strstr(model, "DeepSeek") && !h100) || (strstr(model, "Qwen3_235B") && h100)) s->overlap_ep = 1;
+    if ((strstr(model, "DeepSeek") && !h100 && deepseek_a2a_overlap(nm, s->global_batch)) ||
+        (strstr(model, "Qwen3_235B") && h100))
+        s->overlap_ep = 1;
 }
 
 static int build(const row *r, const char *dir, scenario *sc)
