@@ -31,6 +31,8 @@ FAMILIES = {  # family -> (catalog names sharing the silicon, published gpu labe
     "H200": (["h200"], ["H200-141GB"]),
     "B200": (["b200"], ["B200"]),
     "GB200": (["gb200"], ["GB200"]),
+    "B300": (["b300"], ["B300"]),
+    "GB300": (["gb300"], ["GB300"]),
     "MI300": (["mi300x", "mi325x"], ["MI300X", "MI325X"]),
 }
 # FlashAttention-2's measured rate on the H100 SXM5 (head dim 128, causal, 2k

@@ -273,9 +273,9 @@ Test(uncertainty, regenerating_the_table_gives_the_checked_in_file, .timeout = 6
     snprintf(tab, sizeof tab, "uncertainty_regen_%d.c", (int)getpid());
     snprintf(cmd, sizeof cmd,
              "%s --residuals %s %s/published_runs.csv %s/bloom_chronicles.csv %s/published_more.csv %s/new_gpus.csv "
-             "%s/zero3_scale.csv %s/torchtitan_h100.csv >/dev/null && %s %s %s >/dev/null",
+             "%s/zero3_scale.csv %s/torchtitan_h100.csv %s/mlperf51_pretrain.csv >/dev/null && %s %s %s >/dev/null",
              PARPLAN_VALIDATE, tsv, PARPLAN_REFERENCE_DIR, PARPLAN_DATA_DIR, PARPLAN_DATA_DIR, PARPLAN_DATA_DIR,
-             PARPLAN_DATA_DIR, PARPLAN_DATA_DIR, PARPLAN_UNCERTAINTY, tsv, tab);
+             PARPLAN_DATA_DIR, PARPLAN_DATA_DIR, PARPLAN_DATA_DIR, PARPLAN_UNCERTAINTY, tsv, tab);
     cr_assert_eq(system(cmd), 0, "%s", cmd);
     FILE *a = fopen(tab, "rb"), *b = fopen(PARPLAN_SOURCE_DIR "/costmodel/uncertainty_table.c", "rb");
     cr_assert(a && b);
