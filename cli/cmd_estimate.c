@@ -139,6 +139,8 @@ static int parse_enums(const cli_args *a, pp_strategy *s)
     if (!rc && !(rc = parse_enum(a, "offload", PP_ENUM_OFFLOAD, &e)) && cli_has(a, "offload")) s->offload = e;
     if (!rc && !(rc = parse_enum(a, "grad-accum", PP_ENUM_GRAD_ACCUM, &e)) && cli_has(a, "grad-accum"))
         s->grad_accum_dtype = e;
+    if (!rc && !(rc = parse_enum(a, "optimizer-states", PP_ENUM_OPT_STATES, &e)) && cli_has(a, "optimizer-states"))
+        s->opt_states = e;
     if (!rc && cli_has(a, "framework") && strcmp(cli_get(a, "framework"), "auto") &&
         !(rc = parse_enum(a, "framework", PP_ENUM_FRAMEWORK, &e)))
         s->framework = e;
@@ -182,12 +184,7 @@ int cli_strategy(const cli_args *a, const pp_model *m, const pp_cluster *c, pp_s
         return 2;
     }
     if (ed) s->ep_dispatch = !strcmp(ed, "hierarchical");
-    const char *os = cli_get(a, "optimizer-states");
-    if (os && strcmp(os, "fp32") && strcmp(os, "bf16")) {
-        fprintf(stderr, "parplan: --optimizer-states: expected fp32|bf16, got '%s'\n", cli_q(os));
-        return 2;
-    }
-    if (os) s->opt_states = !strcmp(os, "bf16") ? PP_OPT_STATES_BF16 : PP_OPT_STATES_FP32;
+
     if (cli_has(a, "free-pipeline-outputs")) s->buf.free_pipeline_outputs = 1;
     const char *al = cli_get(a, "allocator");
     if (al && strcmp(al, "caching") && strcmp(al, "expandable")) {

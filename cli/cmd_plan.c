@@ -327,7 +327,7 @@ static void print_csv(const pp_model *m, const pp_cluster *c, const pp_plan_list
                t->offload_s, p->throughput.tokens_per_s, p->throughput.model_tflops_per_gpu, p->throughput.mfu,
                p->train.days, p->train.cost_usd, p->train.energy_kwh, s->etp > 0 ? s->etp : s->tp,
                s->ep_dispatch ? "hierarchical" : "alltoall", s->overlap_ep, s->buf.expandable_segments > 0,
-               s->opt_states == PP_OPT_STATES_BF16 ? "bf16" : "fp32");
+               pp_enum_names(PP_ENUM_OPT_STATES, &(int){0})[s->opt_states]);
     }
 }
 

@@ -1231,6 +1231,18 @@ static void read_opt_states(mr_ctx *x, pp_strategy *s)
              "(%s is %s)", why, o ? val_text(x, o, 0) : "fp32, the default");
         return;
     }
+    /* optimizer_config.py: with an fp8 recipe other than delayed
+     * (use_precision_aware_optimizer_no_fp8_or_ds_fp8 false) the distributed
+     * optimizer keeps its own fp32 master shard: 8 bytes a weight, and a
+     * float copy of the grads; parplan prices delayed scaling's 6 */
+    mr_occ *fr = get(x, "--fp8-recipe");
+    if (fr && strcmp(val_text(x, fr, 0), "delayed")) {
+        char q[80];
+        return (void)fail(x, fr->line, "--fp8-recipe %s with --use-precision-aware-optimizer: Megatron then keeps an fp32 "
+                          "master copy beside the bf16 moments (8 bytes a weight), which parplan does not price; "
+                          "it prices the precision-aware optimizer with the delayed recipe",
+                          quote(val_text(x, fr, 0), q, sizeof q));
+    }
     s->opt_states = PP_OPT_STATES_BF16;
     if (g == 1) {
         if (has(x, "--accumulate-allreduce-grads-in-fp32"))

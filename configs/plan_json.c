@@ -27,7 +27,8 @@ static void add_strategy(cJSON *o, const pp_strategy *s)
     const char *const *prec = pp_enum_names(PP_ENUM_PRECISION, &n);
     cJSON_AddStringToObject(j, "precision", prec[s->precision]);
     cJSON_AddStringToObject(j, "optimizer", pp_optimizer_name(s->optimizer));
-    cJSON_AddStringToObject(j, "opt_states", s->opt_states == PP_OPT_STATES_BF16 ? "bf16" : "fp32");
+    const char *const *states = pp_enum_names(PP_ENUM_OPT_STATES, &n);
+    cJSON_AddStringToObject(j, "opt_states", (unsigned)s->opt_states < (unsigned)n ? states[s->opt_states] : "?");
     cJSON_AddStringToObject(j, "attention", pp_attention_name(s->attention));
     cJSON_AddStringToObject(j, "cp_comm", pp_cp_comm_name(s->cp_comm));
     cJSON_AddStringToObject(j, "loss", pp_loss_name(s->loss));

@@ -126,7 +126,7 @@ void pp__report_strategy(pp__sbuf *b, const pp_strategy *s, const char *caption)
         pp_offload_name(s->offload), s->act_offload_layers);
     row(b, "precision / optimizer", "%s; %s with %s states; gradients accumulate as %s",
         enum_name(PP_ENUM_PRECISION, s->precision), pp_optimizer_name(s->optimizer),
-        s->opt_states == PP_OPT_STATES_BF16 ? "bf16" : "fp32", enum_name(PP_ENUM_GRAD_ACCUM, s->grad_accum_dtype));
+        enum_name(PP_ENUM_OPT_STATES, s->opt_states), enum_name(PP_ENUM_GRAD_ACCUM, s->grad_accum_dtype));
     row(b, "recompute", "%s%s", pp_recompute_name(s->recompute),
         s->recompute == PP_RECOMPUTE_FULL ? (s->per_stage_recompute ? " (blocks per stage below)" : "") : "");
     row(b, "batch", "micro-batch %d x %d accumulation x dp %d = global batch %d sequences of %d tokens", s->micro_batch,

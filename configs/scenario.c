@@ -113,8 +113,8 @@ void pp__scenario_read_base(jr_ctx *c, const cJSON *o, const char *path, pp_stra
     names = pp_enum_names(PP_ENUM_GRAD_ACCUM, &n);
     if (jr_enum(c, o, path, "grad_accum_dtype", 0, names, n, &e)) b->grad_accum_dtype = (pp_grad_accum)e;
     jr_int(c, o, path, "act_offload_layers", 0, 0, PP_MAX_LAYERS, &b->act_offload_layers);
-    static const char *const states[] = {"fp32", "bf16"};
-    if (jr_enum(c, o, path, "opt_states", 0, states, PP_OPT_STATES_COUNT, &e)) b->opt_states = e;
+    names = pp_enum_names(PP_ENUM_OPT_STATES, &n);
+    if (jr_enum(c, o, path, "opt_states", 0, names, n, &e)) b->opt_states = e;
     names = pp_enum_names(PP_ENUM_MODE, &n);
     if (jr_enum(c, o, path, "mode", 0, names, n, &e)) b->ft.mode = (pp_train_mode)e;
     jr_int(c, o, path, "lora_rank", 0, 1, 4096, &b->ft.lora_rank);

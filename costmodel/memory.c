@@ -340,8 +340,11 @@ static states model_states(const pp_model *m, const pp_strategy *s, const stage_
     /* Megatron's optimizer takes its fp32 .grad from main_grad with .float()
      * (optimizer.py _copy_model_grads_to_main_grads; distrib_optimizer.py,
      * the rank's shard): the same tensor for an fp32 main_grad, a new fp32
-     * copy at the step for a 16-bit one (--grad-reduce-in-bf16, fp16) */
-    if (fw->buckets == PP_BUCKETS_VIEWS && s->precision != PP_PREC_FP32 && pp__grad_bytes(s) < 4)
+     * copy at the step for a 16-bit one (--grad-reduce-in-bf16, fp16). The
+     * precision-aware optimizer hands FusedAdam the shard itself
+     * (distrib_optimizer.py: decoupled_grad = the model grad): no copy */
+    if (fw->buckets == PP_BUCKETS_VIEWS && s->precision != PP_PREC_FP32 && pp__grad_bytes(s) < 4 &&
+        s->opt_states != PP_OPT_STATES_BF16)
         st.opt_temp += 4.0 * opt_elems;
     st.gather_after_step = fw->buckets == PP_BUCKETS_DEEPSPEED && (zs == 1 || zs == 2) && nd > 1
                                ? fmin(s->buf.allgather_bucket, train) * w : 0;

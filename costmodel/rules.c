@@ -789,9 +789,12 @@ static int fw_act_offload_ok(const why *w)
 
 /* Megatron-Core's precision-aware optimizer (--use-precision-aware-optimizer,
  * Megatron-LM d98e8a64dd): optimizer_config.py accepts it with adam only,
- * optimizer/__init__.py with the distributed optimizer only; the master
- * weight kept as the low 16 bits of a bf16 parameter (Transformer Engine's
- * store_param_remainders) needs bf16 parameters: bf16 or fp8 training. */
+ * optimizer/__init__.py with the distributed optimizer or Megatron-FSDP
+ * (which keeps its own fp32 main weights: not priced); the master weight
+ * kept as the low 16 bits of a bf16 parameter (Transformer Engine's
+ * store_param_remainders) needs bf16 parameters: bf16, or fp8 with the
+ * delayed recipe parplan's Megatron files launch (other recipes keep an
+ * fp32 master shard: optimizer_config.py, the Megatron reader refuses them). */
 static int fw_opt_states_ok(const why *w)
 {
     const pp_strategy *s = w->x->s;
@@ -802,7 +805,8 @@ static int fw_opt_states_ok(const why *w)
     if (s->optimizer != PP_OPT_ADAMW)
         return no(w, "optimizer", ename(PP_ENUM_OPTIMIZER, s->optimizer), "bf16 optimizer states are AdamW's moments (expected adamw)");
     if (s->zero != 1)
-        return no(w, "zero", I(s->zero), "the precision-aware optimizer runs in the distributed optimizer (expected zero 1)");
+        return no(w, "zero", I(s->zero), "parplan prices the precision-aware optimizer in the distributed optimizer "
+                  "(Megatron-FSDP keeps its own fp32 main weights) (expected zero 1)");
     if (s->precision != PP_PREC_BF16 && s->precision != PP_PREC_FP8)
         return no(w, "precision", ename(PP_ENUM_PRECISION, s->precision),
                   "the master weight is kept as the low 16 bits of bf16 parameters (expected bf16 or fp8)");

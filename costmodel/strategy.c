@@ -9,6 +9,7 @@
 #include "costmodel/rules.h"
 
 static const char *const precision_names[] = {"fp32", "tf32", "bf16", "fp16", "fp8"};
+static const char *const opt_states_names[] = {"fp32", "bf16"};
 static const char *const offload_names[] = {"none", "optimizer", "optimizer+params", "nvme"};
 static const char *const recompute_names[] = {"none", "selective", "full"};
 static const char *const schedule_names[] = {"1f1b", "interleaved", "gpipe"};
@@ -46,6 +47,7 @@ const char *const *pp_enum_names(int which, int *n)
         [PP_ENUM_CP_COMM] = {cp_comm_names, PP_CP_COUNT},
         [PP_ENUM_LOSS] = {loss_names, PP_LOSS_COUNT},
         [PP_ENUM_FRAMEWORK] = {framework_names, PP_FW_COUNT},
+        [PP_ENUM_OPT_STATES] = {opt_states_names, PP_OPT_STATES_COUNT},
     };
     if (which < 0 || which >= PP_ENUM_COUNT) {
         *n = 0;

@@ -497,7 +497,7 @@ PP_API int pp_enum_parse(const char *const *names, int n, const char *s);
 PP_API const char *const *pp_enum_names(int which, int *n); /* which: see PP_ENUM_* */
 enum { PP_ENUM_PRECISION, PP_ENUM_OFFLOAD, PP_ENUM_RECOMPUTE, PP_ENUM_SCHEDULE, PP_ENUM_OPTIMIZER,
        PP_ENUM_ATTENTION, PP_ENUM_GRAD_ACCUM, PP_ENUM_MODE, PP_ENUM_CP_COMM, PP_ENUM_LOSS, PP_ENUM_FRAMEWORK,
-       PP_ENUM_COUNT };
+       PP_ENUM_OPT_STATES, PP_ENUM_COUNT };
 
 /* ---------------------------------------------------------------- memory */
 

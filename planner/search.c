@@ -650,12 +650,23 @@ static pp_status opt_states_take(const pp_search_opts *o, pp_error *err)
     if (o->base.optimizer != PP_OPT_ADAMW)
         return pp__fail_field(err, r, "optimizer", pp_optimizer_name(o->base.optimizer), "bf16 optimizer states are "
                               "AdamW's moments (expected adamw) [rule fw-opt-states]");
+    char given[64] = "";
+    for (int i = 0, n = 0; i < o->zero.n && n < 48; i++) n += snprintf(given + n, sizeof given - n, "%s%d", i ? "," : "", o->zero.v[i]);
     if (!z1)
-        return pp__fail_field(err, r, "zero", "", "the precision-aware optimizer runs in the distributed optimizer "
-                              "(expected zero 1) [rule fw-opt-states]");
-    if (o->precisions && !(o->precisions & (1u << PP_PREC_BF16 | 1u << PP_PREC_FP8)))
-        return pp__fail_field(err, r, "precision", "", "the master weight is kept as the low 16 bits of bf16 "
+        return pp__fail_field(err, r, "zero", given, "parplan prices the precision-aware optimizer in the distributed "
+                              "optimizer (expected zero 1) [rule fw-opt-states]");
+    if (o->precisions && !(o->precisions & (1u << PP_PREC_BF16 | 1u << PP_PREC_FP8))) {
+        int n = 0;
+        const char *const *names = pp_enum_names(PP_ENUM_PRECISION, &n);
+        given[0] = '\0';
+        for (int v = 0, k = 0, used = 0; v < n && used < 48; v++)
+            if (o->precisions >> v & 1) used += snprintf(given + used, sizeof given - used, "%s%s", k++ ? "," : "", names[v]);
+        return pp__fail_field(err, r, "precision", given, "the master weight is kept as the low 16 bits of bf16 "
                               "parameters (expected bf16 or fp8) [rule fw-opt-states]");
+    }
+    if (o->base.ft.mode != PP_MODE_FULL)
+        return pp__fail_field(err, r, "mode", pp_enum_names(PP_ENUM_MODE, &(int){0})[o->base.ft.mode],
+                              "bf16 optimizer states are Megatron's, for full training (expected full) [rule fw-opt-states]");
     return PP_OK;
 }
 

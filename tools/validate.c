@@ -564,17 +564,20 @@ static void schedule_rules(const row *r, scenario *sc)
  * interleaved schedule only. */
 /* DeepSeek-V3 on Blackwell, release by release (moe_a2a_overlap in
  * scripts/performance/configs/deepseek/ workload base configs, then
- * perf_recipes/deepseek/): v0.2 (25.11) off everywhere; v0.3/v0.4 (26.02,
- * 26.04) off but for B200's MXFP8 V2 recipe (GBS 4096, pp 8, vp 2); v0.5
- * (26.06) on for the GB200 and GB300 MXFP8 recipes; v0.6 (26.08) on in the
- * B200, GB200 and GB300 recipes. */
+ * perf_recipes/deepseek/): v0.2 (25.11) and v0.3 (26.02) off everywhere;
+ * v0.4.2 (26.04.01) on for B200's MXFP8 V2 recipe only (GBS 4096, pp 8,
+ * vp 2); v0.5 (26.06) that and the GB200 and GB300 MXFP8 V1 recipes; v0.6
+ * (26.08) the MXFP8 recipes of B200, B300, GB200 and GB300
+ * (_enable_deepseek_full_iteration_mxfp8, b200/deepseek_v3.py). GB300's
+ * pp 2 x vp 8 layout has no parplan split (1F1B: no overlap there). */
 static int deepseek_a2a_overlap(const char *nm, int gbs)
 {
     int mx = strstr(nm, "MXFP8") || strstr(nm, "FP8-MX"), b200 = strstr(nm, "_b200_") != NULL;
-    int grace = strstr(nm, "_gb200_") || strstr(nm, "_gb300_");
-    if (is(nm, "mbridge2602") || is(nm, "mbridge2604")) return b200 && mx && gbs == 4096;
-    if (is(nm, "mbridge2606")) return grace && mx;
-    if (is(nm, "mbridge2608")) return grace || b200;
+    int grace = strstr(nm, "_gb200_") || strstr(nm, "_gb300_"), b300 = strstr(nm, "_b300_") != NULL;
+    if (!mx) return 0;
+    if (is(nm, "mbridge2604")) return b200 && gbs == 4096;
+    if (is(nm, "mbridge2606")) return grace || (b200 && gbs == 4096);
+    if (is(nm, "mbridge2608")) return grace || b200 || b300;
     return 0;
 }
 
@@ -590,9 +593,12 @@ static void moe_overlap_rules(const row *r, scenario *sc)
     /* ... and keep AdamW's moments in bf16 (the precision-aware optimizer,
      * main grads bf16): recipes/deepseek/deepseek_v3.py pretrain_config from
      * v0.2 to v0.5, which scripts/performance builds on; v0.6.0's tuned
-     * perf_recipes call _enable_deepseek_precision_aware_optimizer (main
-     * grads fp32 there; the rows' gradient buffer stays bf16 as above) */
-    if (strstr(model, "DeepSeek") && pp_framework_supports(s->framework, "opt_states", PP_OPT_STATES_BF16) && s->zero == 1)
+     * perf_recipes call _enable_deepseek_precision_aware_optimizer. 6 bytes
+     * a weight in BF16 runs; with MXFP8 or current scaling Megatron keeps an
+     * fp32 master shard as well (8 bytes, optimizer_config.py), which
+     * parplan does not price: those rows keep the 12 of fp32 states */
+    if (strstr(model, "DeepSeek") && s->precision == PP_PREC_BF16 && s->zero == 1 &&
+        pp_framework_supports(s->framework, "opt_states", PP_OPT_STATES_BF16))
         s->opt_states = PP_OPT_STATES_BF16;
     if (s->pp > 1 && s->schedule != PP_SCHED_INTERLEAVED) return;
     int h100 = strstr(gpu, "H100") != NULL;
@@ -958,6 +964,9 @@ static void print_preamble(void)
            "- Megatron-LM family: fp32 main grads, pipeline outputs freed once sent (deallocate_pipeline_outputs);\n"
            "- Megatron-Core/NeMo/Megatron-Bridge: distributed optimizer (ZeRO-1), sequence parallelism and TP\n"
            "  overlap with TP > 1; the 25.09 Megatron-Bridge table (no precision column) repeats FP8 recipes;\n"
+           "  Megatron-Bridge's BF16 runs use the precision-aware optimizer with fp32 moments (set_post_\n"
+           "  overrides: 10 bytes a weight, priced at 12, a state parplan does not have), its DeepSeek-V3\n"
+           "  BF16 runs bf16 moments (6 bytes);\n"
            "  \"PP comm overlap on\" means the interleaved schedule (Megatron-LM disables\n"
            "  --overlap-p2p-communication otherwise), with one block per virtual stage;\n"
            "- NeMo (24.12 on), Megatron-Bridge and DGX Cloud: a bf16 main_grad (their performance scripts set\n"

@@ -623,7 +623,7 @@ Test(cli_estimate, framework_rules)
     expect_bad(cli(EST, "--framework", "megatron", "--zero", "1", "--precision", "fp16", "--optimizer-states", "bf16",
                    NULL), "--precision fp16", "[rule fw-opt-states]");
     expect_bad(cli(EST, "--framework", "megatron", "--optimizer-states", "fp16", NULL), "--optimizer-states",
-               "expected fp32|bf16", "'fp16'");
+               "expected one of fp32|bf16", "'fp16'");
     expect_bad(cli(EST, "--framework", "megatron", "--act-offload-layers", "x", NULL), "--act-offload-layers");
     /* fsdp's selective recompute is torchtitan's per-op policy: Llama-style dense blocks, full training */
     expect_bad(cli("estimate", "--model", "mixtral-8x7b", "--cluster", "dgx-h100", "--framework", "fsdp", "--zero", "3",

@@ -372,6 +372,9 @@ Test(megatron_args, precision_aware_optimizer_reads)
     cr_expect(fabs(g[1] - g[0] / 2) < 0.01 && g[1] > 0, "bf16 main grads %.2f GiB, fp32 %.2f GiB", g[1], g[0]);
     bad("a.sh", S(MG_HEAD "  --exp-avg-dtype bf16\n)\n"), ARGS(MG_MODEL, "--megatron-args", "a.sh"),
         ARGS("a.sh:", "--exp-avg-dtype", "needs --use-precision-aware-optimizer"));
+    bad("a.sh", S(MG_HEAD MG_PA "  --exp-avg-dtype bf16\n  --exp-avg-sq-dtype bf16\n  --fp8-format hybrid\n"
+                  "  --fp8-recipe mxfp8\n)\n"),
+        ARGS(MG_MODEL, "--megatron-args", "a.sh"), ARGS("a.sh:", "--fp8-recipe mxfp8", "8 bytes a weight"));
     bad("a.sh", S(MG_HEAD MG_PA "  --exp-avg-dtype bf17\n)\n"), ARGS(MG_MODEL, "--megatron-args", "a.sh"),
         ARGS("a.sh:", "'bf17'", "expected one of fp32, fp16, bf16, fp8"));
     bad("a.sh", S(MG_HEAD "  --use-precision-aware-optimizer\n  --exp-avg-dtype bf16\n  --exp-avg-sq-dtype bf16\n)\n"),
