@@ -163,22 +163,25 @@ static double grads_gib(const char *out)
     return grads;
 }
 
+/* The grads column of a Megatron file's estimate, GiB. */
+static double file_grads_gib(const char *text, size_t len)
+{
+    fresh_dir();
+    put("a.sh", text, len);
+    char *out, *err;
+    int rc = estimate(ARGS(MG_MODEL, "--megatron-args", "a.sh"), &out, &err);
+    cr_assert_eq(rc, 0, "%s", err);
+    double g = grads_gib(out);
+    free(out);
+    free(err);
+    return g;
+}
+
 Test(megatron_args, grad_reduce_in_bf16_halves_main_grad)
 {
     /* --grad-reduce-in-bf16 makes main_grad bf16 (arguments.py), as NeMo's
      * performance recipes run it: half the fp32 main_grad's bytes */
-    double g[2];
-    for (int i = 0; i < 2; i++) {
-        fresh_dir();
-        if (i) put("a.sh", S(MG_HEAD "  --grad-reduce-in-bf16\n)\n"));
-        else put("a.sh", S(MG_HEAD ")\n"));
-        char *out, *err;
-        int rc = estimate(ARGS(MG_MODEL, "--megatron-args", "a.sh"), &out, &err);
-        cr_assert_eq(rc, 0, "%s", err);
-        g[i] = grads_gib(out);
-        free(out);
-        free(err);
-    }
+    double g[2] = {file_grads_gib(S(MG_HEAD ")\n")), file_grads_gib(S(MG_HEAD "  --grad-reduce-in-bf16\n)\n"))};
     cr_expect(fabs(g[1] - g[0] / 2) < 0.01 && g[1] > 0, "bf16 %.2f GiB, fp32 %.2f GiB", g[1], g[0]);
     char p[512];
     snprintf(p, sizeof p, "rm -rf '%s'", dir);
@@ -357,18 +360,9 @@ Test(megatron_args, precision_aware_optimizer_reads)
                   "  --accumulate-allreduce-grads-in-fp32\n)\n"),
         ARGS(MG_MODEL, "--megatron-args", "a.sh"), ARGS("a.sh:", "Megatron asserts"));
     /* bf16 main grads: the bf16 gradient buffer of --grad-reduce-in-bf16 (half the grads column) */
-    double g[2];
-    for (int i = 0; i < 2; i++) {
-        fresh_dir();
-        if (i) put("a.sh", S(MG_HEAD MG_PA "  --exp-avg-dtype bf16\n  --exp-avg-sq-dtype bf16\n  --main-grads-dtype bf16\n)\n"));
-        else put("a.sh", S(MG_HEAD MG_PA "  --exp-avg-dtype bf16\n  --exp-avg-sq-dtype bf16\n)\n"));
-        char *out, *err;
-        int rc = estimate(ARGS(MG_MODEL, "--megatron-args", "a.sh"), &out, &err);
-        cr_assert_eq(rc, 0, "%s", err);
-        g[i] = grads_gib(out);
-        free(out);
-        free(err);
-    }
+    double g[2] = {file_grads_gib(S(MG_HEAD MG_PA "  --exp-avg-dtype bf16\n  --exp-avg-sq-dtype bf16\n)\n")),
+                   file_grads_gib(S(MG_HEAD MG_PA "  --exp-avg-dtype bf16\n  --exp-avg-sq-dtype bf16\n"
+                                    "  --main-grads-dtype bf16\n)\n"))};
     cr_expect(fabs(g[1] - g[0] / 2) < 0.01 && g[1] > 0, "bf16 main grads %.2f GiB, fp32 %.2f GiB", g[1], g[0]);
     bad("a.sh", S(MG_HEAD "  --exp-avg-dtype bf16\n)\n"), ARGS(MG_MODEL, "--megatron-args", "a.sh"),
         ARGS("a.sh:", "--exp-avg-dtype", "needs --use-precision-aware-optimizer"));

@@ -601,21 +601,26 @@ Test(memory, dtensor_tp_keeps_gathered_gemm_inputs)
  * weight to rebuild the master) goes from 30 to 20 bytes a weight. With a
  * 16-bit main_grad the plain optimizer copies its shard to fp32 at the step
  * (4 P / 8), the precision-aware one hands it over as it is. */
+static void megatron_8b_states(const pp_model *m, const pp_cluster *c, int states, pp_grad_accum g, pp_plan *p)
+{
+    pp_strategy s;
+    pp_error err = {""};
+    pp_strategy_default(&s);
+    s.framework = PP_FW_MEGATRON;
+    s.dp = 8, s.zero = 1, s.seq = 2048, s.global_batch = 8, s.grad_accum_dtype = g;
+    s.opt_states = states;
+    s.buf.expandable_segments = 0; /* the caching allocator: its share by hand */
+    cr_assert_eq(pp_estimate(m, c, &s, p, &err), PP_OK, "%s", err.msg);
+}
+
 Test(memory, bf16_optimizer_states_by_hand)
 {
     pp_model m = fx_model("llama3-8b");
     pp_cluster c = fx_cluster("dgx-h100", 1, 0);
     double opt[2], step[2], t[2], P = 0;
     for (int b = 0; b < 2; b++) {
-        pp_strategy s;
-        pp_strategy_default(&s);
-        s.framework = PP_FW_MEGATRON;
-        s.dp = 8, s.zero = 1, s.seq = 2048, s.global_batch = 8;
-        s.opt_states = b ? PP_OPT_STATES_BF16 : PP_OPT_STATES_FP32;
-        s.buf.expandable_segments = 0;
         pp_plan p;
-        pp_error err = {""};
-        cr_assert_eq(pp_estimate(&m, &c, &s, &p, &err), PP_OK, "%s", err.msg);
+        megatron_8b_states(&m, &c, b ? PP_OPT_STATES_BF16 : PP_OPT_STATES_FP32, PP_GRAD_AUTO, &p);
         opt[b] = p.memory.stages[0].optimizer_bytes;
         step[b] = p.memory.stages[0].phase_bytes[PP_PHASE_OPTIMIZER];
         t[b] = p.time.optimizer_s;
@@ -629,14 +634,8 @@ Test(memory, bf16_optimizer_states_by_hand)
     cr_expect(fabs(t[1] / t[0] - 20.0 / 30.0) < 1e-9, "optimizer time ratio %.9g, by hand 2/3", t[1] / t[0]);
     double tmp[2];
     for (int b = 0; b < 2; b++) {
-        pp_strategy s;
-        pp_strategy_default(&s);
-        s.framework = PP_FW_MEGATRON;
-        s.dp = 8, s.zero = 1, s.seq = 2048, s.global_batch = 8, s.grad_accum_dtype = PP_GRAD_16;
-        s.opt_states = b ? PP_OPT_STATES_BF16 : PP_OPT_STATES_FP32;
         pp_plan p;
-        pp_error err = {""};
-        cr_assert_eq(pp_estimate(&m, &c, &s, &p, &err), PP_OK, "%s", err.msg);
+        megatron_8b_states(&m, &c, b ? PP_OPT_STATES_BF16 : PP_OPT_STATES_FP32, PP_GRAD_16, &p);
         tmp[b] = p.memory.stages[0].opt_temp_bytes;
     }
     cr_expect(fabs(tmp[0] - 4 * P / 8) < 1e-9 * tmp[0], "fp32 copy of a bf16 main_grad %.9g B, by hand %.9g", tmp[0], 4 * P / 8);
