@@ -149,9 +149,10 @@ pp_status pp_hparams_check(const pp_hparams *h, const char *where, pp_error *err
     return PP_OK;
 }
 
-/* A stage's blocks fill its v chunks evenly; the one short chunk (a stage
- * holds a multiple of v blocks or one fewer) is the first on the first
- * stage, beside the embedding, and the last elsewhere, beside the head. */
+/* A stage's blocks fill its v chunks evenly: with one block short of a
+ * multiple of v, the short chunk is the first on the first stage, beside
+ * the embedding, and the last elsewhere, beside the head; with other
+ * remainders the first chunks take one block more. */
 int pp__chunk_blocks(const pp_strategy *s, int stage, int chunk)
 {
     int v = s->virtual_stages > 1 ? s->virtual_stages : 1, n = s->stage_layers[stage], base = n / v, rem = n % v;

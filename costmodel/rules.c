@@ -43,7 +43,7 @@ static const rule_def defs[PP_RULE_COUNT] = {
     [PP_RULE_SCHEDULE] = {{"schedule", "schedule", "interleaving needs pp >= 2 and v >= 2; other schedules have v = 1"}, D(DEG) | D(SCHED)},
     [PP_RULE_INTERLEAVE_LAYERS] = {{"interleave-layers", "virtual_stages", "without an explicit split, pp x v divides the blocks"}, D(DEG) | D(SCHED)},
     [PP_RULE_INTERLEAVE_MICROBATCHES] = {{"interleave-microbatches", "virtual_stages", "interleaving needs the micro-batches per step to be a multiple of pp"}, D(DEG) | D(SCHED) | D(MB) | D(BASE)},
-    [PP_RULE_SPLIT] = {{"split", "stage_layers", "one block count per stage, summing to the blocks; interleaved stages hold a multiple of v blocks or one fewer"}, D(DEG) | D(SCHED) | D(SPLIT)},
+    [PP_RULE_SPLIT] = {{"split", "stage_layers", "one block count per stage, summing to the blocks; an interleaved stage fills its v chunks, at most one of them empty"}, D(DEG) | D(SCHED) | D(SPLIT)},
     [PP_RULE_RECOMPUTE_LAYERS] = {{"recompute-layers", "recompute_layers", "recompute counts are -1 (all) or >= 0"}, D(RC) | D(SPLIT)},
     [PP_RULE_BEHAVIOUR] = {{"behaviour", "grad_accum_dtype", "every named setting has a known value"}, D(BASE) | D(BEHAV) | D(PREC) | D(OFFLOAD) | D(RC) | D(SCHED)},
     [PP_RULE_FINETUNE] = {{"finetune", "mode", "fine-tuning settings are in range"}, D(BASE)},
@@ -367,12 +367,14 @@ static int split_ok(const why *w)
         if (n < 0 || (i >= s->pp && n != 0))
             return no(w, NULL, I(n), "expected %d non-negative counts, one per stage", s->pp);
         sum += n;
-        /* interleaved: v chunks per stage, at most one of them empty (the slot
-         * Llama 3 and Megatron's --account-for-embedding-in-pipeline-split give
-         * the embedding or the head) */
-        if (s->schedule == PP_SCHED_INTERLEAVED && i < s->pp && (n < v - 1 || (n % v && (n + 1) % v)))
-            return no(w, NULL, I(n), "stage %d: with virtual_stages %d a stage holds a multiple of %d blocks, or one "
-                      "fewer (a chunk left to the embedding or the head)", i, v, v);
+        /* interleaved: v chunks per stage, as even as the count allows (any
+         * count: Megatron's --pipeline-model-parallel-layout writes chunks of
+         * any size, as DeepSeek-V3's 61 blocks need), at most one of them empty
+         * (the slot Llama 3 and Megatron's --account-for-embedding-in-
+         * pipeline-split give the embedding or the head) */
+        if (s->schedule == PP_SCHED_INTERLEAVED && i < s->pp && n < v - 1)
+            return no(w, NULL, I(n), "stage %d: with virtual_stages %d a stage holds at least %d blocks (one chunk may "
+                      "be left to the embedding or the head)", i, v, v - 1);
     }
     if (sum == w->x->m->layers) return 1;
     return no(w, NULL, I(sum), "blocks sum to %d, but %s has %d", sum, w->x->m->name, w->x->m->layers);

@@ -538,20 +538,17 @@ static void schedule_rules(const row *r, scenario *sc)
         for (int i = 0; i < s->pp; i++) s->stage_layers[i] = i == 0 || i == s->pp - 1 ? per - 1 : per;
         s->schedule = PP_SCHED_INTERLEAVED;
         s->virtual_stages = v;
-    } else if (v > 1 && s->pp > 1) {
+    } else if (v > 1 && s->pp > 1 && sc->model.layers >= s->pp * (v - 1)) {
         /* a recipe's --pipeline-model-parallel-layout (DeepSeek-V3's 61
          * blocks: Megatron-Bridge's set_deepseek_v3_pipeline_model_parallel_
          * layout puts the embedding in the first chunk, the MTP block and
-         * the loss in the last): as near as parplan's interleaved split
-         * goes, v k blocks a stage or one fewer, the fewer on the first and
-         * last stages; 1F1B when no such split sums to the blocks */
-        int L = sc->model.layers, hi = v * ((L + s->pp * v - 1) / (s->pp * v)), fewer = s->pp * hi - L;
-        if (fewer >= 0 && fewer <= s->pp) {
-            for (int i = 0; i < s->pp; i++) s->stage_layers[i] = hi;
-            for (int k = 0; k < fewer; k++) s->stage_layers[k % 2 ? k / 2 : s->pp - 1 - k / 2] = hi - 1;
-            s->schedule = PP_SCHED_INTERLEAVED;
-            s->virtual_stages = v;
-        }
+         * the loss in the last): the blocks as even as they go over the
+         * stages, the first and last stages short first */
+        int L = sc->model.layers, hi = (L + s->pp - 1) / s->pp, fewer = s->pp * hi - L;
+        for (int i = 0; i < s->pp; i++) s->stage_layers[i] = hi;
+        for (int k = 0; k < fewer; k++) s->stage_layers[k % 2 ? k / 2 : s->pp - 1 - k / 2] = hi - 1;
+        s->schedule = PP_SCHED_INTERLEAVED;
+        s->virtual_stages = v;
     }
 }
 
@@ -568,8 +565,7 @@ static void schedule_rules(const row *r, scenario *sc)
  * v0.4.2 (26.04.01) on for B200's MXFP8 V2 recipe only (GBS 4096, pp 8,
  * vp 2); v0.5 (26.06) that and the GB200 and GB300 MXFP8 V1 recipes; v0.6
  * (26.08) the MXFP8 recipes of B200, B300, GB200 and GB300
- * (_enable_deepseek_full_iteration_mxfp8, b200/deepseek_v3.py). GB300's
- * pp 2 x vp 8 layout has no parplan split (1F1B: no overlap there). */
+ * (_enable_deepseek_full_iteration_mxfp8, b200/deepseek_v3.py). */
 static int deepseek_a2a_overlap(const char *nm, int gbs)
 {
     int mx = strstr(nm, "MXFP8") || strstr(nm, "FP8-MX"), b200 = strstr(nm, "_b200_") != NULL;
@@ -987,8 +983,8 @@ static void print_preamble(void)
            "  on 4-GPU trays whose NVLink domain is the Slurm --segment Megatron-Bridge's launcher asks for\n"
            "  (scripts/performance/utils/executors.py: the trays, or the largest divisor of their count up to\n"
            "  18); MXFP8 and FP8 recipes as fp8; a printed VP that does not divide the blocks (DeepSeek-V3's\n"
-           "  61 and its recipe's pipeline layout) as parplan's nearest interleaved split, v k blocks a stage\n"
-           "  or one fewer, else 1F1B; DGX Cloud, MLPerf and torchtitan rows compared on seconds\n"
+           "  61 and its recipe's pipeline layout) with the blocks as even as they go over the stages;\n"
+           "  DGX Cloud, MLPerf and torchtitan rows compared on seconds\n"
            "  per step (printed, or derived from the printed throughput as each row's notes say).\n\n"
            "Constants: each GPU's matmul and attention efficiency is fitted to these rows (Calibration,\n"
            "below) where no measured rate exists (H100's attention is FlashAttention-2's measured rate),\n"

@@ -258,6 +258,20 @@ Test(megatron_split, interleaved_layouts)
     expect(&a, "--pipeline-model-parallel-layout", "Et*3|t*5|t*5|t*4|t*4|t*4|t*4|t*3L");
     free(a.buf);
     pp_free(t);
+    /* any count per stage (DeepSeek-V3's 61 blocks need it): 11, 11, 10 over 4
+     * chunks each, written chunk by chunk. 11 is one short of 12: stage 0's
+     * short chunk is its first (2,3,3,3), stage 1's its last (3,3,3,2); stage
+     * 2's 10 gives its first two chunks the extra blocks (3,3,2,2) */
+    pp_cluster c3 = fx_cluster("dgx-h100", 3, 0);
+    s = base(&m, &c3, 8, 3, 1);
+    s.schedule = PP_SCHED_INTERLEAVED, s.virtual_stages = 4, s.global_batch = 6;
+    int any[3] = {11, 11, 10};
+    memcpy(s.stage_layers, any, sizeof any);
+    t = must_args(&m, &c3, &s, PP_MEGATRON_LM);
+    a = bash_args(t);
+    expect(&a, "--pipeline-model-parallel-layout", "Et*2|t*3|t*3|t*3|t*3|t*3|t*3|t*3|t*2|t*3|t*2|t*2L");
+    free(a.buf);
+    pp_free(t);
 }
 
 Test(megatron_split, default_uneven_split)
