@@ -233,6 +233,21 @@ Test(megatron_split, first_and_last_only)
 /* Interleaved uneven splits: first/last flags with the virtual-stage count
  * when the middle is even and every count divides by v; else the layout,
  * virtual-stage major, with the one short chunk beside E or L. */
+/* An interleaved split (tp x pp over the cluster, v chunks a stage) and the
+ * layout string it must be written as. */
+static void expect_layout(const pp_model *m, const pp_cluster *c, int tp, int pp, int v, const int *split, int gb,
+                          const char *want)
+{
+    pp_strategy s = base(m, c, tp, pp, 1);
+    s.schedule = PP_SCHED_INTERLEAVED, s.virtual_stages = v, s.global_batch = gb;
+    memcpy(s.stage_layers, split, (size_t)pp * sizeof *split);
+    char *t = must_args(m, c, &s, PP_MEGATRON_LM);
+    argv_t a = bash_args(t);
+    expect(&a, "--pipeline-model-parallel-layout", want);
+    free(a.buf);
+    pp_free(t);
+}
+
 Test(megatron_split, interleaved_layouts)
 {
     pp_model m = fx_model("llama3-8b"); /* 32 blocks */
@@ -248,30 +263,16 @@ Test(megatron_split, interleaved_layouts)
     expect(&a, "--num-virtual-stages-per-pipeline-rank", "2");
     free(a.buf);
     pp_free(t);
-    s = base(&m, &c, 2, 4, 1);
-    s.schedule = PP_SCHED_INTERLEAVED, s.virtual_stages = 2;
     int odd[4] = {7, 9, 9, 7}; /* one fewer than a multiple of 2 on each */
-    memcpy(s.stage_layers, odd, sizeof odd);
-    t = must_args(&m, &c, &s, PP_MEGATRON_LM);
-    a = bash_args(t);
     /* chunk 0 of ranks 0..3, then chunk 1: rank 0's short chunk is its first, the others' their last */
-    expect(&a, "--pipeline-model-parallel-layout", "Et*3|t*5|t*5|t*4|t*4|t*4|t*4|t*3L");
-    free(a.buf);
-    pp_free(t);
+    expect_layout(&m, &c, 2, 4, 2, odd, 8, "Et*3|t*5|t*5|t*4|t*4|t*4|t*4|t*3L");
     /* any count per stage (DeepSeek-V3's 61 blocks need it): 11, 11, 10 over 4
      * chunks each, written chunk by chunk. 11 is one short of 12: stage 0's
      * short chunk is its first (2,3,3,3), stage 1's its last (3,3,3,2); stage
      * 2's 10 gives its first two chunks the extra blocks (3,3,2,2) */
     pp_cluster c3 = fx_cluster("dgx-h100", 3, 0);
-    s = base(&m, &c3, 8, 3, 1);
-    s.schedule = PP_SCHED_INTERLEAVED, s.virtual_stages = 4, s.global_batch = 6;
     int any[3] = {11, 11, 10};
-    memcpy(s.stage_layers, any, sizeof any);
-    t = must_args(&m, &c3, &s, PP_MEGATRON_LM);
-    a = bash_args(t);
-    expect(&a, "--pipeline-model-parallel-layout", "Et*2|t*3|t*3|t*3|t*3|t*3|t*3|t*3|t*2|t*3|t*2|t*2L");
-    free(a.buf);
-    pp_free(t);
+    expect_layout(&m, &c3, 8, 3, 4, any, 6, "Et*2|t*3|t*3|t*3|t*3|t*3|t*3|t*3|t*2|t*3|t*2|t*2L");
 }
 
 Test(megatron_split, default_uneven_split)
