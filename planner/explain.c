@@ -90,6 +90,10 @@ static void summary(const pp_plan *p, char *buf, size_t cap)
         size_t l = strlen(buf);
         snprintf(buf + l, cap - l, ", activations of %d blocks offloaded", s->act_offload_layers);
     }
+    if (s->opt_states == PP_OPT_STATES_BF16) {
+        size_t l = strlen(buf);
+        snprintf(buf + l, cap - l, ", bf16 optimizer states");
+    }
 }
 
 typedef struct term {
@@ -407,7 +411,7 @@ static void fixes_print(sbuf *b, fixes *f, int gpus, const char *checked)
 
 /* ---- estimate: changes of one strategy, each re-estimated */
 
-enum { MV_MB, MV_RC, MV_ZERO, MV_OFF, MV_AOFF, MV_TP, MV_PP, MV_GPUS, MV_COUNT };
+enum { MV_MB, MV_RC, MV_ZERO, MV_OFF, MV_AOFF, MV_STATES, MV_TP, MV_PP, MV_GPUS, MV_COUNT };
 #define MV_VALS 3 /* values per dimension, ordered: a later value does more */
 
 typedef struct moves {
@@ -435,6 +439,11 @@ static void moves_of(const pp_model *m, const pp_cluster *c, const pp_strategy *
         if (half > n && half < most) mv->val[MV_AOFF][mv->nval[MV_AOFF]++] = half;
         mv->val[MV_AOFF][mv->nval[MV_AOFF]++] = most;
     }
+    /* bf16 AdamW moments (Megatron's precision-aware optimizer; rule
+     * fw-opt-states decides where it runs: a combination it refuses is not
+     * tried) */
+    if (pp_framework_supports(s->framework, "opt_states", PP_OPT_STATES_BF16) && s->opt_states == PP_OPT_STATES_FP32)
+        mv->val[MV_STATES][mv->nval[MV_STATES]++] = PP_OPT_STATES_BF16;
     int dom = c->nvlink_domain > 0 ? c->nvlink_domain : c->gpus_per_node;
     if (s->dp % 2 == 0 && 2 * s->tp <= dom && m->heads % (2 * s->tp) == 0 && m->kv_heads % (2 * s->tp) == 0)
         mv->val[MV_TP][mv->nval[MV_TP]++] = 2 * s->tp;
@@ -466,6 +475,11 @@ static void apply_move(const moves *mv, int d, int k, pp_strategy *s, pp_cluster
     case MV_AOFF:
         s->act_offload_layers = v;
         snprintf(what + n, cap - n, "%sactivations of %d blocks offloaded (--cpu-offloading-num-layers %d)", sep, v, v);
+        break;
+    case MV_STATES:
+        s->opt_states = v;
+        snprintf(what + n, cap - n, "%sbf16 optimizer states (--use-precision-aware-optimizer --exp-avg-dtype bf16 "
+                 "--exp-avg-sq-dtype bf16; the moments' precision changes)", sep);
         break;
     case MV_ZERO:
         if (v > s->zero) s->zero = v;

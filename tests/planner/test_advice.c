@@ -284,3 +284,32 @@ Test(advice, megatron_activation_offload_moves)
     pp_free(t);
     free(f);
 }
+
+/* Megatron with the distributed optimizer over few ranks: its fp32 AdamW
+ * states are a large share, and bf16 moments (6 bytes a weight instead of
+ * 12) are a move; re-estimated here with them it fits, and the line names
+ * the flags Megatron takes. */
+Test(advice, megatron_bf16_optimizer_states_move)
+{
+    fx *f = calloc(1, sizeof *f);
+    cr_assert(f);
+    pp_error err = {""};
+    cr_assert_eq(pp_model_load("llama3-8b", &f->m, &err), PP_OK);
+    cr_assert_eq(pp_cluster_load("dgx-h100", &f->c, &err), PP_OK);
+    cr_assert_eq(pp_cluster_resize(&f->c, 0, 2, &err), PP_OK);
+    pp_strategy_default(&f->s);
+    f->s.framework = PP_FW_MEGATRON;
+    f->s.dp = 2, f->s.zero = 1, f->s.seq = 1024, f->s.global_batch = 2, f->s.recompute = PP_RECOMPUTE_FULL;
+    cr_assert_eq(pp_estimate(&f->m, &f->c, &f->s, &f->p, &err), PP_OK, "%s", err.msg);
+    pp_strategy s = f->s;
+    s.opt_states = PP_OPT_STATES_BF16;
+    static pp_plan q;
+    cr_assert_eq(pp_estimate(&f->m, &f->c, &s, &q, &err), PP_OK, "%s", err.msg);
+    cr_assert(!f->p.memory.fits && q.memory.fits, "the fixture: %.2f GiB without, %.2f GiB with bf16 states",
+              f->p.memory.peak_bytes / GIB, q.memory.peak_bytes / GIB);
+    char *t = advise(f, 0);
+    cr_expect(fix_line(t, "bf16 optimizer states (--use-precision-aware-optimizer --exp-avg-dtype bf16 "
+                          "--exp-avg-sq-dtype bf16; the moments' precision changes)"), "%s", t);
+    pp_free(t);
+    free(f);
+}
