@@ -24,15 +24,25 @@ typedef struct fx {
     pp_plan p;
 } fx;
 
-/* Llama-3-8B on one DGX H100, dp 8, no ZeRO, micro-batch 1: ~178 GiB. */
-static fx *oom_8b(void)
+/* A model on a cluster (resized when nodes or gpus are given), the default
+ * strategy: each test sets its own. */
+static fx *fixture(const char *model, const char *cluster, int nodes, int gpus)
 {
     fx *f = calloc(1, sizeof *f);
     cr_assert(f);
     pp_error err = {""};
-    cr_assert_eq(pp_model_load("llama3-8b", &f->m, &err), PP_OK);
-    cr_assert_eq(pp_cluster_load("dgx-h100", &f->c, &err), PP_OK);
+    cr_assert_eq(pp_model_load(model, &f->m, &err), PP_OK);
+    cr_assert_eq(pp_cluster_load(cluster, &f->c, &err), PP_OK);
+    if (nodes || gpus) cr_assert_eq(pp_cluster_resize(&f->c, nodes, gpus, &err), PP_OK, "%s", err.msg);
     pp_strategy_default(&f->s);
+    return f;
+}
+
+/* Llama-3-8B on one DGX H100, dp 8, no ZeRO, micro-batch 1: ~178 GiB. */
+static fx *oom_8b(void)
+{
+    fx *f = fixture("llama3-8b", "dgx-h100", 0, 0);
+    pp_error err = {""};
     /* DeepSpeed in fp16 without ZeRO (FP16_Optimizer): 16-bit gradients and
      * the 12 optimizer bytes per parameter, unsharded */
     f->s.framework = PP_FW_DEEPSPEED;
@@ -215,13 +225,8 @@ Test(advice, plan_nothing_fits_uses_the_same_words)
  * AWS p4d, Megatron-DeepSpeed, dp 2, tp 2, pp 8, fp32. */
 Test(advice, combined_moves_never_leave_zero_data_parallel_ranks)
 {
-    fx *f = calloc(1, sizeof *f);
-    cr_assert(f);
+    fx *f = fixture("mixtral-8x7b", "aws-p4d", 4, 0);
     pp_error err = {""};
-    cr_assert_eq(pp_model_load("mixtral-8x7b", &f->m, &err), PP_OK);
-    cr_assert_eq(pp_cluster_load("aws-p4d", &f->c, &err), PP_OK);
-    cr_assert_eq(pp_cluster_resize(&f->c, 4, 0, &err), PP_OK);
-    pp_strategy_default(&f->s);
     f->s.framework = PP_FW_MEGATRON_DEEPSPEED;
     f->s.dp = 2, f->s.tp = 2, f->s.pp = 8, f->s.sp = 1, f->s.zero = 1, f->s.micro_batch = 4;
     f->s.global_batch = 128, f->s.seq = 32768, f->s.recompute = PP_RECOMPUTE_FULL, f->s.precision = PP_PREC_FP32;
@@ -259,12 +264,8 @@ Test(advice, nothing_fits_says_so)
  * combine with either; each listed fix re-estimated here fits. */
 Test(advice, megatron_activation_offload_moves)
 {
-    fx *f = calloc(1, sizeof *f);
-    cr_assert(f);
+    fx *f = fixture("llama3-8b", "dgx-h100", 0, 0);
     pp_error err = {""};
-    cr_assert_eq(pp_model_load("llama3-8b", &f->m, &err), PP_OK);
-    cr_assert_eq(pp_cluster_load("dgx-h100", &f->c, &err), PP_OK);
-    pp_strategy_default(&f->s);
     f->s.framework = PP_FW_MEGATRON;
     f->s.dp = 8, f->s.zero = 1, f->s.seq = 8192, f->s.global_batch = 8, f->s.act_offload_layers = 4;
     cr_assert_eq(pp_estimate(&f->m, &f->c, &f->s, &f->p, &err), PP_OK, "%s", err.msg);
@@ -291,13 +292,8 @@ Test(advice, megatron_activation_offload_moves)
  * the flags Megatron takes. */
 Test(advice, megatron_bf16_optimizer_states_move)
 {
-    fx *f = calloc(1, sizeof *f);
-    cr_assert(f);
+    fx *f = fixture("llama3-8b", "dgx-h100", 0, 2);
     pp_error err = {""};
-    cr_assert_eq(pp_model_load("llama3-8b", &f->m, &err), PP_OK);
-    cr_assert_eq(pp_cluster_load("dgx-h100", &f->c, &err), PP_OK);
-    cr_assert_eq(pp_cluster_resize(&f->c, 0, 2, &err), PP_OK);
-    pp_strategy_default(&f->s);
     f->s.framework = PP_FW_MEGATRON;
     f->s.dp = 2, f->s.zero = 1, f->s.seq = 1024, f->s.global_batch = 2, f->s.recompute = PP_RECOMPUTE_FULL;
     cr_assert_eq(pp_estimate(&f->m, &f->c, &f->s, &f->p, &err), PP_OK, "%s", err.msg);
