@@ -184,7 +184,6 @@ int cli_strategy(const cli_args *a, const pp_model *m, const pp_cluster *c, pp_s
         return 2;
     }
     if (ed) s->ep_dispatch = !strcmp(ed, "hierarchical");
-
     if (cli_has(a, "free-pipeline-outputs")) s->buf.free_pipeline_outputs = 1;
     const char *al = cli_get(a, "allocator");
     if (al && strcmp(al, "caching") && strcmp(al, "expandable")) {
