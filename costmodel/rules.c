@@ -812,7 +812,9 @@ static int fw_opt_states_ok(const why *w)
     if (s->precision != PP_PREC_BF16 && s->precision != PP_PREC_FP8)
         return no(w, "precision", ename(PP_ENUM_PRECISION, s->precision),
                   "the master weight is kept as the low 16 bits of bf16 parameters (expected bf16 or fp8)");
-    if (s->ft.mode != PP_MODE_FULL) return no(w, "mode", ename(PP_ENUM_MODE, s->ft.mode), "expected full training");
+    if (s->ft.mode != PP_MODE_FULL)
+        return no(w, "mode", ename(PP_ENUM_MODE, s->ft.mode), "bf16 optimizer states are Megatron's, for full training "
+                  "(expected full)");
     return 1;
 }
 

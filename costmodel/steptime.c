@@ -110,10 +110,10 @@ typedef struct block_comm_t {
  * checkpoint_early_stop, by default the framework's launch: for fsdp HF
  * Accelerate's; torchtitan v0.2.2 sets early_stop False, job_config.py
  * ActivationCheckpoint; only fsdp's launchers are non-reentrant), and the
- * down projection is a plain
- * GEMM whose inputs autograd packs before it runs: not a LoRA-adapted one
- * (PEFT's branch runs after the base GEMM and saves its own inputs), not
- * QLoRA's or FP8's (autograd Functions save after their forward). */
+ * down projection is a plain GEMM whose inputs autograd packs before it
+ * runs: not a LoRA-adapted one (PEFT's branch runs after the base GEMM and
+ * saves its own inputs), not QLoRA's or FP8's (autograd Functions save
+ * after their forward). */
 static int early_stop(const pp_model *m, const pp_strategy *s, const pp__block_times *bt)
 {
     const pp__fw *f = pp__fw_get(s->framework);

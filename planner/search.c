@@ -29,6 +29,7 @@
 #endif
 
 #include "costmodel/framework.h"
+#include "costmodel/rules.h"
 #include "planner/planner.h"
 
 #define CHUNK 128        /* candidates costed between threshold updates */
@@ -633,41 +634,29 @@ static pp_status act_offload_takes(const pp_model *m, const pp_search_opts *o, p
 }
 
 /* Pinned bf16 optimizer states (base.opt_states) hold for every candidate
- * or none (rule fw-opt-states): said before searching, with what stands in
- * their way. */
-static pp_status opt_states_take(const pp_search_opts *o, pp_error *err)
+ * or none: said before searching. No framework asked for keeps them, or
+ * rule fw-opt-states refuses the base on one that does, at ZeRO-1 and a
+ * bf16 (or fp8) precision where the restrictions allow them, else the
+ * first they give (the rule names the field). */
+static pp_status opt_states_take(const pp_model *m, const pp_cluster *c, const pp_search_opts *o, pp_error *err)
 {
-    const pp_rule r = PP_RULE_FW_OPT_STATES;
     if (o->base.opt_states != PP_OPT_STATES_BF16) return PP_OK;
     unsigned fws = o->frameworks ? o->frameworks : (1u << PP_FW_COUNT) - 1;
-    int any = 0, z1 = !o->zero.n;
-    for (int f = 0; f < PP_FW_COUNT; f++)
-        any |= (fws >> f & 1) && pp_framework_supports((pp_framework)f, "opt_states", PP_OPT_STATES_BF16);
-    for (int i = 0; i < o->zero.n; i++) z1 |= o->zero.v[i] == 1;
-    if (!any)
-        return pp__fail_field(err, r, "opt_states", "bf16", "no framework asked for keeps bf16 optimizer states: only "
-                              "megatron does (parplan frameworks) [rule fw-opt-states]");
-    if (o->base.optimizer != PP_OPT_ADAMW)
-        return pp__fail_field(err, r, "optimizer", pp_optimizer_name(o->base.optimizer), "bf16 optimizer states are "
-                              "AdamW's moments (expected adamw) [rule fw-opt-states]");
-    char given[64] = "";
-    for (int i = 0, n = 0; i < o->zero.n && n < 48; i++) n += snprintf(given + n, sizeof given - n, "%s%d", i ? "," : "", o->zero.v[i]);
-    if (!z1)
-        return pp__fail_field(err, r, "zero", given, "parplan prices the precision-aware optimizer in the distributed "
-                              "optimizer (expected zero 1) [rule fw-opt-states]");
-    if (o->precisions && !(o->precisions & (1u << PP_PREC_BF16 | 1u << PP_PREC_FP8))) {
-        int n = 0;
-        const char *const *names = pp_enum_names(PP_ENUM_PRECISION, &n);
-        given[0] = '\0';
-        for (int v = 0, k = 0, used = 0; v < n && used < 48; v++)
-            if (o->precisions >> v & 1) used += snprintf(given + used, sizeof given - used, "%s%s", k++ ? "," : "", names[v]);
-        return pp__fail_field(err, r, "precision", given, "the master weight is kept as the low 16 bits of bf16 "
-                              "parameters (expected bf16 or fp8) [rule fw-opt-states]");
-    }
-    if (o->base.ft.mode != PP_MODE_FULL)
-        return pp__fail_field(err, r, "mode", pp_enum_names(PP_ENUM_MODE, &(int){0})[o->base.ft.mode],
-                              "bf16 optimizer states are Megatron's, for full training (expected full) [rule fw-opt-states]");
-    return PP_OK;
+    int fw = -1;
+    for (int f = 0; f < PP_FW_COUNT && fw < 0; f++)
+        if ((fws >> f & 1) && pp_framework_supports((pp_framework)f, "opt_states", PP_OPT_STATES_BF16)) fw = f;
+    if (fw < 0)
+        return pp__fail_field(err, PP_RULE_FW_OPT_STATES, "opt_states", "bf16", "no framework asked for keeps bf16 "
+                              "optimizer states: only megatron does (parplan frameworks) [rule fw-opt-states]");
+    pp_strategy s = o->base;
+    s.framework = (pp_framework)fw;
+    s.zero = o->zero.n ? o->zero.v[0] : 1;
+    for (int i = 0; i < o->zero.n; i++)
+        if (o->zero.v[i] == 1) s.zero = 1;
+    unsigned p = o->precisions ? o->precisions : 1u << PP_PREC_BF16;
+    s.precision = p >> PP_PREC_BF16 & 1 ? PP_PREC_BF16 : p >> PP_PREC_FP8 & 1 ? PP_PREC_FP8 : (pp_precision)__builtin_ctz(p);
+    pp__rule_ctx x = {m, c, &s, 0};
+    return pp__rule_eval(&x, PP_RULE_FW_OPT_STATES, err) ? PP_OK : PP_ERR_INPUT;
 }
 
 static pp_status search_run(const pp_model *m, const pp_cluster *c, const pp_search_opts *o, ctl cl, pp_plan_list *list,
@@ -682,7 +671,7 @@ static pp_status search_run(const pp_model *m, const pp_cluster *c, const pp_sea
     pp__bounds *b = pp__bounds_new();
     pp_status st = sp && b ? frameworks_take_restrictions(o, err) : pp__fail(err, PP_ERR_NOMEM, "out of memory");
     if (st == PP_OK) st = act_offload_takes(m, o, err);
-    if (st == PP_OK) st = opt_states_take(o, err);
+    if (st == PP_OK) st = opt_states_take(m, c, o, err);
     if (st == PP_OK) st = pp__space_init(sp, m, c, o, err);
     if (st) goto cleanup;
     list->objective = o->objective;
