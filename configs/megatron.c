@@ -343,7 +343,9 @@ static void memory_flags(pp__sbuf *b, const pp_strategy *s, const pp_megatron_op
     pp__sb_printf(b, "  # precision and memory\n");
     if (s->precision == PP_PREC_BF16 || s->precision == PP_PREC_FP8) flag(b, "--bf16");
     if (s->precision == PP_PREC_FP8) {
-        if (lm) pp__sb_printf(b, "  --fp8-format hybrid\n");
+        /* current per-tensor scaling, as compute.c prices the casts and
+         * memory.c the fp32 master of bf16 states (Megatron's default is delayed) */
+        if (lm) pp__sb_printf(b, "  --fp8-format hybrid\n  --fp8-recipe tensorwise\n");
         else pp__note(notes, "fp8: Megatron-DeepSpeed runs --bf16; the fp8 GEMMs come from Transformer Engine layers "
                              "in the model code");
     }

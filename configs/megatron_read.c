@@ -863,6 +863,22 @@ static void read_batch_seq(mr_ctx *x, pp_strategy *s)
     set_src(x, "seq", "--seq-length");
 }
 
+/* --fp8-recipe (transformer_config.py: tensorwise, delayed, mxfp8,
+ * blockwise, custom; delayed when absent). parplan prices current
+ * per-tensor scaling, the casts of compute.c and the fp32 master of bf16
+ * optimizer states, and its files write --fp8-recipe tensorwise; the other
+ * recipes quantise and keep states differently and are refused. */
+static void read_fp8_recipe(mr_ctx *x, const mr_occ *f8)
+{
+    static const char *const recipes[] = {"tensorwise", "delayed", "mxfp8", "blockwise", "custom", NULL};
+    mr_occ *fr = get(x, "--fp8-recipe");
+    int r = choice_flag(x, "--fp8-recipe", recipes, 5);
+    if (x->st || r == 0) return;
+    fail(x, fr ? fr->line : f8->line, "--fp8-recipe %s: parplan prices fp8 with current per-tensor scaling "
+         "(--fp8-recipe tensorwise, which its Megatron files write); the %s recipe is not priced",
+         fr ? val_text(x, fr, 0) : "absent (Megatron's default, delayed)", r < 0 ? "delayed" : recipes[r]);
+}
+
 static void read_precision(mr_ctx *x, pp_strategy *s)
 {
     int bf = has(x, "--bf16"), fp = has(x, "--fp16");
@@ -881,6 +897,7 @@ static void read_precision(mr_ctx *x, pp_strategy *s)
                  "bf16 outside the fp8 GEMMs (add --bf16)");
         s->precision = PP_PREC_FP8;
         set_src(x, "precision", "--fp8-format");
+        if (!x->mds) read_fp8_recipe(x, f8);
     }
     /* main_grad: fp32 with --bf16 unless --grad-reduce-in-bf16; with --fp16
      * only with --accumulate-allreduce-grads-in-fp32 (FACTS.md A4) */
@@ -1232,15 +1249,16 @@ static void read_opt_states(mr_ctx *x, pp_strategy *s)
         return;
     }
     /* optimizer_config.py: with an fp8 recipe other than delayed
-     * (use_precision_aware_optimizer_no_fp8_or_ds_fp8 false) the distributed
-     * optimizer keeps its own fp32 master shard: 8 bytes a weight, and a
-     * float copy of the grads; parplan prices delayed scaling's 6 */
+     * (use_precision_aware_optimizer_no_fp8_or_ds_fp8 false, read from
+     * --fp8-recipe even without --fp8-format) the distributed optimizer keeps
+     * its own fp32 master shard: 8 bytes a weight, as parplan prices fp8
+     * (tensorwise) training; in bf16 training it prices TE's 6 */
     mr_occ *fr = get(x, "--fp8-recipe");
-    if (fr && strcmp(val_text(x, fr, 0), "delayed")) {
+    if (fr && s->precision != PP_PREC_FP8 && strcmp(val_text(x, fr, 0), "delayed")) {
         char q[80];
-        return (void)fail(x, fr->line, "--fp8-recipe %s with --use-precision-aware-optimizer: Megatron then keeps an fp32 "
-                          "master copy beside the bf16 moments (8 bytes a weight), which parplan does not price; "
-                          "it prices the precision-aware optimizer with the delayed recipe",
+        return (void)fail(x, fr->line, "--fp8-recipe %s with --use-precision-aware-optimizer and no --fp8-format: "
+                          "Megatron then keeps an fp32 master copy beside the bf16 moments (8 bytes a weight), "
+                          "which parplan prices only in fp8 training; drop --fp8-recipe or give --fp8-format",
                           quote(val_text(x, fr, 0), q, sizeof q));
     }
     s->opt_states = PP_OPT_STATES_BF16;

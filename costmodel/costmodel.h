@@ -69,6 +69,7 @@ double pp__cp_kv_bytes(const pp_model *m, const pp_strategy *s);
 /* Optimizer-state bytes per trainable parameter (master copy included). */
 double pp__optimizer_bytes_per_param(const pp_model *m, pp_optimizer o, pp_precision p);
 double pp__opt_bytes_per_param(const pp_model *m, const pp_strategy *s); /* with s->opt_states */
+int pp__mcore_master(const pp_strategy *s); /* bf16 states with an fp32 master shard (fp8) */
 /* Bytes per stored weight and per gradient element. */
 double pp__weight_bytes(pp_precision p);
 double pp__grad_bytes(const pp_strategy *s);

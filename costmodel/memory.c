@@ -42,14 +42,26 @@ double pp__optimizer_bytes_per_param(const pp_model *m, pp_optimizer o, pp_preci
 }
 
 /* Optimizer bytes per trained weight of the strategy: its optimizer's, or
- * with bf16 states Transformer Engine's FusedAdam under Megatron-Core's
- * precision-aware optimizer: bf16 exp_avg and exp_avg_sq and, for the fp32
- * master, the 16 bits the bf16 parameter lacks (store_param_remainders,
- * default on with TE >= 2.1: Megatron-LM optimizer_config.py). */
+ * with bf16 states Megatron-Core's precision-aware optimizer: bf16 exp_avg
+ * and exp_avg_sq and, in bf16 training, Transformer Engine's FusedAdam keeps
+ * the fp32 master as the 16 bits the bf16 parameter lacks
+ * (store_param_remainders, default on with TE >= 2.1). Under fp8 with the
+ * current-scaling recipe parplan's Megatron files launch (--fp8-recipe
+ * tensorwise) the distributed optimizer keeps its own fp32 master shard
+ * instead (use_precision_aware_optimizer_no_fp8_or_ds_fp8 false: Megatron-LM
+ * d98e8a64dd optimizer_config.py): 8 bytes. */
 double pp__opt_bytes_per_param(const pp_model *m, const pp_strategy *s)
 {
-    if (s->opt_states == PP_OPT_STATES_BF16 && s->optimizer == PP_OPT_ADAMW) return 2.0 + 2.0 + 2.0;
+    if (s->opt_states == PP_OPT_STATES_BF16 && s->optimizer == PP_OPT_ADAMW)
+        return 2.0 + 2.0 + (pp__mcore_master(s) ? 4.0 : 2.0);
     return pp__optimizer_bytes_per_param(m, s->optimizer, s->precision);
+}
+
+/* bf16 optimizer states with an fp32 master shard that Megatron-Core keeps
+ * (fp8 training, current scaling) rather than TE's 16-bit remainders. */
+int pp__mcore_master(const pp_strategy *s)
+{
+    return s->opt_states == PP_OPT_STATES_BF16 && s->precision == PP_PREC_FP8;
 }
 
 /* Per-GPU parameter elements of one stage, split by what ZeRO shards over. */
@@ -342,9 +354,10 @@ static states model_states(const pp_model *m, const pp_strategy *s, const stage_
      * the rank's shard): the same tensor for an fp32 main_grad, a new fp32
      * copy at the step for a 16-bit one (--grad-reduce-in-bf16, fp16). The
      * precision-aware optimizer hands FusedAdam the shard itself
-     * (distrib_optimizer.py: decoupled_grad = the model grad): no copy */
+     * (distrib_optimizer.py: decoupled_grad = the model grad): no copy,
+     * unless Megatron keeps the fp32 master (fp8: .float() again) */
     if (fw->buckets == PP_BUCKETS_VIEWS && s->precision != PP_PREC_FP32 && pp__grad_bytes(s) < 4 &&
-        s->opt_states != PP_OPT_STATES_BF16)
+        (s->opt_states != PP_OPT_STATES_BF16 || pp__mcore_master(s)))
         st.opt_temp += 4.0 * opt_elems;
     st.gather_after_step = fw->buckets == PP_BUCKETS_DEEPSPEED && (zs == 1 || zs == 2) && nd > 1
                                ? fmin(s->buf.allgather_bucket, train) * w : 0;

@@ -794,9 +794,9 @@ static int fw_act_offload_ok(const why *w)
  * optimizer/__init__.py with the distributed optimizer or Megatron-FSDP
  * (which keeps its own fp32 main weights: not priced); the master weight
  * kept as the low 16 bits of a bf16 parameter (Transformer Engine's
- * store_param_remainders) needs bf16 parameters: bf16, or fp8 with the
- * delayed recipe parplan's Megatron files launch (other recipes keep an
- * fp32 master shard: optimizer_config.py, the Megatron reader refuses them). */
+ * store_param_remainders) in bf16 training; under fp8 with the current
+ * scaling parplan's Megatron files launch (--fp8-recipe tensorwise) an
+ * fp32 master shard beside the moments (optimizer_config.py: 8 bytes). */
 static int fw_opt_states_ok(const why *w)
 {
     const pp_strategy *s = w->x->s;
@@ -811,7 +811,8 @@ static int fw_opt_states_ok(const why *w)
                   "(Megatron-FSDP keeps its own fp32 main weights) (expected zero 1)");
     if (s->precision != PP_PREC_BF16 && s->precision != PP_PREC_FP8)
         return no(w, "precision", ename(PP_ENUM_PRECISION, s->precision),
-                  "the master weight is kept as the low 16 bits of bf16 parameters (expected bf16 or fp8)");
+                  "the precision-aware optimizer keeps an fp32 master beside bf16 or fp8 training's bf16 "
+                  "parameters (expected bf16 or fp8)");
     if (s->ft.mode != PP_MODE_FULL)
         return no(w, "mode", ename(PP_ENUM_MODE, s->ft.mode), "bf16 optimizer states are Megatron's, for full training "
                   "(expected full)");

@@ -466,8 +466,9 @@ static void optimizer_time(const pp_model *m, const pp_cluster *c, const pp_stra
     /* bytes read + written per parameter by the update (fused kernels) */
     double k = pp__opt_bytes_per_param(m, s);
     double bytes = 2 * k + pp__grad_bytes(s) + pp__weight_bytes(s->precision);
-    /* with bf16 states FusedAdam also reads the bf16 weight, the master's high half */
-    if (s->opt_states == PP_OPT_STATES_BF16) bytes += 2.0;
+    /* with bf16 states FusedAdam also reads the bf16 weight, the master's
+     * high half (not when Megatron keeps an fp32 master: fp8) */
+    if (s->opt_states == PP_OPT_STATES_BF16 && !pp__mcore_master(s)) bytes += 2.0;
     double hbm = pp__hbm_bw_eff(&c->gpu);
     if (s->offload == PP_OFFLOAD_NONE) {
         st->optimizer = shard * bytes / hbm;

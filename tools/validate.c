@@ -441,7 +441,8 @@ static void framework_rules(const row *r, scenario *sc)
      * 7c842fcd, June 2024, until 3dd35614 moved it to Megatron's optimizer):
      * a bf16 parameter copy and bf16 moments (6 bytes a weight, sharded),
      * bf16 gradients; in bytes, Megatron's precision-aware optimizer with
-     * bf16 moments and --grad-reduce-in-bf16 */
+     * bf16 moments and --grad-reduce-in-bf16 (in its fp8 runs that keeps
+     * an fp32 master: 8 bytes, 2 over Apex's 6, about 5 GB a GPU here) */
     if (is(nm, "nemo2407") && strstr(r->f[C_MODEL], "Nemotron-340B")) {
         s->opt_states = PP_OPT_STATES_BF16;
         s->grad_accum_dtype = PP_GRAD_16;
@@ -591,9 +592,9 @@ static void moe_overlap_rules(const row *r, scenario *sc)
      * v0.2 to v0.5, which scripts/performance builds on; v0.6.0's tuned
      * perf_recipes call _enable_deepseek_precision_aware_optimizer. 6 bytes
      * a weight in BF16 runs; with MXFP8 or current scaling Megatron keeps an
-     * fp32 master shard as well (8 bytes, optimizer_config.py), which
-     * parplan does not price: those rows keep the 12 of fp32 states */
-    if (strstr(model, "DeepSeek") && s->precision == PP_PREC_BF16 && s->zero == 1 &&
+     * fp32 master shard as well (8 bytes, optimizer_config.py), as parplan
+     * prices fp8 (the rows' fp8 recipes are all other than delayed) */
+    if (strstr(model, "DeepSeek") && (s->precision == PP_PREC_BF16 || s->precision == PP_PREC_FP8) && s->zero == 1 &&
         pp_framework_supports(s->framework, "opt_states", PP_OPT_STATES_BF16))
         s->opt_states = PP_OPT_STATES_BF16;
     if (s->pp > 1 && s->schedule != PP_SCHED_INTERLEAVED) return;
@@ -962,7 +963,7 @@ static void print_preamble(void)
            "  overlap with TP > 1; the 25.09 Megatron-Bridge table (no precision column) repeats FP8 recipes;\n"
            "  Megatron-Bridge's BF16 runs use the precision-aware optimizer with fp32 moments (set_post_\n"
            "  overrides: 10 bytes a weight, priced at 12, a state parplan does not have), its DeepSeek-V3\n"
-           "  BF16 runs bf16 moments (6 bytes);\n"
+           "  BF16 runs bf16 moments (6 bytes), its MXFP8 runs bf16 moments beside an fp32 master (8);\n"
            "  \"PP comm overlap on\" means the interleaved schedule (Megatron-LM disables\n"
            "  --overlap-p2p-communication otherwise), with one block per virtual stage;\n"
            "- NeMo (24.12 on), Megatron-Bridge and DGX Cloud: a bf16 main_grad (their performance scripts set\n"

@@ -353,6 +353,7 @@ Test(megatron_flags, precision)
     argv_t a = bash_args(t);
     expect(&a, "--bf16", "");
     expect(&a, "--fp8-format", "hybrid");
+    expect(&a, "--fp8-recipe", "tensorwise"); /* current scaling, as priced; Megatron's default is delayed */
     cr_assert(!val(&a, "--grad-reduce-in-bf16"), "fp32 main_grad is Megatron's default");
     free(a.buf);
     pp_free(t);

@@ -366,9 +366,28 @@ Test(megatron_args, precision_aware_optimizer_reads)
     cr_expect(fabs(g[1] - g[0] / 2) < 0.01 && g[1] > 0, "bf16 main grads %.2f GiB, fp32 %.2f GiB", g[1], g[0]);
     bad("a.sh", S(MG_HEAD "  --exp-avg-dtype bf16\n)\n"), ARGS(MG_MODEL, "--megatron-args", "a.sh"),
         ARGS("a.sh:", "--exp-avg-dtype", "needs --use-precision-aware-optimizer"));
-    bad("a.sh", S(MG_HEAD MG_PA "  --exp-avg-dtype bf16\n  --exp-avg-sq-dtype bf16\n  --fp8-format hybrid\n"
-                  "  --fp8-recipe mxfp8\n)\n"),
-        ARGS(MG_MODEL, "--megatron-args", "a.sh"), ARGS("a.sh:", "--fp8-recipe mxfp8", "8 bytes a weight"));
+    /* Megatron reads --fp8-recipe without --fp8-format too: a recipe other
+     * than delayed then keeps an fp32 master (8 bytes) in bf16 training */
+    bad("a.sh", S(MG_HEAD MG_PA "  --exp-avg-dtype bf16\n  --exp-avg-sq-dtype bf16\n  --fp8-recipe tensorwise\n)\n"),
+        ARGS(MG_MODEL, "--megatron-args", "a.sh"), ARGS("a.sh:", "--fp8-recipe tensorwise with", "8 bytes a weight"));
+    /* fp8 (tensorwise): bf16 moments and an fp32 master, 8 of 12 bytes a weight */
+    double f8[2];
+    for (int i = 0; i < 2; i++) {
+        fresh_dir();
+        if (i) put("a.sh", S(MG_HEAD MG_PA "  --exp-avg-dtype bf16\n  --exp-avg-sq-dtype bf16\n  --fp8-format hybrid\n"
+                             "  --fp8-recipe tensorwise\n)\n"));
+        else put("a.sh", S(MG_HEAD "  --use-distributed-optimizer\n  --fp8-format hybrid\n  --fp8-recipe tensorwise\n)\n"));
+        char *out, *err;
+        int rc = estimate(ARGS(MG_MODEL, "--megatron-args", "a.sh"), &out, &err);
+        cr_assert_eq(rc, 0, "%s", err);
+        const char *r = strstr(out, "\n     0  ");
+        double params = 0, grads = 0;
+        char layers[64];
+        cr_assert(r && sscanf(r, " 0 %63s %lf %lf %lf", layers, &params, &grads, &f8[i]) == 4, "%s", out);
+        free(out);
+        free(err);
+    }
+    cr_expect(fabs(f8[1] - f8[0] * 8 / 12) < 0.01 && f8[1] > 0, "fp8 bf16 %.2f GiB, fp32 %.2f GiB", f8[1], f8[0]);
     bad("a.sh", S(MG_HEAD MG_PA "  --exp-avg-dtype bf17\n)\n"), ARGS(MG_MODEL, "--megatron-args", "a.sh"),
         ARGS("a.sh:", "'bf17'", "expected one of fp32, fp16, bf16, fp8"));
     bad("a.sh", S(MG_HEAD "  --use-precision-aware-optimizer\n  --exp-avg-dtype bf16\n  --exp-avg-sq-dtype bf16\n)\n"),
@@ -494,9 +513,30 @@ Test(megatron_args, default_contradicts_the_model)
 Test(megatron_args, rule_of_the_framework)
 {
     /* an fp8 file on A100s: the precision-gpu rule, worded with --fp8-format */
-    bad("a.sh", S(MG_HEAD "  --fp8-format hybrid\n)\n"),
+    bad("a.sh", S(MG_HEAD "  --fp8-format hybrid\n  --fp8-recipe tensorwise\n)\n"),
         ARGS("--model", "llama3-8b", "--cluster", "dgx-a100-80g", "--gpus", "8", "--megatron-args", "a.sh"),
         ARGS("--fp8-format (precision fp8)", "[rule precision-gpu]"));
+}
+
+/* fp8 is priced with current per-tensor scaling (--fp8-recipe tensorwise,
+ * which the emitter writes); Megatron's default delayed scaling and the
+ * block-scaled recipes quantise and keep states otherwise: refused. */
+Test(megatron_args, fp8_recipe_read_as_priced)
+{
+    bad("a.sh", S(MG_HEAD "  --fp8-format hybrid\n)\n"), ARGS(MG_MODEL, "--megatron-args", "a.sh"),
+        ARGS("a.sh:", "--fp8-recipe absent (Megatron's default, delayed)", "the delayed recipe is not priced"));
+    bad("a.sh", S(MG_HEAD "  --fp8-format hybrid\n  --fp8-recipe mxfp8\n)\n"), ARGS(MG_MODEL, "--megatron-args", "a.sh"),
+        ARGS("a.sh:", "--fp8-recipe mxfp8", "the mxfp8 recipe is not priced"));
+    bad("a.sh", S(MG_HEAD "  --fp8-format hybrid\n  --fp8-recipe fp4\n)\n"), ARGS(MG_MODEL, "--megatron-args", "a.sh"),
+        ARGS("a.sh:", "--fp8-recipe 'fp4': expected one of tensorwise, delayed"));
+    fresh_dir();
+    put("a.sh", S(MG_HEAD "  --fp8-format hybrid\n  --fp8-recipe tensorwise\n)\n"));
+    char *out, *err;
+    int rc = estimate(ARGS(MG_MODEL, "--megatron-args", "a.sh"), &out, &err);
+    cr_expect_eq(rc, 0, "%s", err);
+    cr_expect(strstr(out, "fp8"), "%s", out);
+    free(out);
+    free(err);
 }
 
 Test(megatron_args, megatron_asserts)

@@ -641,3 +641,36 @@ Test(memory, bf16_optimizer_states_by_hand)
     cr_expect(fabs(tmp[0] - 4 * P / 8) < 1e-9 * tmp[0], "fp32 copy of a bf16 main_grad %.9g B, by hand %.9g", tmp[0], 4 * P / 8);
     cr_expect_eq(tmp[1], 0, "the precision-aware optimizer takes the bf16 grad as it is: %.9g B", tmp[1]);
 }
+
+/* fp8 with current scaling (--fp8-recipe tensorwise): Megatron keeps an
+ * fp32 master shard beside the bf16 moments (optimizer_config.py), 2 + 2 +
+ * 4 = 8 bytes a weight, copies a bf16 main_grad to fp32 at the step as
+ * without the switch (4 P / 8), and the update moves 2 x 8 + 2 (bf16
+ * main_grad) + 3 (bf16 weight and its fp8 copy) = 21 bytes against 2 x 12
+ * + 2 + 3 = 29. */
+Test(memory, bf16_optimizer_states_under_fp8_by_hand)
+{
+    pp_model m = fx_model("llama3-8b");
+    pp_cluster c = fx_cluster("dgx-h100", 1, 0);
+    double opt[2], tmp[2], t[2], P = 0;
+    for (int b = 0; b < 2; b++) {
+        pp_strategy s;
+        pp_plan p;
+        pp_error err = {""};
+        pp_strategy_default(&s);
+        s.framework = PP_FW_MEGATRON;
+        s.dp = 8, s.zero = 1, s.seq = 2048, s.global_batch = 8, s.grad_accum_dtype = PP_GRAD_16;
+        s.precision = PP_PREC_FP8;
+        s.opt_states = b ? PP_OPT_STATES_BF16 : PP_OPT_STATES_FP32;
+        cr_assert_eq(pp_estimate(&m, &c, &s, &p, &err), PP_OK, "%s", err.msg);
+        opt[b] = p.memory.stages[0].optimizer_bytes;
+        tmp[b] = p.memory.stages[0].opt_temp_bytes;
+        t[b] = p.time.optimizer_s;
+        P = p.params_trainable;
+    }
+    cr_expect(fabs(opt[1] - 8 * P / 8) < 1e-9 * opt[1], "fp8 bf16 states %.9g B, by hand %.9g", opt[1], 8 * P / 8);
+    cr_expect(fabs(opt[0] - 12 * P / 8) < 1e-9 * opt[0], "fp8 fp32 states %.9g B, by hand %.9g", opt[0], 12 * P / 8);
+    cr_expect(fabs(tmp[1] - 4 * P / 8) < 1e-9 * tmp[1], "fp32 copy of the bf16 main_grad %.9g B, by hand %.9g", tmp[1], 4 * P / 8);
+    cr_expect(fabs(tmp[1] - tmp[0]) < 1e-9 * tmp[0], "the same copy as fp32 states: %.9g vs %.9g B", tmp[1], tmp[0]);
+    cr_expect(fabs(t[1] / t[0] - 21.0 / 29.0) < 1e-9, "optimizer time ratio %.9g, by hand 21/29", t[1] / t[0]);
+}
