@@ -211,7 +211,7 @@ static void flag_of(const char *field, char *buf, size_t cap)
         {"grad_accum_dtype", "grad-accum"}, {"overlap_dp", "no-dp-overlap"}, {"overlap_tp", "tp-overlap"},
         {"top_k", "top"}, {"ilp_time_limit_s", "ilp-time-limit"}, {"ilp_budget_s", "ilp-budget"}, {"price_usd_per_gpu_hour", "price-per-gpu-hour"},
         {"freeze_layers", "freeze"}, {"expandable_segments", "allocator"}, {"overlap_ep", "ep-overlap"}, {"grad_accum", "global-batch"}, {"stage_recompute", "stage-layers"},
-        {"opt_states", "optimizer-states"}};
+        {"opt_states", "optimizer-states"}, {"recompute_modules", "recompute-modules"}};
     for (size_t i = 0; i < sizeof map / sizeof *map; i++)
         if (!strcmp(field, map[i].field)) {
             snprintf(buf, cap, "--%s", map[i].flag);
@@ -252,15 +252,20 @@ static void safe_copy(const char *s, char *b, size_t cap)
     b[k] = '\0';
 }
 
-/* What follows the recompute in a strategy's line: offloaded activations,
+/* What follows the recompute in a strategy's line: the modules a selective
+ * recompute redoes (when not Megatron's default), offloaded activations,
  * bf16 optimizer states. */
 const char *cli_extras(const pp_strategy *s)
 {
-    static char buf[96];
+    static char buf[160];
     int n = 0;
     buf[0] = '\0';
+    if (s->recompute == PP_RECOMPUTE_SELECTIVE && s->recompute_modules && s->recompute_modules != PP_RC_CORE_ATTN) {
+        char mods[96];
+        n = snprintf(buf, sizeof buf, " (%s)", pp_rc_modules_format(s->recompute_modules, mods, sizeof mods));
+    }
     if (s->act_offload_layers > 0)
-        n = snprintf(buf, sizeof buf, ", activations of %d blocks offloaded", s->act_offload_layers);
+        n += snprintf(buf + n, sizeof buf - (size_t)n, ", activations of %d blocks offloaded", s->act_offload_layers);
     if (s->opt_states == PP_OPT_STATES_BF16) snprintf(buf + n, sizeof buf - (size_t)n, ", bf16 optimizer states");
     return buf;
 }

@@ -23,6 +23,8 @@ static const cli_opt opts[] = {
     {"shard", 1, "ranks one ZeRO/FSDP shard spans (default all dp*cp; fewer: hybrid sharding, fsdp)"},
     {"recompute", 1, "none|selective|full (default none)"},
     {"recompute-layers", 1, "with full: blocks per stage to recompute (default all)"},
+    {"recompute-modules", 1, "megatron, with selective: what it recomputes, among core_attn (the default), mlp, moe_act, "
+                             "layernorm, mla_up_proj, comma-separated (--recompute-modules)"},
     {"act-offload-layers", 1, "megatron: the first N blocks' activations go to host memory and back "
                               "(--cpu-offloading-num-layers; pp 1, no recompute; default 0)"},
     {"precision", 1, "fp32|fp16|bf16|fp8 (default bf16)"},
@@ -141,6 +143,11 @@ static int parse_enums(const cli_args *a, pp_strategy *s)
         s->grad_accum_dtype = e;
     if (!rc && !(rc = parse_enum(a, "optimizer-states", PP_ENUM_OPT_STATES, &e)) && cli_has(a, "optimizer-states"))
         s->opt_states = e;
+    if (!rc && cli_has(a, "recompute-modules") && pp_rc_modules_parse(cli_get(a, "recompute-modules"), &s->recompute_modules)) {
+        fprintf(stderr, "parplan: --recompute-modules: expected names among core_attn, mlp, moe_act, layernorm, "
+                        "mla_up_proj separated by commas, got '%s'\n", cli_q(cli_get(a, "recompute-modules")));
+        rc = 2;
+    }
     if (!rc && cli_has(a, "framework") && strcmp(cli_get(a, "framework"), "auto") &&
         !(rc = parse_enum(a, "framework", PP_ENUM_FRAMEWORK, &e)))
         s->framework = e;
@@ -345,7 +352,7 @@ static int read_megatron(const cli_args *a, const pp_model *m, const pp_cluster 
                                             "attention", "cp-comm", "loss", "micro-batch", "global-batch", "seq", "schedule",
                                             "virtual-stages", "stage-layers", "offload", "grad-accum", "deepspeed",
                                             "no-dp-overlap", "tp-overlap", "ep-overlap", "ep-dispatch", "reduce-bucket", "allgather-bucket",
-                                            "allocator", "optimizer-states",
+                                            "allocator", "optimizer-states", "recompute-modules",
                                             NULL};
     int rc = refuse_from_file(a, from_file, "megatron-args");
     if (rc) return rc;

@@ -302,7 +302,7 @@ static void print_csv(const pp_model *m, const pp_cluster *c, const pp_plan_list
            "global_batch,seq,schedule,virtual_stages,stage_layers,stage_recompute,peak_bytes,peak_stage,step_s,"
            "compute_s,recompute_s,tp_comm_s,cp_comm_s,ep_comm_s,pp_comm_s,dp_comm_exposed_s,bubble_s,optimizer_s,"
            "offload_s,tokens_per_s,model_tflops_per_gpu,mfu,train_days,train_cost_usd,train_energy_kwh,etp,ep_dispatch,"
-           "overlap_ep,expandable_segments,opt_states\n");
+           "overlap_ep,expandable_segments,opt_states,recompute_modules\n");
     for (int i = 0; i < l->n; i++) {
         const pp_plan *p = &l->plans[i];
         const pp_strategy *s = &p->strategy;
@@ -315,8 +315,12 @@ static void print_csv(const pp_model *m, const pp_cluster *c, const pp_plan_list
                    : s->recompute_layers < 0 || s->recompute_layers > s->stage_layers[k] ? s->stage_layers[k] : s->recompute_layers;
         join(lay, sizeof lay, s->stage_layers, s->pp);
         join(rc, sizeof rc, rcv, s->pp);
+        char mods[96];
+        pp_rc_modules_format(s->recompute_modules, mods, sizeof mods);
+        for (char *q = mods; *q; q++)
+            if (*q == ',') *q = ' '; /* space-separated, as Megatron takes them */
         printf("%d,%s,%s,%s,%d,%d,%d,%d,%d,%d,%d,%d,%d,%s,%s,%d,%s,%d,%d,%d,%d,%s,%d,%s,%s,%.9g,%d,%.9g,%.9g,%.9g,%.9g,%.9g,"
-               "%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%d,%s,%d,%d,%s\n",
+               "%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%d,%s,%d,%d,%s,%s\n",
                i + 1, pp_framework_name(s->framework), cli_csv(m->name), cli_csv(c->name), pp_cluster_gpus(c), s->dp,
                s->tp, s->pp, s->cp, s->ep, s->sp, s->zero, s->shard,
                pp_offload_name(s->offload), pp_recompute_name(s->recompute), s->act_offload_layers,
@@ -327,7 +331,7 @@ static void print_csv(const pp_model *m, const pp_cluster *c, const pp_plan_list
                t->offload_s, p->throughput.tokens_per_s, p->throughput.model_tflops_per_gpu, p->throughput.mfu,
                p->train.days, p->train.cost_usd, p->train.energy_kwh, s->etp > 0 ? s->etp : s->tp,
                s->ep_dispatch ? "hierarchical" : "alltoall", s->overlap_ep, s->buf.expandable_segments > 0,
-               pp_enum_names(PP_ENUM_OPT_STATES, &(int){0})[s->opt_states]);
+               pp_enum_names(PP_ENUM_OPT_STATES, &(int){0})[s->opt_states], mods);
     }
 }
 

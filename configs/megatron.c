@@ -361,6 +361,13 @@ static void memory_flags(pp__sbuf *b, const pp_strategy *s, const pp_megatron_op
     }
     if (s->recompute == PP_RECOMPUTE_SELECTIVE) {
         pp__sb_printf(b, "  --recompute-granularity selective\n");
+        if (lm && s->recompute_modules) { /* Megatron's default is core_attn alone */
+            char mods[96];
+            pp_rc_modules_format(s->recompute_modules, mods, sizeof mods);
+            for (char *q = mods; *q; q++)
+                if (*q == ',') *q = ' ';
+            pp__sb_printf(b, "  --recompute-modules %s\n", mods);
+        }
     } else if (s->recompute == PP_RECOMPUTE_FULL) {
         int k = uniform_recompute(s);
         pp__sb_printf(b, "  --recompute-granularity full\n");

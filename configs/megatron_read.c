@@ -916,6 +916,38 @@ static void read_precision(mr_ctx *x, pp_strategy *s)
  * counts them (FACTS.md A3): full needs a method and a count; block
  * recomputes the first k blocks of each model chunk (v chunks per stage:
  * k x v per stage); uniform recomputes every block. */
+/* --recompute-modules (transformer_config.py d98e8a64dd: nargs *, default
+ * core_attn; its assert names the allowed modules). parplan prices
+ * core_attn, mlp, moe_act, layernorm and mla_up_proj; moe, shared_experts
+ * and the hybrid models' modules are refused as not priced. */
+static void read_rc_modules(mr_ctx *x, pp_strategy *s)
+{
+    static const char *const other[] = {"moe", "shared_experts", "gdn_norm_out", "gdp_in_proj", "gdp_qkv", "mhc", NULL};
+    mr_occ *o = get(x, "--recompute-modules");
+    s->recompute_modules = 0;
+    set_src(x, "recompute_modules", "--recompute-modules");
+    if (!o) return;
+    unsigned mask = 0;
+    for (int i = 0; i < o->nval && !x->st; i++) {
+        const char *v = val_text(x, o, i);
+        unsigned b;
+        char q[80];
+        if (!pp_rc_modules_parse(v, &b) && b) {
+            mask |= b;
+            continue;
+        }
+        int known = 0;
+        for (int k = 0; other[k]; k++) known |= !strcmp(v, other[k]);
+        if (known) fail(x, o->line, "--recompute-modules %s: not priced (parplan prices core_attn, mlp, moe_act, "
+                        "layernorm and mla_up_proj)", v);
+        else fail(x, o->line, "--recompute-modules '%s': expected one of core_attn, mlp, moe_act, layernorm, mla_up_proj "
+                  "(Megatron asserts its own list)", quote(v, q, sizeof q));
+    }
+    /* an empty list recomputes nothing selectively; core_attn alone is the default */
+    if (!x->st) s->recompute_modules = o->nval == 0 ? 0 : mask == PP_RC_CORE_ATTN ? 0 : mask;
+    if (!x->st && o->nval == 0) s->recompute = PP_RECOMPUTE_NONE;
+}
+
 static void read_recompute(mr_ctx *x, pp_strategy *s)
 {
     static const char *const gran[] = {"full", "selective", NULL}, *const meth[] = {"uniform", "block", NULL};
@@ -941,13 +973,13 @@ static void read_recompute(mr_ctx *x, pp_strategy *s)
                  "number of layers are only for full recompute", mo ? "--recompute-method" : "--recompute-num-layers");
             return;
         }
-        mr_occ *mods = get(x, "--recompute-modules");
-        if (mods && (mods->nval != 1 || strcmp(val_text(x, mods, 0), "core_attn")))
-            warn(x, mods->line, "--recompute-modules: parplan prices selective recompute of the attention core "
-                 "(core_attn, the default)");
         s->recompute = PP_RECOMPUTE_SELECTIVE;
+        read_rc_modules(x, s);
         return;
     }
+    mr_occ *mods = get(x, "--recompute-modules");
+    if (mods) warn(x, mods->line, "--recompute-modules without selective recompute: Megatron reads it only with "
+                   "--recompute-granularity selective");
     if (g < 0) {
         if (mo || ko) warn(x, (mo ? mo : ko)->line, "%s without --recompute-granularity: Megatron recomputes nothing",
                            mo ? "--recompute-method" : "--recompute-num-layers");

@@ -22,6 +22,10 @@ static void add_strategy(cJSON *o, const pp_strategy *s)
     cJSON_AddNumberToObject(j, "shard", s->shard);
     cJSON_AddStringToObject(j, "recompute", pp_recompute_name(s->recompute));
     cJSON_AddNumberToObject(j, "recompute_layers", s->recompute_layers);
+    cJSON *rcm = cJSON_AddArrayToObject(j, "recompute_modules"); /* [] = Megatron's default, core_attn */
+    const char *const *rcn = pp_enum_names(PP_ENUM_RECOMPUTE_MODULES, &(int){0});
+    for (int i = 0; i < PP_RC_COUNT && rcm; i++)
+        if (s->recompute_modules >> i & 1) cJSON_AddItemToArray(rcm, cJSON_CreateString(rcn[i]));
     cJSON_AddNumberToObject(j, "act_offload_layers", s->act_offload_layers);
     int n;
     const char *const *prec = pp_enum_names(PP_ENUM_PRECISION, &n);

@@ -127,8 +127,14 @@ void pp__report_strategy(pp__sbuf *b, const pp_strategy *s, const char *caption)
     row(b, "precision / optimizer", "%s; %s with %s states; gradients accumulate as %s",
         enum_name(PP_ENUM_PRECISION, s->precision), pp_optimizer_name(s->optimizer),
         enum_name(PP_ENUM_OPT_STATES, s->opt_states), enum_name(PP_ENUM_GRAD_ACCUM, s->grad_accum_dtype));
-    row(b, "recompute", "%s%s", pp_recompute_name(s->recompute),
-        s->recompute == PP_RECOMPUTE_FULL ? (s->per_stage_recompute ? " (blocks per stage below)" : "") : "");
+    char mods[96] = "";
+    if (s->recompute == PP_RECOMPUTE_SELECTIVE && pp_framework_supports(s->framework, "recompute_modules", 1)) {
+        size_t k = (size_t)snprintf(mods, sizeof mods, " (");
+        pp_rc_modules_format(s->recompute_modules ? s->recompute_modules : PP_RC_CORE_ATTN, mods + k, sizeof mods - k - 1);
+        strcat(mods, ")");
+    }
+    row(b, "recompute", "%s%s%s", pp_recompute_name(s->recompute),
+        s->recompute == PP_RECOMPUTE_FULL ? (s->per_stage_recompute ? " (blocks per stage below)" : "") : "", mods);
     row(b, "batch", "micro-batch %d x %d accumulation x dp %d = global batch %d sequences of %d tokens", s->micro_batch,
         s->grad_accum, s->dp, s->global_batch, s->seq);
     row(b, "schedule", "%s, %d virtual stage%s", pp_schedule_name(s->schedule), s->virtual_stages,

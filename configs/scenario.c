@@ -14,7 +14,7 @@ static const char *const scenario_keys[] = {
     "model", "cluster", "nodes", "gpus", "global_batch", "seq", "top", "objective", "train_tokens",
     "price_per_gpu_hour", "max_tp_per_node", "dp", "tp", "pp", "cp", "ep", "sp", "zero", "micro_batch",
     "virtual_stages", "precision", "offload", "recompute", "schedule", "optimizer", "attention", "cp_comm", "loss", "free_pipeline_outputs",
-    "expandable_segments", "grad_accum_dtype", "act_offload_layers", "opt_states", "mode", "lora_rank", "lora_alpha", "lora_dropout", "lora_targets",
+    "expandable_segments", "grad_accum_dtype", "act_offload_layers", "opt_states", "recompute_modules", "mode", "lora_rank", "lora_alpha", "lora_dropout", "lora_targets",
     "freeze_embeddings", "freeze_layers", "stage_partition", "framework", NULL};
 
 static const char *const objective_names[] = {"throughput", "cost", "memory"};
@@ -115,6 +115,7 @@ void pp__scenario_read_base(jr_ctx *c, const cJSON *o, const char *path, pp_stra
     jr_int(c, o, path, "act_offload_layers", 0, 0, PP_MAX_LAYERS, &b->act_offload_layers);
     names = pp_enum_names(PP_ENUM_OPT_STATES, &n);
     if (jr_enum(c, o, path, "opt_states", 0, names, n, &e)) b->opt_states = e;
+    read_mask(c, o, path, "recompute_modules", PP_ENUM_RECOMPUTE_MODULES, &b->recompute_modules);
     names = pp_enum_names(PP_ENUM_MODE, &n);
     if (jr_enum(c, o, path, "mode", 0, names, n, &e)) b->ft.mode = (pp_train_mode)e;
     jr_int(c, o, path, "lora_rank", 0, 1, 4096, &b->ft.lora_rank);

@@ -196,7 +196,7 @@ const char *pp_sweep_csv_header(void)
     return "index,status,model,cluster,gpus,global_batch,seq,framework,dp,tp,pp,cp,ep,sp,zero,offload,recompute,"
            "act_offload_layers,precision,"
            "micro_batch,grad_accum,schedule,virtual_stages,mode,peak_bytes,fits,step_s,tokens_per_s,mfu,train_days,"
-           "cost_usd,error,etp,ep_dispatch,overlap_ep,expandable_segments,opt_states";
+           "cost_usd,error,etp,ep_dispatch,overlap_ep,expandable_segments,opt_states,recompute_modules";
 }
 
 static const cJSON *path_get(const cJSON *o, const char *a, const char *b)
@@ -228,7 +228,13 @@ static void csv_num(char *buf, size_t cap, const cJSON *v)
     if (cJSON_IsNumber(v)) snprintf(buf + l, cap - l, ",%.17g", v->valuedouble);
     else if (cJSON_IsBool(v)) snprintf(buf + l, cap - l, ",%d", cJSON_IsTrue(v));
     else if (cJSON_IsString(v)) csv_str(buf, cap, v->valuestring, 0);
-    else snprintf(buf + l, cap - l, ",");
+    else if (cJSON_IsArray(v)) { /* names, space-separated (recompute_modules, as Megatron takes them) */
+        char j[256] = "";
+        size_t n = 0;
+        for (const cJSON *it = v->child; it && n < sizeof j; it = it->next)
+            if (cJSON_IsString(it)) n += (size_t)snprintf(j + n, sizeof j - n, "%s%s", n ? " " : "", it->valuestring);
+        csv_str(buf, cap, j, 0);
+    } else snprintf(buf + l, cap - l, ",");
 }
 
 /* One CSV row from a result object (the best plan, or the error). */
@@ -261,7 +267,8 @@ static char *csv_row(const cJSON *res, int index)
     const char *msg = err ? cJSON_GetStringValue(path_get(err, "message", NULL)) : "";
     csv_str(b, cap, msg ? msg : "", 1); /* the message, always quoted */
     /* added after the message, so earlier columns keep their places */
-    static const char *const late[] = {"etp", "ep_dispatch", "overlap_ep", "expandable_segments", "opt_states"};
+    static const char *const late[] = {"etp", "ep_dispatch", "overlap_ep", "expandable_segments", "opt_states",
+                                        "recompute_modules"};
     for (size_t i = 0; i < sizeof late / sizeof *late; i++) csv_num(b, cap, plan ? path_get(plan, "strategy", late[i]) : NULL);
     return b;
 }

@@ -42,8 +42,12 @@ static act_dims dims(const pp_model *m, const pp_strategy *s)
 }
 
 /* Attention block minus its norm: QKV input, Q, K, V, projection input,
- * dropout mask, and the core (scores) unless recomputed. */
-static double attn_act(const pp_model *m, const act_dims *d, pp_recompute r, int flash)
+ * dropout mask, and the core (scores) unless recomputed. rc: the modules a
+ * selective recomputation redoes (PP_RC_*): the core; MLA's up-projected
+ * Q, K, V (mla_up_proj); MLA's input norm output, a module of its own in
+ * Megatron's MLA layer spec where a standard block fuses it into the QKV
+ * GEMM (layernorm; gpt_layer_specs.py). */
+static double attn_act(const pp_model *m, const act_dims *d, unsigned rc, int flash)
 {
     double q, k, v, o, latent = 0, a = m->heads;
     if (m->mla.kv_lora_rank > 0) {
@@ -56,15 +60,18 @@ static double attn_act(const pp_model *m, const act_dims *d, pp_recompute r, int
         q = o = a * hd;
         k = v = m->kv_heads * hd;
     }
+    int mla = m->mla.kv_lora_rank > 0;
     double repl = (d->drop ? d->tok * d->h : 0) + latent, qkv_in = d->gin * d->tok * d->h / d->gin_rep; /* mask; QKV input */
+    if (mla && (rc & PP_RC_LAYERNORM)) qkv_in = 0;
     /* projection input: flash attention keeps its 16-bit output O, which is
      * that input; under fp8 Transformer Engine keeps its 1-byte cast too */
     double oin = flash ? d->ab + (d->gin < d->ab ? d->gin : 0) : d->gin;
-    double split = d->ab * d->tok * (q + k + v) + oin * d->tok * o; /* Q, K, V, projection input */
+    double qkv = mla && (rc & PP_RC_MLA_UP_PROJ) ? 0 : d->ab * d->tok * (q + k + v);
+    double split = qkv + oin * d->tok * o; /* Q, K, V, projection input */
     double core = 0;
     if (flash)
         core = 4 * d->tok * a; /* fp32 log-sum-exp per head; O is the projection input */
-    else if (r == PP_RECOMPUTE_NONE)
+    else if (!(rc & PP_RC_CORE_ATTN))
         core = d->ab * d->cores + (d->drop ? (1 + d->ab) * d->cores : 0); /* softmax; mask + dropout out */
     return repl / d->rep + qkv_in + (split + core) / d->t;
 }
@@ -77,17 +84,30 @@ static double mlp_inner(const pp_model *m, const act_dims *d, double tok, double
     return ((m->gated_mlp ? 2.0 : 1.0) * d->ab + d->gin) * tok * f;
 }
 
-static double mlp_act(const pp_model *m, const act_dims *d, int kind)
+/* The MLP's saved tensors. rc (PP_RC_*): mlp recomputes a dense block's
+ * MLP from its input, the residual stream the norm already keeps; moe_act
+ * the routed experts' activation, whose output (the down GEMM's input) is
+ * dropped; layernorm MoE's pre-MLP norm (a module of its own there), whose
+ * output is the router's and the shared experts' input. */
+static double mlp_act(const pp_model *m, const act_dims *d, int kind, unsigned rc)
 {
     double mask = d->drop ? d->tok * d->h : 0;
     if (kind != PP_BLOCK_MOE)
-        return d->gin * d->tok * d->h / d->gin_rep + mask / d->rep + mlp_inner(m, d, d->tok, m->ffn) / d->t;
+        return rc & PP_RC_MLP ? 0 : d->gin * d->tok * d->h / d->gin_rep + mask / d->rep + mlp_inner(m, d, d->tok, m->ffn) / d->t;
     double cf = m->capacity_factor > 0 ? m->capacity_factor : 1.0;
     double routed = m->topk * cf; /* token copies per token after dispatch */
     double router = 4 * d->tok * m->experts; /* fp32 router logits */
-    double inputs = d->ab * d->tok * d->h + d->gin * d->tok * d->h * routed; /* router input + permuted copies */
+    double normed = rc & PP_RC_LAYERNORM ? 0 : d->ab * d->tok * d->h;
+    double inputs = normed + d->gin * d->tok * d->h * routed; /* router input + permuted copies */
     double inner = mlp_inner(m, d, d->tok * (routed + m->shared_experts), m->expert_ffn);
+    if (rc & PP_RC_MOE_ACT) inner -= d->gin * d->tok * routed * m->expert_ffn;
     return (inputs + mask + router) / d->rep + inner / d->t;
+}
+
+unsigned pp__rc_modules(const pp_strategy *s)
+{
+    if (s->recompute != PP_RECOMPUTE_SELECTIVE) return 0;
+    return s->recompute_modules ? s->recompute_modules : PP_RC_CORE_ATTN;
 }
 
 double pp__cp_kv_bytes(const pp_model *m, const pp_strategy *s)
@@ -130,5 +150,6 @@ double pp__block_act_bytes(const pp_model *m, const pp_strategy *s, int kind, pp
     const pp__fw *f = pp__fw_get(s->framework);
     if (r == PP_RECOMPUTE_SELECTIVE && f && f->selective_ops) return op_sac_bytes(m, &d, s->attention == PP_ATTN_FLASH);
     double norms = m->norms_per_block * d.ab * d.tok * d.h / d.rep; /* norm inputs */
-    return norms + attn_act(m, &d, r, s->attention == PP_ATTN_FLASH) + mlp_act(m, &d, kind);
+    unsigned rc = r == PP_RECOMPUTE_SELECTIVE ? (s->recompute_modules ? s->recompute_modules : PP_RC_CORE_ATTN) : 0;
+    return norms + attn_act(m, &d, rc, s->attention == PP_ATTN_FLASH) + mlp_act(m, &d, kind, rc);
 }

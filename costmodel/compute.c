@@ -220,6 +220,43 @@ void pp__block_time(const pp_model *m, const pp_cluster *c, const pp_strategy *s
     out->gemm_fwd_s = gemm;
 }
 
+/* The forward work a selective recomputation of Megatron's modules (rc:
+ * PP_RC_*, the attention core apart: pp__block_times.core_fwd_s) runs again
+ * in one block's backward, s; its FLOPs in *flops. mlp: a dense block's MLP
+ * GEMMs, activation and fp8 casts; mla_up_proj: MLA's two up-projection
+ * GEMMs (rotary is elementwise and small); layernorm: the norms that are
+ * modules of their own (MLA's input norm, MoE's pre-MLP norm), at HBM
+ * speed; moe_act: the routed experts' activation at HBM speed. */
+double pp__rc_fwd_s(const pp_model *m, const pp_cluster *c, const pp_strategy *s, int kind, unsigned rc, double *flops)
+{
+    hw h = hardware(c, s->precision);
+    double tok = (double)s->micro_batch * s->seq / s->cp, t = s->tp, hid = m->hidden, rep = s->sp ? t : 1;
+    double ab = pp__act_bytes(s), sec = 0, fl = 0;
+    int mla = m->mla.kv_lora_rank > 0, moe = kind == PP_BLOCK_MOE;
+    if ((rc & PP_RC_MLP) && !moe) {
+        sec += mlp_gemms(m, &h, tok, m->ffn, t) + (m->gated_mlp ? 3 : 2) * ab * m->ffn / t * tok / h.hbm;
+        if (s->precision == PP_PREC_FP8) sec += FP8_CAST_BYTES * mlp_cast(m, hid / rep, m->ffn / t, 0) * tok / h.hbm;
+        fl += 2 * tok * (m->gated_mlp ? 3 : 2) * hid * m->ffn / t;
+    }
+    if ((rc & PP_RC_MLA_UP_PROJ) && mla) {
+        const pp_mla *l = &m->mla;
+        double a = m->heads, qk = l->qk_nope_head_dim + l->qk_rope_head_dim, kvo = l->qk_nope_head_dim + l->v_head_dim;
+        if (l->q_lora_rank > 0) {
+            sec += gemm_s(&h, tok, l->q_lora_rank, a * qk / t);
+            fl += 2 * tok * l->q_lora_rank * a * qk / t;
+        }
+        sec += gemm_s(&h, tok, l->kv_lora_rank, a * kvo / t);
+        fl += 2 * tok * l->kv_lora_rank * a * kvo / t;
+    }
+    if (rc & PP_RC_LAYERNORM) sec += ((mla ? 1 : 0) + (moe ? 1 : 0)) * 2 * ab * hid / rep * tok / h.hbm;
+    if ((rc & PP_RC_MOE_ACT) && moe) {
+        double cf = m->capacity_factor > 0 ? m->capacity_factor : 1;
+        sec += (m->gated_mlp ? 3 : 2) * ab * m->expert_ffn * m->topk * cf / t * tok / h.hbm;
+    }
+    *flops = fl;
+    return sec;
+}
+
 /* LM head + loss (last stage) and embedding (first stage), fwd + bwd. */
 double pp__head_time(const pp_model *m, const pp_cluster *c, const pp_strategy *s)
 {

@@ -69,6 +69,7 @@ double pp__cp_kv_bytes(const pp_model *m, const pp_strategy *s);
 /* Optimizer-state bytes per trainable parameter (master copy included). */
 double pp__optimizer_bytes_per_param(const pp_model *m, pp_optimizer o, pp_precision p);
 double pp__opt_bytes_per_param(const pp_model *m, const pp_strategy *s); /* with s->opt_states */
+unsigned pp__rc_modules(const pp_strategy *s); /* PP_RC_* a selective recompute redoes; 0 without */
 int pp__mcore_master(const pp_strategy *s); /* bf16 states with an fp32 master shard (fp8) */
 /* Bytes per stored weight and per gradient element. */
 double pp__weight_bytes(pp_precision p);
@@ -143,6 +144,8 @@ typedef struct pp__block_times {
 void pp__block_time(const pp_model *m, const pp_cluster *c, const pp_strategy *s, int kind,
                     pp__block_times *out);
 double pp__attn_core_fwd_s(const pp_model *m, const pp_cluster *c, const pp_strategy *s);
+double pp__rc_fwd_s(const pp_model *m, const pp_cluster *c, const pp_strategy *s, int kind, unsigned rc,
+                    double *flops); /* selective modules' forward again, s per block */
 double pp__head_time(const pp_model *m, const pp_cluster *c, const pp_strategy *s);
 double pp__embed_time(const pp_model *m, const pp_cluster *c, const pp_strategy *s);
 

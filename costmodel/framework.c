@@ -73,7 +73,7 @@ static const pp__fw table[PP_FW_COUNT] = {
         .recompute = RC_ALL, .partial_recompute = 1, .optimizers = B(PP_OPT_ADAMW) | B(PP_OPT_SGD),
         .modes = B(PP_MODE_FULL), .losses = B(PP_LOSS_FP32) | B(PP_LOSS_FUSED), .split = PP_SPLIT_ANY,
         .megatron_arch = 1, .fixed_order = 1, .tp_overlap = 1, .dp_overlap_pp = 1, .act_offload = 1, .etp = 1,
-        .bf16_opt_states = 1,
+        .bf16_opt_states = 1, .recompute_modules = 1,
         .weights = PP_W_MASTER16, .buckets = PP_BUCKETS_VIEWS, .opt_temp = PP_OPT_TEMP_NONE, .grads_persist = 1,
         .free_outputs = 1, .cp_default = PP_CP_RING, .z3_per_block = 1, .alloc_env = 1, .te_attention = 1,
     },
@@ -255,6 +255,7 @@ int pp_framework_supports(pp_framework fw, const char *dim, int v)
     if (!strcmp(dim, "tp_gathered_inputs")) return v == (f->tp_gathered_inputs != 0);
     if (!strcmp(dim, "recompute_early_stop")) return v == (f->recompute_early_stop != 0);
     if (!strcmp(dim, "opt_states")) return v == PP_OPT_STATES_FP32 || (v == PP_OPT_STATES_BF16 && f->bf16_opt_states);
+    if (!strcmp(dim, "recompute_modules")) return v == 0 || f->recompute_modules;
     return 0;
 }
 

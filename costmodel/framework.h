@@ -78,6 +78,8 @@ typedef struct pp__fw {
     int tp_gathered_inputs;   /* TP's column-parallel GEMMs keep their all-gathered input
                                  for backward (DTensor), where Megatron keeps its sequence
                                  shard and gathers it again (Korthikanti Sec. 4.2.2) */
+    int recompute_modules;    /* selective recomputation of chosen modules (Megatron-Core's
+                                 --recompute-modules), not only the attention core */
     int bf16_opt_states;      /* AdamW with bf16 moments and the master weight's low 16
                                  bits (Megatron-Core's precision-aware optimizer) */
     int recompute_early_stop; /* full recompute is torch.utils.checkpoint's non-reentrant

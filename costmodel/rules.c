@@ -79,6 +79,7 @@ static const rule_def defs[PP_RULE_COUNT] = {
     [PP_RULE_FW_EP_OVERLAP] = {{"fw-ep-overlap", "overlap_ep", "EP all-to-all overlap is Megatron-Core's, with ep > 1, pp 1 or the interleaved schedule, no full recomputation, 16-bit"}, D(FW) | D(EP) | D(DEG) | D(RC) | D(SCHED) | D(PREC) | D(BEHAV)},
     [PP_RULE_FW_EP_DISPATCH] = {{"fw-ep-dispatch", "ep_dispatch", "hierarchical EP dispatch (DeepEP/HybridEP) is Megatron-Core's flex dispatcher (a no-op with ep 1)"}, D(FW) | D(EP) | D(BEHAV)},
     [PP_RULE_FW_ALLOCATOR] = {{"fw-allocator", "expandable_segments", "expandable segments are set by a launch file that gives PYTORCH_CUDA_ALLOC_CONF to every rank (Megatron-LM's argument script)"}, D(FW) | D(BEHAV)},
+    [PP_RULE_FW_RC_MODULES] = {{"fw-recompute-modules", "recompute_modules", "recompute modules are Megatron-Core's, with recompute selective; mla_up_proj needs multi-latent attention, moe_act experts"}, D(FW) | D(RC) | D(BASE)},
     [PP_RULE_FW_OPT_STATES] = {{"fw-opt-states", "opt_states", "bf16 optimizer states are Megatron-Core's precision-aware optimizer: AdamW, the distributed optimizer (zero 1), bf16 or fp8 training, full training"}, D(FW) | D(ZERO) | D(PREC) | D(BASE)},
     [PP_RULE_FW_ACT_OFFLOAD] = {{"fw-act-offload", "act_offload_layers", "activations go to the CPU only where the framework offloads them: Megatron-Core with pp 1, no recompute, fewer blocks than the model's"}, D(FW) | D(DEG) | D(RC) | D(BASE)},
 };
@@ -158,6 +159,7 @@ static int has_cp_comm(const pp__fw *f, int v) { return f->cp && ((f->cp_comm >>
 static int has_act_offload(const pp__fw *f, int v) { return (void)v, f->act_offload; }
 static int has_etp(const pp__fw *f, int v) { return (void)v, f->etp; }
 static int has_bf16_states(const pp__fw *f, int v) { return (void)v, f->bf16_opt_states; }
+static int has_rc_modules(const pp__fw *f, int v) { return (void)v, f->recompute_modules; }
 
 /* "megatron has no X (frameworks that do: a, b)" */
 static int no_fw(const why *w, const char *value, int (*pred)(const pp__fw *, int), int v, const char *what)
@@ -819,6 +821,32 @@ static int fw_opt_states_ok(const why *w)
     return 1;
 }
 
+/* Megatron-Core's --recompute-modules (transformer_config.py d98e8a64dd:
+ * with --recompute-granularity selective; mla_up_proj only with
+ * multi-latent attention, moe_act only with grouped-GEMM experts, which is
+ * how parplan prices experts). mlp and layernorm are accepted where they
+ * change nothing, as Megatron accepts them (a MoE-only model's blocks; a
+ * standard block's norms are fused into its GEMMs). Under fp8, moe_act and
+ * layernorm need a recipe other than delayed: parplan's is tensorwise. */
+static int fw_rc_modules_ok(const why *w)
+{
+    const pp_strategy *s = w->x->s;
+    unsigned v = s->recompute_modules;
+    char b[96];
+    if (v == 0) return 1;
+    if (v >> PP_RC_COUNT) return no(w, NULL, itoa_(b, (int)v), "expected a mask of %d module bits", PP_RC_COUNT);
+    pp_rc_modules_format(v, b, sizeof b);
+    if (!FW(w)->recompute_modules) return no_fw(w, b, has_rc_modules, 1, "recompute modules");
+    if (s->recompute != PP_RECOMPUTE_SELECTIVE)
+        return no(w, NULL, b, "recompute modules are what a selective recomputation redoes (recompute is %s; expected selective)",
+                  ename(PP_ENUM_RECOMPUTE, s->recompute));
+    if ((v & PP_RC_MLA_UP_PROJ) && w->x->m->mla.kv_lora_rank <= 0)
+        return no(w, NULL, b, "mla_up_proj needs multi-latent attention; %s has none", w->x->m->name);
+    if ((v & PP_RC_MOE_ACT) && !w->x->m->experts)
+        return no(w, NULL, b, "moe_act needs a mixture-of-experts model; %s is dense", w->x->m->name);
+    return 1;
+}
+
 /* --expert-tensor-parallel-size (Megatron-Core): any divisor of tp, for
  * a model with experts; elsewhere experts follow tp. */
 static int fw_etp_ok(const why *w)
@@ -944,6 +972,7 @@ static int (*const checks[PP_RULE_COUNT])(const why *) = {
     [PP_RULE_FW_LAUNCHER] = fw_launcher_ok, [PP_RULE_FW_ACT_OFFLOAD] = fw_act_offload_ok,
     [PP_RULE_FW_ETP] = fw_etp_ok, [PP_RULE_FW_EP_OVERLAP] = fw_ep_overlap_ok,
     [PP_RULE_FW_EP_DISPATCH] = fw_ep_dispatch_ok, [PP_RULE_FW_OPT_STATES] = fw_opt_states_ok,
+    [PP_RULE_FW_RC_MODULES] = fw_rc_modules_ok,
 };
 
 int pp__rule_eval(const pp__rule_ctx *x, pp_rule r, pp_error *err)

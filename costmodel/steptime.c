@@ -131,7 +131,9 @@ static void block_comm(const pp_model *m, const pp_strategy *s, const groups *g,
     double act = ab * tok * m->hidden;
     /* TP: 2 all-reduces fwd, 2 bwd (SP: all-gather + reduce-scatter, same volume) */
     double one = s->sp ? pp__allgather_s(&g->tp, act) + pp__reducescatter_s(&g->tp, act) : pp__allreduce_s(&g->tp, act);
-    double tp = (4 + (recomputed ? 2 : 0)) * one;
+    /* a recomputed dense MLP gathers its input and reduces its output again */
+    int mlp_again = !recomputed && kind != PP_BLOCK_MOE && (pp__rc_modules(s) & PP_RC_MLP);
+    double tp = (4 + (recomputed ? 2 : 0) + mlp_again) * one;
     if (recomputed && early_stop(m, s, bt)) /* nor is the down projection's reduction redone */
         tp -= s->sp ? pp__reducescatter_s(&g->tp, act) : pp__allreduce_s(&g->tp, act);
     int et = pp__etp(s);
@@ -213,6 +215,7 @@ static double lora_fwd(const pp_model *m, const pp_cluster *c, const pp_strategy
 typedef struct kind_cost {
     pp__block_times bt;
     double lora_s, lora_flops, dequant_s, flops;
+    double rc_s, rc_flops; /* selective modules recomputed (pp__rc_fwd_s) */
     block_comm_t comm[2]; /* [recomputed] */
     int done;
 } kind_cost;
@@ -229,6 +232,7 @@ static const kind_cost *kind_cost_of(const pp_model *m, const pp_cluster *c, con
     k->dequant_s = s->ft.mode == PP_MODE_QLORA
         ? pp__quantizable_block_params(m, kind) / s->tp * (pp__qlora_bytes_per_param() + 2) / hbm : 0;
     k->flops = block_flops(m, s, kind);
+    k->rc_s = pp__rc_fwd_s(m, c, s, kind, pp__rc_modules(s), &k->rc_flops);
     for (int r = 0; r < 2; r++) block_comm(m, s, g, kind, &k->bt, r, &k->comm[r]);
     k->done = 1;
     return k;
@@ -275,9 +279,14 @@ static void stage_blocks(const pp_model *m, const pp_cluster *c, const pp_strate
             if (s->attention != PP_ATTN_FLASH)
                 st->hw_flops += 4 * (double)s->micro_batch * s->seq / s->cp * s->seq * m->heads * pp__head_dim(m) / s->tp;
         } else if (s->recompute == PP_RECOMPUTE_SELECTIVE && back) {
-            st->recompute += q->bt.core_fwd_s;
-            double qk = m->heads * (double)pp__head_dim(m);
-            st->hw_flops += 4 * (double)s->micro_batch * s->seq / s->cp * s->seq * qk / s->tp;
+            unsigned rc = pp__rc_modules(s);
+            if (rc & PP_RC_CORE_ATTN) {
+                st->recompute += q->bt.core_fwd_s;
+                double qk = m->heads * (double)pp__head_dim(m);
+                st->hw_flops += 4 * (double)s->micro_batch * s->seq / s->cp * s->seq * qk / s->tp;
+            }
+            st->recompute += q->rc_s;
+            st->hw_flops += q->rc_flops;
         }
         st->tp += q->comm[full].tp;
         st->cp += q->comm[full].cp;

@@ -2,6 +2,7 @@
  * strategy.c — strategy defaults, enum names, and the validity rules that
  * turn a user's degrees into a resolved strategy (or a reason why not).
  */
+#include <stdio.h>
 #include <string.h>
 
 #include "costmodel/costmodel.h"
@@ -20,6 +21,7 @@ static const char *const grad_names[] = {"16bit", "fp32", "16bit+fp32"};
 static const char *const cp_comm_names[] = {"ring", "allgather", "a2a"};
 static const char *const framework_names[] = {"pytorch", "deepspeed", "megatron", "megatron-deepspeed", "fsdp"};
 static const char *const loss_names[] = {"fp32", "fused", "chunked"};
+static const char *const rc_module_names[] = {"core_attn", "mlp", "moe_act", "layernorm", "mla_up_proj"};
 
 _Static_assert(sizeof precision_names / sizeof *precision_names == PP_PREC_COUNT, "names");
 _Static_assert(sizeof offload_names / sizeof *offload_names == PP_OFFLOAD_COUNT, "names");
@@ -32,6 +34,7 @@ _Static_assert(sizeof mode_names / sizeof *mode_names == PP_MODE_COUNT, "names")
 _Static_assert(sizeof cp_comm_names / sizeof *cp_comm_names == PP_CP_COUNT, "names");
 _Static_assert(sizeof loss_names / sizeof *loss_names == PP_LOSS_COUNT, "names");
 _Static_assert(sizeof framework_names / sizeof *framework_names == PP_FW_COUNT, "names");
+_Static_assert(sizeof rc_module_names / sizeof *rc_module_names == PP_RC_COUNT, "names");
 
 const char *const *pp_enum_names(int which, int *n)
 {
@@ -48,6 +51,7 @@ const char *const *pp_enum_names(int which, int *n)
         [PP_ENUM_LOSS] = {loss_names, PP_LOSS_COUNT},
         [PP_ENUM_FRAMEWORK] = {framework_names, PP_FW_COUNT},
         [PP_ENUM_OPT_STATES] = {opt_states_names, PP_OPT_STATES_COUNT},
+        [PP_ENUM_RECOMPUTE_MODULES] = {rc_module_names, PP_RC_COUNT},
     };
     if (which < 0 || which >= PP_ENUM_COUNT) {
         *n = 0;
@@ -55,6 +59,40 @@ const char *const *pp_enum_names(int which, int *n)
     }
     *n = t[which].n;
     return t[which].names;
+}
+
+/* "mla_up_proj,mlp" <-> PP_RC_* mask: names of PP_ENUM_RECOMPUTE_MODULES
+ * separated by commas or spaces; empty is 0 (Megatron's default). */
+int pp_rc_modules_parse(const char *list, unsigned *mask)
+{
+    unsigned m = 0;
+    const char *p = list;
+    while (p && *p) {
+        size_t n = strcspn(p, ", ");
+        if (n) {
+            int i = 0;
+            while (i < PP_RC_COUNT && !(strlen(rc_module_names[i]) == n && !strncmp(p, rc_module_names[i], n))) i++;
+            if (i == PP_RC_COUNT) return -1;
+            m |= 1u << i;
+        }
+        p += n;
+        p += strspn(p, ", ");
+    }
+    *mask = m;
+    return 0;
+}
+
+const char *pp_rc_modules_format(unsigned mask, char *buf, size_t cap)
+{
+    size_t n = 0;
+    if (cap) buf[0] = 0;
+    for (int i = 0; i < PP_RC_COUNT && cap; i++)
+        if (mask >> i & 1) {
+            int k = snprintf(buf + n, cap - n, "%s%s", n ? "," : "", rc_module_names[i]);
+            if (k < 0 || (size_t)k >= cap - n) break;
+            n += (size_t)k;
+        }
+    return buf;
 }
 
 int pp_enum_parse(const char *const *names, int n, const char *s)

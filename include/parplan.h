@@ -256,6 +256,18 @@ typedef enum pp_grad_accum {
     PP_GRAD_COUNT,
     PP_GRAD_AUTO = -1
 } pp_grad_accum;
+/* pp_strategy.recompute_modules: what a selective recomputation redoes, as
+ * Megatron-Core's --recompute-granularity selective --recompute-modules
+ * (transformer_config.py). Bit i is name i of PP_ENUM_RECOMPUTE_MODULES;
+ * 0 is Megatron's default, core_attn. */
+enum {
+    PP_RC_CORE_ATTN = 1,   /* the attention core (scores, softmax) */
+    PP_RC_MLP = 2,         /* a dense block's whole MLP */
+    PP_RC_MOE_ACT = 4,     /* the routed experts' activation function */
+    PP_RC_LAYERNORM = 8,   /* the norms that are modules of their own (MLA's input norm, MoE's) */
+    PP_RC_MLA_UP_PROJ = 16, /* MLA's up projections and rotary embedding */
+    PP_RC_COUNT = 5
+};
 /* pp_strategy.opt_states */
 enum { PP_OPT_STATES_FP32, PP_OPT_STATES_BF16, PP_OPT_STATES_COUNT };
 typedef enum pp_attention { PP_ATTN_FLASH, PP_ATTN_MATERIALISED, PP_ATTN_COUNT } pp_attention;
@@ -362,6 +374,7 @@ typedef struct pp_strategy {
                                     `shard` ranks, replicate across them */
     pp_offload offload;
     pp_recompute recompute;
+    unsigned recompute_modules;  /* with SELECTIVE under megatron: PP_RC_* mask; 0 = core_attn */
     int recompute_layers;        /* with FULL: blocks per stage recomputed; -1 = all */
     int per_stage_recompute;     /* 1: stage_recompute[] overrides recompute_layers */
     int stage_recompute[PP_MAX_STAGES]; /* with FULL: blocks recomputed on each stage */
@@ -448,7 +461,7 @@ typedef enum pp_rule {
     PP_RULE_FW_SPLIT, PP_RULE_FW_OPTIMIZER, PP_RULE_FW_OFFLOAD_OPTIMIZER, PP_RULE_FW_FINETUNE,
     PP_RULE_FW_ARCH, PP_RULE_FW_ORDER, PP_RULE_FW_TP_OVERLAP, PP_RULE_FW_DP_OVERLAP, PP_RULE_FW_GRAD_ACCUM,
     PP_RULE_FW_OUTPUTS, PP_RULE_FW_LOSS, PP_RULE_FW_LAUNCHER, PP_RULE_FW_ACT_OFFLOAD, PP_RULE_FW_ETP,
-    PP_RULE_FW_EP_OVERLAP, PP_RULE_FW_EP_DISPATCH, PP_RULE_FW_ALLOCATOR, PP_RULE_FW_OPT_STATES,
+    PP_RULE_FW_EP_OVERLAP, PP_RULE_FW_EP_DISPATCH, PP_RULE_FW_ALLOCATOR, PP_RULE_FW_OPT_STATES, PP_RULE_FW_RC_MODULES,
     PP_RULE_COUNT
 } pp_rule;
 
@@ -474,7 +487,8 @@ PP_API pp_status pp_rules_check(const pp_model *m, const pp_cluster *c, const pp
  * act_offload (1: activations offloaded to host memory), expandable_segments
  * (1: PyTorch's expandable segments, set by the launch file), te_attention
  * (1: Transformer Engine's attention, cuDNN's kernel on Hopper and later),
- * opt_states (PP_OPT_STATES_*: bf16 AdamW moments).
+ * opt_states (PP_OPT_STATES_*: bf16 AdamW moments), recompute_modules
+ * (1: selective recomputation of modules beyond the attention core).
  * For tables and quick filters; pp_rules_check is the authority. */
 PP_API int pp_framework_supports(pp_framework f, const char *dim, int value);
 /* The split DeepSpeed's PipelineModule makes (Megatron-DeepSpeed):
@@ -495,9 +509,14 @@ PP_API const char *pp_loss_name(pp_loss l);
 /* Name -> enum value; returns -1 when unknown. */
 PP_API int pp_enum_parse(const char *const *names, int n, const char *s);
 PP_API const char *const *pp_enum_names(int which, int *n); /* which: see PP_ENUM_* */
+/* Recompute modules (pp_strategy.recompute_modules): "mla_up_proj,mlp" (commas
+ * or spaces) to a PP_RC_* mask, 0 or -1 on an unknown name; and back
+ * (comma-separated, "" for 0) into buf, which it returns. */
+PP_API int pp_rc_modules_parse(const char *list, unsigned *mask);
+PP_API const char *pp_rc_modules_format(unsigned mask, char *buf, size_t cap);
 enum { PP_ENUM_PRECISION, PP_ENUM_OFFLOAD, PP_ENUM_RECOMPUTE, PP_ENUM_SCHEDULE, PP_ENUM_OPTIMIZER,
        PP_ENUM_ATTENTION, PP_ENUM_GRAD_ACCUM, PP_ENUM_MODE, PP_ENUM_CP_COMM, PP_ENUM_LOSS, PP_ENUM_FRAMEWORK,
-       PP_ENUM_OPT_STATES, PP_ENUM_COUNT };
+       PP_ENUM_OPT_STATES, PP_ENUM_RECOMPUTE_MODULES, PP_ENUM_COUNT };
 
 /* ---------------------------------------------------------------- memory */
 

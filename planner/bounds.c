@@ -325,7 +325,7 @@ void pp__bounds_cand(pp__bounds *b, const pp__space *sp, pp__cand *k)
     if (!core || !st || !infl) return;
     double T = core->v[0], A = core->v[1], S = st->v[0] + (m > 1 ? st->v[4] : 0); /* full: T without recompute */
     k->lb_mem = st->v[1] + mem_bound(b->same_kind, k->pp, infl, S, A);
-    if (k->recompute == PP_RECOMPUTE_FULL && core->v[2] > 0) {
+    if (PP_CAND_RC(k) == PP_RECOMPUTE_FULL && core->v[2] > 0) {
         /* a plan that fits recomputes at least X of the blocks (the K-th plan
          * prunes only when it fits: search.c threshold) */
         double sb = S - st->v[5] - (m > 1 ? st->v[6] : 0);

@@ -34,6 +34,10 @@ typedef struct pp__cand {
 #define PP_CAND_FOLD 2u
 #define PP_CAND_HIER 4u
 #define PP_CAND_EPOV 8u
+/* recompute packs the recompute modules too: bits 0-1 pp_recompute, the
+ * PP_RC_* mask above them */
+#define PP_CAND_RC(k) ((pp_recompute)((k)->recompute & 3u))
+#define PP_CAND_RC_MODULES(k) ((unsigned)(k)->recompute >> 2)
 
 #define PP_SPACE_MAX 256 /* values of one derived dimension (divisors of <= 2^20 GPUs: <= 240) */
 

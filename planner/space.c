@@ -45,7 +45,8 @@ void pp__cand_strategy(const pp__space *sp, const pp__cand *k, pp_strategy *s)
     s->zero = k->zero;
     s->shard = k->shard;
     s->offload = (pp_offload)k->offload;
-    s->recompute = (pp_recompute)k->recompute;
+    s->recompute = PP_CAND_RC(k);
+    s->recompute_modules = PP_CAND_RC_MODULES(k);
     s->recompute_layers = -1;
     s->per_stage_recompute = 0;
     s->precision = (pp_precision)k->precision;
@@ -341,7 +342,7 @@ static void emit(enum_ctx *e)
     k.sp = (uint8_t)((s->sp ? PP_CAND_SP : 0) | (s->etp == 1 && s->tp > 1 ? PP_CAND_FOLD : 0) |
                      (s->ep_dispatch ? PP_CAND_HIER : 0) | (s->overlap_ep ? PP_CAND_EPOV : 0));
     k.zero = (uint8_t)s->zero, k.offload = (uint8_t)s->offload;
-    k.recompute = (uint8_t)s->recompute, k.precision = (uint8_t)s->precision;
+    k.recompute = (uint8_t)((unsigned)s->recompute | s->recompute_modules << 2), k.precision = (uint8_t)s->precision;
     k.schedule = (uint8_t)s->schedule, k.v = (uint8_t)s->virtual_stages;
     e->enumerated++;
     k.id = (uint32_t)e->enumerated;
@@ -464,6 +465,31 @@ static void enum_schedules(enum_ctx *e)
     }
 }
 
+/* The modules a selective recompute tries where the framework has
+ * Megatron's --recompute-modules: its default (0, core_attn), each group of
+ * modules the model has (mlp with dense blocks, mla_up_proj with MLA,
+ * moe_act and layernorm with experts) and, with more than one, all of them
+ * (DeepSeek-V3's recipes run such sets: docs/memory.md); core_attn joins
+ * them only with materialised attention, where it saves the scores. A
+ * pinned set (base.recompute_modules) is the only one, and only where the
+ * framework has it. */
+static int rc_module_sets(const pp__space *sp, const pp_strategy *s, unsigned *out)
+{
+    int has = pp_framework_supports(s->framework, "recompute_modules", 1);
+    if (sp->o.base.recompute_modules) return has ? (out[0] = sp->o.base.recompute_modules, 1) : 0;
+    int n = 0, ng = 0, dense = 0;
+    out[n++] = 0;
+    if (!has) return n;
+    for (int i = 0; i < sp->m->layers && !dense; i++) dense = sp->m->block_kind[i] != PP_BLOCK_MOE;
+    unsigned core = s->attention == PP_ATTN_FLASH ? 0 : PP_RC_CORE_ATTN, all = 0, g[3];
+    if (dense) g[ng++] = PP_RC_MLP;
+    if (sp->m->mla.kv_lora_rank > 0) g[ng++] = PP_RC_MLA_UP_PROJ;
+    if (sp->m->experts) g[ng++] = PP_RC_MOE_ACT | PP_RC_LAYERNORM;
+    for (int i = 0; i < ng; i++) out[n++] = g[i] | core, all |= g[i];
+    if (ng > 1) out[n++] = all | core;
+    return n;
+}
+
 static void enum_inner(enum_ctx *e)
 {
     const pp__space *sp = e->sp;
@@ -482,8 +508,14 @@ static void enum_inner(enum_ctx *e)
         s->sp = sp->sp[a];
         if (!level_ok(e, L_SP)) continue;
         for (int r = 0; r < sp->nrc; r++) {
+            unsigned sets[8];
             s->recompute = (pp_recompute)sp->rc[r];
-            if (level_ok(e, L_RC)) enum_schedules(e);
+            int nsets = s->recompute == PP_RECOMPUTE_SELECTIVE ? rc_module_sets(sp, s, sets) : (sets[0] = 0, 1);
+            for (int j = 0; j < nsets && !e->failed; j++) {
+                s->recompute_modules = sets[j];
+                if (level_ok(e, L_RC)) enum_schedules(e);
+            }
+            s->recompute_modules = 0;
         }
     }
     e->mbs = NULL, e->nmb = 0;

@@ -625,6 +625,15 @@ Test(cli_estimate, framework_rules)
     expect_bad(cli(EST, "--framework", "megatron", "--optimizer-states", "fp16", NULL), "--optimizer-states",
                "expected one of fp32|bf16", "'fp16'");
     expect_bad(cli(EST, "--framework", "megatron", "--act-offload-layers", "x", NULL), "--act-offload-layers");
+    /* Megatron's --recompute-modules: with selective recompute, megatron only, names it knows */
+    expect_bad(cli(EST, "--framework", "megatron", "--recompute", "selective", "--recompute-modules", "mlp,attn", NULL),
+               "--recompute-modules", "expected names among core_attn", "'mlp,attn'");
+    expect_bad(cli(EST, "--framework", "megatron", "--recompute-modules", "mlp", NULL), "--recompute-modules mlp",
+               "expected selective", "[rule fw-recompute-modules]");
+    expect_bad(cli(EST, "--framework", "megatron-deepspeed", "--recompute", "selective", "--recompute-modules", "mlp", NULL),
+               "--recompute-modules mlp", "frameworks that do: megatron", "[rule fw-recompute-modules]");
+    expect_bad(cli(EST, "--framework", "megatron", "--recompute", "selective", "--recompute-modules", "moe_act", NULL),
+               "--recompute-modules moe_act", "mixture-of-experts", "[rule fw-recompute-modules]");
     /* fsdp's selective recompute is torchtitan's per-op policy: Llama-style dense blocks, full training */
     expect_bad(cli("estimate", "--model", "mixtral-8x7b", "--cluster", "dgx-h100", "--framework", "fsdp", "--zero", "3",
                    "--recompute", "selective", NULL), "--recompute selective", "per-op policy", "has experts",

@@ -129,6 +129,7 @@ Test(megatron_args, llama3_70b_megatron_lm)
     expect(&a, "--use-distributed-optimizer", "");
     expect(&a, "--overlap-grad-reduce", "");
     expect(&a, "--recompute-granularity", "selective");
+    cr_expect(!val(&a, "--recompute-modules"), "core_attn is Megatron's default: no --recompute-modules");
     expect(&a, "--bf16", "");
     expect(&a, "--num-layers", "80");
     expect(&a, "--hidden-size", "8192");
@@ -799,4 +800,18 @@ Test(megatron_property, every_searched_plan_emits, .timeout = 1200)
     }
     cr_log_info("megatron over searched plans: %d Megatron-LM, %d Megatron-DeepSpeed", emitted[0], emitted[1]);
     cr_assert_geq(emitted[0] + emitted[1], 75);
+}
+
+/* Selective recompute of chosen modules: --recompute-modules with the names
+ * space-separated (nargs *), after --recompute-granularity selective. */
+Test(megatron_flags, recompute_modules)
+{
+    pp_model m = fx_model("llama3-8b");
+    pp_cluster c = fx_cluster("dgx-h100", 1, 0);
+    pp_strategy s = base(&m, &c, 1, 1, 1);
+    s.recompute = PP_RECOMPUTE_SELECTIVE;
+    s.recompute_modules = PP_RC_MLP | PP_RC_LAYERNORM;
+    char *t = must_args(&m, &c, &s, PP_MEGATRON_LM);
+    cr_expect(strstr(t, "  --recompute-granularity selective\n  --recompute-modules mlp layernorm\n"), "%s", t);
+    pp_free(t);
 }

@@ -878,3 +878,39 @@ Test(megatron_flags, table_sorted_and_flavored)
     cr_expect(pp__megatron_flag_known("--cp-comm-type", &ar, &lm, &mds) && ar == -1);
     cr_expect(!pp__megatron_flag_known("--tensor-parallel-size", NULL, NULL, NULL));
 }
+
+/* The activations column of a Megatron file's estimate, GiB. */
+static double file_act_gib(const char *text, size_t len)
+{
+    fresh_dir();
+    put("a.sh", text, len);
+    char *out, *err;
+    int rc = estimate(ARGS(MG_MODEL, "--megatron-args", "a.sh"), &out, &err);
+    cr_assert_eq(rc, 0, "%s", err);
+    const char *r = strstr(out, "\n     0  ");
+    double params = 0, grads = 0, opt = 0, act = -1;
+    char layers[64];
+    cr_assert(r && sscanf(r, " 0 %63s %lf %lf %lf %lf", layers, &params, &grads, &opt, &act) == 5, "%s", out);
+    free(out);
+    free(err);
+    return act;
+}
+
+/* --recompute-modules under selective recompute: mlp reads as priced (less
+ * activation memory than core_attn alone, the default, which reads the same
+ * as no list); Megatron's other modules are refused as not priced, unknown
+ * names as Megatron asserts, mla_up_proj on a model without MLA by the rule. */
+#define MG_SEL "  --recompute-granularity selective\n"
+Test(megatron_args, recompute_modules_read)
+{
+    double a0 = file_act_gib(S(MG_HEAD MG_SEL ")\n")), a1 = file_act_gib(S(MG_HEAD MG_SEL "  --recompute-modules core_attn\n)\n"));
+    double a2 = file_act_gib(S(MG_HEAD MG_SEL "  --recompute-modules core_attn mlp\n)\n"));
+    cr_expect(a0 == a1, "core_attn is the default: %.2f vs %.2f GiB", a0, a1);
+    cr_expect(a2 < a0 * 0.5 && a2 > 0, "mlp: %.2f GiB, core_attn %.2f GiB", a2, a0);
+    bad("a.sh", S(MG_HEAD MG_SEL "  --recompute-modules moe\n)\n"), ARGS(MG_MODEL, "--megatron-args", "a.sh"),
+        ARGS("a.sh:", "--recompute-modules moe: not priced"));
+    bad("a.sh", S(MG_HEAD MG_SEL "  --recompute-modules attn\n)\n"), ARGS(MG_MODEL, "--megatron-args", "a.sh"),
+        ARGS("a.sh:", "--recompute-modules 'attn': expected one of core_attn, mlp"));
+    bad("a.sh", S(MG_HEAD MG_SEL "  --recompute-modules mla_up_proj\n)\n"), ARGS(MG_MODEL, "--megatron-args", "a.sh"),
+        ARGS("mla_up_proj needs multi-latent attention", "[rule fw-recompute-modules]"));
+}

@@ -286,12 +286,17 @@ static void command(const kase *k, const pp_strategy *s, char *buf, size_t cap)
     if (s->ft.mode != PP_MODE_FULL)
         ADD(" --mode %s --lora-rank %d", ename(PP_ENUM_MODE, s->ft.mode), s->ft.lora_rank);
     if (s->opt_states == PP_OPT_STATES_BF16) ADD(" --optimizer-states bf16");
+    if (s->recompute_modules) {
+        char mods[96];
+        ADD(" --recompute-modules %s", pp_rc_modules_format(s->recompute_modules, mods, sizeof mods));
+    }
 #undef ADD
 }
 
 /* ------------------------------------------------------------ laws */
 
-enum { L_BYTES, L_RING, L_OFFLOAD, L_ZERO, L_EXPOSED, L_SUM, L_MEMORY, L_DTYPE, L_MB, L_ALLOC, L_DEPS, L_STATES, L_COUNT };
+enum { L_BYTES, L_RING, L_OFFLOAD, L_ZERO, L_EXPOSED, L_SUM, L_MEMORY, L_DTYPE, L_MB, L_ALLOC, L_DEPS, L_STATES, L_RCMOD,
+       L_COUNT };
 
 typedef struct tally {
     long cases, tries, checks[L_COUNT];
@@ -304,7 +309,8 @@ static const char *const law_names[] = {"moving bytes costs time", "ring latency
                                         "activations grow with the micro-batch",
                                         "expandable segments: no more memory, same step",
                                         "a rule reads only the dimensions it declares",
-                                        "bf16 optimizer states: less memory, no slower"};
+                                        "bf16 optimizer states: less memory, no slower",
+                                        "one more recompute module: no more memory, no faster"};
 
 #define MAX_REPORTS 12
 
@@ -611,6 +617,37 @@ static void law_states(tally *t, const kase *k, const pp_strategy *s, pp_plan *p
     }
 }
 
+/* Megatron's selective recompute of one module more (--recompute-modules)
+ * keeps fewer activations and redoes more work: no stage's peak grows, no
+ * stage's activations grow, and the step is never shorter. */
+static void set_rcmods(pp_strategy *s, int v) { s->recompute = PP_RECOMPUTE_SELECTIVE, s->recompute_layers = -1, s->recompute_modules = (unsigned)v; }
+
+static void law_rcmods(tally *t, const kase *k, const pp_strategy *s, pp_plan *p)
+{
+    static double peak0[PP_MAX_STAGES], act0[PP_MAX_STAGES];
+    if (!pp_framework_supports(s->framework, "recompute_modules", 1)) return;
+    unsigned m0 = (unsigned)pick(1 << PP_RC_COUNT), bit = 1u << pick(PP_RC_COUNT);
+    if (m0 & bit) return;
+    pp_strategy c0, c1;
+    if (!variant(k, s, set_rcmods, (int)m0, &c0, p)) return;
+    int n = p->memory.nstages;
+    double step0 = p->time.step_s;
+    for (int i = 0; i < n; i++) peak0[i] = p->memory.stages[i].total_bytes, act0[i] = p->memory.stages[i].activations_bytes;
+    /* 0 is core_attn: one more over the default adds to core_attn */
+    if (!variant(k, s, set_rcmods, (int)((m0 ? m0 : PP_RC_CORE_ATTN) | bit), &c1, p)) return;
+    t->checks[L_RCMOD]++;
+    if (p->time.step_s < step0 * (1 - REL))
+        broken(t, L_RCMOD, k, &c1, "step %.9g s < %.9g s without the module", p->time.step_s, step0);
+    for (int i = 0; i < n && i < p->memory.nstages; i++) {
+        const pp_stage_mem *g = &p->memory.stages[i];
+        if (g->total_bytes > peak0[i] * (1 + REL) || g->activations_bytes > act0[i] * (1 + REL)) {
+            broken(t, L_RCMOD, k, &c1, "stage %d: peak %.6g B (without %.6g B), activations %.6g B (%.6g B)", i,
+                   g->total_bytes, peak0[i], g->activations_bytes, act0[i]);
+            break;
+        }
+    }
+}
+
 /* The search checks a rule once every dimension it declares has been
  * chosen (planner/space.c level_rules, in the order below): a rule that
  * reads a dimension chosen after its declared ones is checked before that
@@ -635,7 +672,12 @@ typedef struct dim_change {
     void (*set)(pp_strategy *, int);
 } dim_change;
 
-static void set_rc(pp_strategy *s, int v) { s->recompute = (pp_recompute)v, s->recompute_layers = -1; }
+/* recompute, and past its values selective with one module mask */
+static void set_rc(pp_strategy *s, int v)
+{
+    s->recompute = (pp_recompute)(v < PP_RECOMPUTE_COUNT ? v : PP_RECOMPUTE_SELECTIVE), s->recompute_layers = -1;
+    s->recompute_modules = v < PP_RECOMPUTE_COUNT ? 0 : (unsigned)(v - PP_RECOMPUTE_COUNT);
+}
 static void set_prec_dim(pp_strategy *s, int v) { s->precision = (pp_precision)v; }
 static void set_off(pp_strategy *s, int v) { s->offload = (pp_offload)v; }
 static void set_zero_dim(pp_strategy *s, int v) { s->zero = v; }
@@ -655,7 +697,7 @@ static void set_behav(pp_strategy *s, int v)
 }
 
 static const dim_change dim_changes[] = {
-    {PP_DIM_RC, PP_RECOMPUTE_COUNT, set_rc},   {PP_DIM_PREC, PP_PREC_COUNT, set_prec_dim},
+    {PP_DIM_RC, PP_RECOMPUTE_COUNT + (1 << PP_RC_COUNT), set_rc},   {PP_DIM_PREC, PP_PREC_COUNT, set_prec_dim},
     {PP_DIM_OFFLOAD, PP_OFFLOAD_COUNT, set_off}, {PP_DIM_ZERO, 4, set_zero_dim},
     {PP_DIM_SP, 2, set_sp},                    {PP_DIM_SCHED, 2 * PP_SCHED_COUNT, set_sched},
     {PP_DIM_MB, 2, set_mb},                    {PP_DIM_BEHAV, 3, set_behav},
@@ -738,6 +780,7 @@ Test(laws, random_valid_strategies, .timeout = 1200)
         law_mb(&t, &k, &s, q);
         law_alloc(&t, &k, &s, q);
         law_states(&t, &k, &s, q);
+        law_rcmods(&t, &k, &s, q);
         law_deps(&t, &k, &s);
     }
     cr_log_info("%ld valid strategies of %ld generated; checks:", t.cases, t.tries);

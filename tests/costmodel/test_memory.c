@@ -674,3 +674,52 @@ Test(memory, bf16_optimizer_states_under_fp8_by_hand)
     cr_expect(fabs(tmp[1] - tmp[0]) < 1e-9 * tmp[0], "the same copy as fp32 states: %.9g vs %.9g B", tmp[1], tmp[0]);
     cr_expect(fabs(t[1] / t[0] - 21.0 / 29.0) < 1e-9, "optimizer time ratio %.9g, by hand 21/29", t[1] / t[0]);
 }
+
+/* Megatron's --recompute-modules, per block per token, by hand.
+ * Llama-3-8B (h 4096, f 14336, gated, no dropout, flash, TP 1, bf16):
+ * mlp drops the MLP's saved tensors, its input (2h; the residual the norm
+ * keeps stays) and the gated inner (6f); layernorm changes nothing (the
+ * norms are fused into the QKV and up GEMMs in Megatron's TE spec).
+ * DeepSeek-V3 (MLA: 128 heads, q/k head 192, v 128; latents kept; MoE:
+ * topk 8, expert f 2048, 1 shared, 256 experts, fp32 router logits):
+ * mla_up_proj drops Q, K, V (2 x 128 x (192 + 192 + 128) bytes); layernorm
+ * MLA's input norm output (2h) and MoE's pre-MLP norm output (2h);
+ * moe_act the routed experts' activation output (2 x 8 x 2048). */
+Test(memory, recompute_modules_by_hand)
+{
+    pp_model m = fx_model("llama3-8b");
+    pp_strategy s;
+    pp_strategy_default(&s);
+    s.framework = PP_FW_MEGATRON, s.seq = 4096, s.micro_batch = 1;
+    s.recompute = PP_RECOMPUTE_SELECTIVE;
+    double tok = 4096, base = pp__block_act_bytes(&m, &s, PP_BLOCK_DENSE, PP_RECOMPUTE_SELECTIVE);
+    cr_assert_eq(base, pp__block_act_bytes(&m, &s, PP_BLOCK_DENSE, PP_RECOMPUTE_NONE), "core_attn under flash saves nothing");
+    s.recompute_modules = PP_RC_MLP;
+    double mlp = pp__block_act_bytes(&m, &s, PP_BLOCK_DENSE, PP_RECOMPUTE_SELECTIVE);
+    cr_expect(fabs(base - mlp - (2 * 4096 + 6 * 14336.0) * tok) < 1, "mlp saves %.0f, by hand %.0f", base - mlp,
+              (2 * 4096 + 6 * 14336.0) * tok);
+    s.recompute_modules = PP_RC_LAYERNORM;
+    cr_expect_eq(pp__block_act_bytes(&m, &s, PP_BLOCK_DENSE, PP_RECOMPUTE_SELECTIVE), base, "fused norms: no change");
+
+    pp_model d = fx_model("deepseek-v3");
+    s.recompute_modules = 0;
+    double h = d.hidden, b0 = pp__block_act_bytes(&d, &s, PP_BLOCK_MOE, PP_RECOMPUTE_SELECTIVE);
+    struct { unsigned rc; double saved; } k[] = {
+        {PP_RC_MLA_UP_PROJ, 2.0 * 128 * (192 + 192 + 128)},
+        {PP_RC_LAYERNORM, 2 * h + 2 * h},
+        {PP_RC_MOE_ACT, 2.0 * 8 * 2048},
+        {PP_RC_MLA_UP_PROJ | PP_RC_LAYERNORM | PP_RC_MOE_ACT, 2.0 * 128 * 512 + 4 * h + 2.0 * 8 * 2048}};
+    for (size_t i = 0; i < sizeof k / sizeof *k; i++) {
+        s.recompute_modules = k[i].rc;
+        double got = b0 - pp__block_act_bytes(&d, &s, PP_BLOCK_MOE, PP_RECOMPUTE_SELECTIVE);
+        cr_expect(fabs(got - k[i].saved * tok) < 1, "case %zu: saves %.0f, by hand %.0f", i, got, k[i].saved * tok);
+    }
+    /* mlp: DeepSeek-V3's dense blocks only; a MoE block is unchanged */
+    s.recompute_modules = PP_RC_MLP;
+    cr_expect_eq(pp__block_act_bytes(&d, &s, PP_BLOCK_MOE, PP_RECOMPUTE_SELECTIVE), b0, "mlp leaves MoE blocks");
+    double dense0 = (s.recompute_modules = 0, pp__block_act_bytes(&d, &s, PP_BLOCK_DENSE, PP_RECOMPUTE_SELECTIVE));
+    s.recompute_modules = PP_RC_MLP;
+    double dense1 = pp__block_act_bytes(&d, &s, PP_BLOCK_DENSE, PP_RECOMPUTE_SELECTIVE);
+    cr_expect(fabs(dense0 - dense1 - (2 * h + 6.0 * d.ffn) * tok) < 1, "dense block: %.0f, by hand %.0f", dense0 - dense1,
+              (2 * h + 6.0 * d.ffn) * tok);
+}

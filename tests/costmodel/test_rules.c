@@ -109,6 +109,7 @@ static void b_expandable(pp_strategy *s) { s->buf.expandable_segments = 1, s->fi
 static void b_chunked(pp_strategy *s) { s->loss = PP_LOSS_CHUNKED, s->filled &= ~PP_FILLED_LOSS; }
 static void b_megatron(pp_strategy *s) { s->framework = PP_FW_MEGATRON; }
 static void b_bf16_states(pp_strategy *s) { s->opt_states = PP_OPT_STATES_BF16; }
+static void b_rc_mlp(pp_strategy *s) { s->recompute = PP_RECOMPUTE_SELECTIVE, s->recompute_modules = PP_RC_MLP; }
 static void b_fsdp_pp2(pp_strategy *s)
 {
     s->framework = PP_FW_FSDP, s->zero = 2, s->sp = s->tp > 1, pp2(s);
@@ -175,6 +176,7 @@ static rule_case cases[] = {
     {PP_RULE_FW_EP_DISPATCH, "mixtral-8x7b", H, 16, PP_FW_MEGATRON_DEEPSPEED, ep2, b_ep_dispatch, PP_FW_MEGATRON, 0},
     {PP_RULE_FW_ALLOCATOR, L3, H, 16, PP_FW_DEEPSPEED, tp1, b_expandable, PP_FW_MEGATRON, 0},
     {PP_RULE_FW_OPT_STATES, L3, H, 16, PP_FW_DEEPSPEED, tp1, b_bf16_states, PP_FW_MEGATRON, 0},
+    {PP_RULE_FW_RC_MODULES, L3, H, 16, PP_FW_DEEPSPEED, tp1, b_rc_mlp, PP_FW_MEGATRON, 0},
 };
 #define NCASES (sizeof cases / sizeof *cases)
 
@@ -347,4 +349,37 @@ Test(rules, bf16_states_need_adamw_zero1_bf16_params)
     pp__rule_ctx x = {&m, &c, &b, 0};
     cr_assert(!pp__rule_eval(&x, PP_RULE_FW_OPT_STATES, &e));
     cr_assert(strstr(e.msg, "expected fp32 or bf16"), "%s", e.msg);
+}
+
+/* --recompute-modules (transformer_config.py): with selective recompute
+ * only; mla_up_proj needs MLA, moe_act experts; bits beyond the five named
+ * are refused; mlp on a dense model and layernorm anywhere pass (Megatron
+ * accepts them, and where they change nothing parplan prices nothing). */
+Test(rules, recompute_modules_follow_megatrons_asserts)
+{
+    pp_model m = fx_model("llama3-8b");
+    pp_cluster c = fx_cluster("dgx-h100", 0, 16);
+    pp_strategy s;
+    pp_error e = {""};
+    pp_strategy_default(&s);
+    s.framework = PP_FW_MEGATRON, s.dp = 2, s.tp = 8, s.zero = 1, s.global_batch = 64, s.seq = 4096;
+    s.recompute = PP_RECOMPUTE_SELECTIVE, s.recompute_modules = PP_RC_MLP | PP_RC_LAYERNORM;
+    cr_assert_eq(pp_strategy_resolve(&s, &m, &c, &e), PP_OK, "%s", e.msg);
+    struct { int rc; unsigned mods; const char *want; } bad[] = {
+        {PP_RECOMPUTE_NONE, PP_RC_MLP, "expected selective"}, {PP_RECOMPUTE_FULL, PP_RC_MLP, "expected selective"},
+        {PP_RECOMPUTE_SELECTIVE, PP_RC_MLA_UP_PROJ, "mla_up_proj needs multi-latent attention"},
+        {PP_RECOMPUTE_SELECTIVE, PP_RC_MOE_ACT | PP_RC_MLP, "moe_act needs a mixture-of-experts model"},
+        {PP_RECOMPUTE_SELECTIVE, 1u << PP_RC_COUNT, "module bits"}};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        pp_strategy b = s;
+        b.recompute = (pp_recompute)bad[i].rc, b.recompute_modules = bad[i].mods;
+        pp__rule_ctx x = {&m, &c, &b, 0};
+        cr_assert(!pp__rule_eval(&x, PP_RULE_FW_RC_MODULES, &e), "case %zu passes", i);
+        cr_expect(strstr(e.msg, bad[i].want) && strstr(e.msg, "[rule fw-recompute-modules]"), "case %zu: %s", i, e.msg);
+    }
+    pp_model d = fx_model("deepseek-v3");
+    pp_strategy b = s;
+    b.recompute_modules = PP_RC_MLA_UP_PROJ | PP_RC_MOE_ACT | PP_RC_MLP | PP_RC_LAYERNORM | PP_RC_CORE_ATTN;
+    pp__rule_ctx x = {&d, &c, &b, 0};
+    cr_expect(pp__rule_eval(&x, PP_RULE_FW_RC_MODULES, &e), "all five on DeepSeek-V3: %s", e.msg);
 }

@@ -591,3 +591,32 @@ Test(time, fp8_gemms_and_quantisation_by_hand)
     cr_expect(fabs(got_f / cast_f - 1) < 1e-9 && fabs(got_b / cast_b - 1) < 1e-9, "MoE: casts %.6g/%.6g s, by hand "
               "%.6g/%.6g s", got_f, got_b, cast_f, cast_b);
 }
+
+/* --recompute-modules mlp on Llama-3-8B (TP 2 with SP, TP overlap off):
+ * each block's MLP forward runs again in its backward, 2 x 3 h f / t FLOPs
+ * a token more in hardware FLOPs (Narayanan's count: gated MLP, 3 GEMMs),
+ * and its all-gather and reduce-scatter again: TP traffic goes from 4 to 5
+ * collective pairs a block. The step adds recompute time, never less. */
+Test(time, recompute_mlp_flops_and_tp_by_hand)
+{
+    pp_model m = fx_model("llama3-8b");
+    pp_cluster c = fx_cluster("dgx-h100", 0, 8);
+    pp_plan p[2];
+    for (int i = 0; i < 2; i++) {
+        pp_strategy s;
+        pp_strategy_default(&s);
+        s.framework = PP_FW_MEGATRON, s.tp = 2, s.sp = 1, s.dp = 4, s.zero = 1, s.seq = 4096, s.micro_batch = 1;
+        s.global_batch = 32, s.overlap_tp = 0, s.recompute = i ? PP_RECOMPUTE_SELECTIVE : PP_RECOMPUTE_NONE;
+        s.recompute_modules = i ? PP_RC_MLP : 0; /* against no recompute: mlp alone, not core_attn */
+        estimate(&m, &c, &s, &p[i]);
+    }
+    double tok = 4096.0 * 32, extra = 2.0 * 3 * 4096 * 14336 * 32 * tok; /* per step, all GPUs: 32 blocks */
+    double got = p[1].throughput.hardware_flops_per_step - p[0].throughput.hardware_flops_per_step;
+    cr_expect(fabs(got / extra - 1) < 1e-9, "hardware FLOPs +%.6g, by hand %.6g", got, extra);
+    cr_expect(fabs(p[1].time.tp_comm_s / p[0].time.tp_comm_s - 5.0 / 4) < 1e-9, "TP %.6g s vs %.6g s",
+              p[1].time.tp_comm_s, p[0].time.tp_comm_s);
+    cr_expect(p[1].time.recompute_s > p[0].time.recompute_s && p[1].time.step_s > p[0].time.step_s,
+              "recompute %.6g vs %.6g s", p[1].time.recompute_s, p[0].time.recompute_s);
+    cr_expect(p[1].memory.peak_bytes < p[0].memory.peak_bytes, "peak %.6g vs %.6g", p[1].memory.peak_bytes,
+              p[0].memory.peak_bytes);
+}
