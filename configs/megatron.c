@@ -202,6 +202,9 @@ static void model_flags(pp__sbuf *b, const pp_model *m, const pp_strategy *s, pp
             flag_int(b, "--moe-router-topk", m->topk);
             flag_int(b, "--moe-ffn-hidden-size", m->expert_ffn);
             if (m->shared_experts) flag_int(b, "--moe-shared-expert-intermediate-size", (long)m->shared_experts * m->expert_ffn);
+            /* TE's grouped GEMM over the local experts, as Megatron-Bridge's
+             * MoE recipes run them (moe_act recompute needs it) */
+            flag(b, "--moe-grouped-gemm");
             if (!moe_every(m)) {
                 char pat[512];
                 moe_pattern(m, pat, sizeof pat);
@@ -367,6 +370,9 @@ static void memory_flags(pp__sbuf *b, const pp_strategy *s, const pp_megatron_op
             for (char *q = mods; *q; q++)
                 if (*q == ',') *q = ' ';
             pp__sb_printf(b, "  --recompute-modules %s\n", mods);
+            if (s->precision == PP_PREC_FP8 && (s->recompute_modules & (PP_RC_MOE_ACT | PP_RC_LAYERNORM)))
+                pp__note(notes, "recompute of moe_act or layernorm under fp8 needs Transformer Engine >= 2.6 "
+                                "(transformer_config.py checks it)");
         }
     } else if (s->recompute == PP_RECOMPUTE_FULL) {
         int k = uniform_recompute(s);

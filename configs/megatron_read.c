@@ -943,6 +943,10 @@ static void read_rc_modules(mr_ctx *x, pp_strategy *s)
         else fail(x, o->line, "--recompute-modules '%s': expected one of core_attn, mlp, moe_act, layernorm, mla_up_proj "
                   "(Megatron asserts its own list)", quote(v, q, sizeof q));
     }
+    /* transformer_config.py: "moe_act in recompute_modules is only supported with moe_grouped_gemm" */
+    if (!x->st && (mask & PP_RC_MOE_ACT) && !has(x, "--moe-grouped-gemm"))
+        fail(x, o->line, "--recompute-modules moe_act without --moe-grouped-gemm: Megatron asserts moe_act needs the "
+             "grouped GEMM");
     /* an empty list recomputes nothing selectively; core_attn alone is the default */
     if (!x->st) s->recompute_modules = o->nval == 0 ? 0 : mask == PP_RC_CORE_ATTN ? 0 : mask;
     if (!x->st && o->nval == 0) s->recompute = PP_RECOMPUTE_NONE;

@@ -914,3 +914,38 @@ Test(megatron_args, recompute_modules_read)
     bad("a.sh", S(MG_HEAD MG_SEL "  --recompute-modules mla_up_proj\n)\n"), ARGS(MG_MODEL, "--megatron-args", "a.sh"),
         ARGS("mla_up_proj needs multi-latent attention", "[rule fw-recompute-modules]"));
 }
+
+/* moe_act recompute: the emitted Mixtral file carries --moe-grouped-gemm
+ * and reads back; without it Megatron asserts, and so does the reader. */
+Test(megatron_args, moe_act_needs_the_grouped_gemm)
+{
+    fresh_dir();
+    char *out, *err;
+    int rc = estimate(ARGS("--model", "mixtral-8x7b", "--cluster", "dgx-h100", "--gpus", "8", "--framework", "megatron",
+                           "--ep", "8", "--dp", "8", "--recompute", "selective", "--recompute-modules", "moe_act,layernorm"),
+                      &out, &err);
+    cr_assert_eq(rc, 0, "%s", err);
+    free(out);
+    free(err);
+    char p[512];
+    snprintf(p, sizeof p, "%s/emitted/megatron_args.sh", dir);
+    char *t = slurp(p);
+    cr_assert(strstr(t, "  --moe-grouped-gemm\n") && strstr(t, "  --recompute-modules moe_act layernorm\n"), "%s", t);
+    put("a.sh", t, strlen(t));
+    snprintf(p, sizeof p, "rm -rf '%s/emitted'", dir);
+    cr_assert(system(p) == 0);
+    const char *const mx[] = {"--model", "mixtral-8x7b", "--cluster", "dgx-h100", "--gpus", "8", "--megatron-args", "a.sh", NULL};
+    rc = estimate(mx, &out, &err);
+    cr_expect_eq(rc, 0, "the emitted file reads back: %s", err);
+    free(out);
+    free(err);
+    char *g = strstr(t, "  --moe-grouped-gemm\n");
+    memmove(g, g + strlen("  --moe-grouped-gemm\n"), strlen(g + strlen("  --moe-grouped-gemm\n")) + 1);
+    put("a.sh", t, strlen(t));
+    cr_assert(system(p) == 0);
+    rc = estimate(mx, &out, &err);
+    cr_expect_eq(rc, 2, "%s", err);
+    cr_expect(strstr(err, "a.sh:") && strstr(err, "moe_act without --moe-grouped-gemm"), "%s", err);
+    free(t);
+    drop_dir(out, err);
+}
