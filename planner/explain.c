@@ -69,8 +69,10 @@ static void summary(const pp_plan *p, char *buf, size_t cap)
     const pp_strategy *s = &p->strategy;
     int n;
     const char *const *prec = pp_enum_names(PP_ENUM_PRECISION, &n);
-    char rc[48];
-    if (s->recompute == PP_RECOMPUTE_FULL && s->per_stage_recompute) snprintf(rc, sizeof rc, "full (per stage)");
+    char rc[128], mods[96];
+    if (s->recompute == PP_RECOMPUTE_SELECTIVE && s->recompute_modules)
+        snprintf(rc, sizeof rc, "selective (%s)", pp_rc_modules_format(s->recompute_modules, mods, sizeof mods));
+    else if (s->recompute == PP_RECOMPUTE_FULL && s->per_stage_recompute) snprintf(rc, sizeof rc, "full (per stage)");
     else if (s->recompute == PP_RECOMPUTE_FULL && s->recompute_layers >= 0)
         snprintf(rc, sizeof rc, "full (%d blocks/stage)", s->recompute_layers);
     else snprintf(rc, sizeof rc, "%s", pp_recompute_name(s->recompute));
@@ -419,6 +421,19 @@ typedef struct moves {
     int val[MV_COUNT][MV_VALS];
 } moves;
 
+/* Every module group of m a Megatron selective recompute can redo (0 where
+ * the framework has no --recompute-modules). */
+static unsigned rc_all_modules(const pp_model *m, const pp_strategy *s)
+{
+    if (!pp_framework_supports(s->framework, "recompute_modules", 1)) return 0;
+    unsigned all = s->attention == PP_ATTN_FLASH ? 0 : PP_RC_CORE_ATTN;
+    for (int i = 0; i < m->layers; i++)
+        if (m->block_kind[i] != PP_BLOCK_MOE) all |= PP_RC_MLP;
+    if (m->mla.kv_lora_rank > 0) all |= PP_RC_MLA_UP_PROJ;
+    if (m->experts) all |= PP_RC_MOE_ACT | PP_RC_LAYERNORM;
+    return all;
+}
+
 /* The values each dimension can move to from s, smallest change first. */
 static void moves_of(const pp_model *m, const pp_cluster *c, const pp_strategy *s, moves *mv)
 {
@@ -426,6 +441,11 @@ static void moves_of(const pp_model *m, const pp_cluster *c, const pp_strategy *
     if (s->micro_batch > 2) mv->val[MV_MB][mv->nval[MV_MB]++] = s->micro_batch / 2;
     if (s->micro_batch > 1) mv->val[MV_MB][mv->nval[MV_MB]++] = 1;
     if (s->recompute == PP_RECOMPUTE_NONE) mv->val[MV_RC][mv->nval[MV_RC]++] = PP_RECOMPUTE_SELECTIVE;
+    /* Megatron: selective recompute of every module group the model has
+     * (planner/space.c tries the same), the PP_RC_* mask above bit 2 */
+    unsigned all = rc_all_modules(m, s);
+    if (all && (s->recompute == PP_RECOMPUTE_NONE || (s->recompute == PP_RECOMPUTE_SELECTIVE && s->recompute_modules != all)))
+        mv->val[MV_RC][mv->nval[MV_RC]++] = PP_RECOMPUTE_SELECTIVE | (int)(all << 2);
     if (s->recompute != PP_RECOMPUTE_FULL || s->recompute_layers >= 0 || s->per_stage_recompute)
         mv->val[MV_RC][mv->nval[MV_RC]++] = PP_RECOMPUTE_FULL;
     for (int z = s->zero + 1; z <= (s->pp > 1 ? 1 : 3); z++) mv->val[MV_ZERO][mv->nval[MV_ZERO]++] = z;
@@ -463,15 +483,24 @@ static void apply_move(const moves *mv, int d, int k, pp_strategy *s, pp_cluster
         s->micro_batch = v;
         snprintf(what + n, cap - n, "%smicro-batch %d%s", sep, v, ds_keys ? " (train_micro_batch_size_per_gpu)" : "");
         break;
-    case MV_RC:
-        s->recompute = (pp_recompute)v;
+    case MV_RC: {
+        char mods[96] = "", list[112] = "";
+        s->recompute = (pp_recompute)(v & 3);
+        s->recompute_modules = (unsigned)v >> 2;
         s->recompute_layers = -1;
         s->per_stage_recompute = 0;
-        snprintf(what + n, cap - n, "%s%s recompute%s", sep, v == PP_RECOMPUTE_FULL ? "full" : "selective",
+        if (s->recompute_modules) {
+            pp_rc_modules_format(s->recompute_modules, mods, sizeof mods);
+            for (char *q = mods; *q; q++)
+                if (*q == ',') *q = ' ';
+            snprintf(list, sizeof list, " (--recompute-modules %s)", mods);
+        }
+        snprintf(what + n, cap - n, "%s%s recompute%s%s", sep, s->recompute == PP_RECOMPUTE_FULL ? "full" : "selective", list,
                  s->act_offload_layers ? " (no activation offload: Megatron has not both)" : "");
         s->act_offload_layers = 0;
         if (v == PP_RECOMPUTE_FULL) s->overlap_ep = 0; /* Megatron's EP overlap refuses full recompute */
         break;
+    }
     case MV_AOFF:
         s->act_offload_layers = v;
         snprintf(what + n, cap - n, "%sactivations of %d blocks offloaded (--cpu-offloading-num-layers %d)", sep, v, v);
