@@ -604,6 +604,38 @@ static void moe_overlap_rules(const row *r, scenario *sc)
         s->overlap_ep = 1;
 }
 
+/* Megatron-Bridge's recompute and activation offload, release by release
+ * (tests/data/bridge_recompute.md: each value traced through the
+ * base recipe, the workload preset and the performance scripts' overrides
+ * at the release's tag; 25.09 v0.1.0rc3, 25.11 v0.2.0, 26.04.01 v0.4.2,
+ * 26.06 v0.5.0, 26.08 v0.6.0). DeepSeek-V3 runs selective recompute:
+ *   26.08 perf_recipes/deepseek/gb200 mla_up_proj, gb300 [] (nothing);
+ *   26.06 deepseek_workload_base_configs.py GB200 mla_up_proj, GB300 [],
+ *     B300 mla_up_proj;
+ *   26.04.01 GB200 mlp, B200 mla_up_proj mlp, GB300 and B300 mla_up_proj;
+ *   25.11 workload_base_configs.py GB200 mla_up_proj, GB300 moe_act (the
+ *     rows printed w/o MTP match no preset but GB200 BF16's: the others are
+ *     the code's values, not certain);
+ *   25.09 H100 (run_script.py) mla_up_proj mlp.
+ * Qwen3's and Llama's run none (Llama 3 70B's Megatron-FSDP recipes
+ * offload activations instead: cpu_offloading_num_layers in the rows'
+ * notes, read with the columns). */
+static void bridge_recompute(const row *r, pp_strategy *s)
+{
+    const char *nm = r->f[C_NAME];
+    int gb200 = strstr(nm, "_gb200_") != NULL, gb300 = strstr(nm, "_gb300_") != NULL;
+    int b200 = strstr(nm, "_b200_") != NULL, b300 = strstr(nm, "_b300_") != NULL, h100 = strstr(nm, "_h100_") != NULL;
+    (void)gb300;
+    if (!is(nm, "mbridge") || !strstr(nm, "DeepSeek")) return;
+    unsigned m = 0;
+    if (is(nm, "mbridge2608")) m = gb200 ? PP_RC_MLA_UP_PROJ : 0;
+    else if (is(nm, "mbridge2606")) m = gb200 || b300 ? PP_RC_MLA_UP_PROJ : 0;
+    else if (is(nm, "mbridge2604")) m = gb200 ? PP_RC_MLP : b200 ? PP_RC_MLA_UP_PROJ | PP_RC_MLP : PP_RC_MLA_UP_PROJ;
+    else if (is(nm, "mbridge2511")) m = gb300 ? PP_RC_MOE_ACT : PP_RC_MLA_UP_PROJ;
+    else if (is(nm, "mbridge2509") && h100) m = PP_RC_MLA_UP_PROJ | PP_RC_MLP;
+    if (m) s->recompute = PP_RECOMPUTE_SELECTIVE, s->recompute_modules = m;
+}
+
 static int build(const row *r, const char *dir, scenario *sc)
 {
     memset(sc, 0, sizeof *sc);
@@ -626,6 +658,7 @@ static int build(const row *r, const char *dir, scenario *sc)
     framework_rules(r, sc);
     schedule_rules(r, sc);
     moe_overlap_rules(r, sc);
+    bridge_recompute(r, &sc->s);
     const char *name = r->f[C_NAME];
     if (is(name, "mtnlg")) mtnlg_setup(sc);
     if (is(name, "llama3") && !llama3_setup(sc)) return 0;
@@ -974,7 +1007,9 @@ static void print_preamble(void)
            "  Megatron-Bridge's GPTModelProvider); Megatron-Bridge's MoE recipes fold the experts\n"
            "  (expert_tensor_parallel_size 1), dispatch DeepSeek-V3's tokens with HybridEP/DeepEP (hierarchical)\n"
            "  and Qwen3's with the all-to-all, and overlap the EP all-to-alls where the recipe says so\n"
-           "  (DeepSeek-V3 on Blackwell, Qwen3-235B on H100) and the schedule allows it;\n"
+           "  (DeepSeek-V3 on Blackwell, Qwen3-235B on H100) and the schedule allows it; DeepSeek-V3's recipes\n"
+           "  recompute the modules each release's recipe names (mla_up_proj, mlp, moe_act; 26.06/26.08 GB300\n"
+           "  none), traced at each release's tag (the 25.11 rows printed w/o MTP: the code's values);\n"
            "- figures compared on the source's FLOP basis: hardware TFLOP/s (with recompute) for Narayanan\n"
            "  and BLOOM, MFU for Korthikanti, model TFLOP/s otherwise;\n"
            "- runs on other GPUs (tests/data/new_gpus.csv): DGX Cloud benchmarking's NeMo recipes as\n"
