@@ -303,3 +303,53 @@ Test(search, cli_bad_input_exits_2)
     cr_assert(strstr(o, "rule sp-tp"), "%s", o);
     free(o);
 }
+
+/* Megatron's recompute modules in the space: for DeepSeek-V3 (dense
+ * blocks, MLA, experts) selective recompute comes with its default and
+ * with mlp, mla_up_proj, moe_act + layernorm and all four (flash attention:
+ * no core_attn); only megatron candidates carry modules; a pinned set is
+ * the only one. */
+static unsigned sets_seen(const char *mn, unsigned pinned, int *other_fw)
+{
+    pp_model m;
+    pp_cluster c;
+    load(mn, "dgx-h100", 4, 0, &m, &c);
+    pp_search_opts o;
+    pp_search_opts_default(&o);
+    o.global_batch = 256, o.seq = 4096, o.base.recompute_modules = pinned;
+    pp__space sp;
+    pp_error e = {""};
+    cr_assert_eq(pp__space_init(&sp, &m, &c, &o, &e), PP_OK, "%s", e.msg);
+    pp__bounds *b = pp__bounds_new();
+    pp__cand *v;
+    long long n, en, pr, hits[PP_RULE_COUNT];
+    cr_assert_eq(pp__space_enumerate(&sp, b, HUGE_VAL, &v, &n, &en, &pr, hits, NULL, &e), PP_OK);
+    unsigned seen = 0; /* bit i: module set i of the list below */
+    static const unsigned want[] = {0, PP_RC_MLP, PP_RC_MLA_UP_PROJ, PP_RC_MOE_ACT | PP_RC_LAYERNORM,
+                                    PP_RC_MLP | PP_RC_MLA_UP_PROJ | PP_RC_MOE_ACT | PP_RC_LAYERNORM};
+    *other_fw = 0;
+    for (long long i = 0; i < n; i++) {
+        pp_strategy s;
+        pp__cand_strategy(&sp, &v[i], &s);
+        if (s.recompute != PP_RECOMPUTE_SELECTIVE) {
+            cr_assert_eq(s.recompute_modules, 0u);
+            continue;
+        }
+        if (s.recompute_modules && s.framework != PP_FW_MEGATRON) (*other_fw)++;
+        for (int k = 0; k < 5; k++)
+            if (s.recompute_modules == want[k]) seen |= 1u << k;
+        if (pinned) cr_assert(s.recompute_modules == pinned && s.framework == PP_FW_MEGATRON, "candidate %lld", i);
+    }
+    free(v);
+    pp__bounds_free(b);
+    return seen;
+}
+
+Test(search, recompute_module_sets, .timeout = 600)
+{
+    int other;
+    cr_expect_eq(sets_seen("deepseek-v3", 0, &other), 31u, "every module set of DeepSeek-V3");
+    cr_expect_eq(other, 0, "modules outside megatron");
+    cr_expect_eq(sets_seen("llama3-8b", 0, &other), 3u, "Llama: the default and mlp only");
+    sets_seen("llama3-8b", PP_RC_MLP | PP_RC_LAYERNORM, &other);
+}
