@@ -51,6 +51,8 @@ static const cli_opt opts[] = {
     {"loss", 1, "loss kernel: fp32, fused or chunked (default fp32)"},
     {"grad-accum", 1, "gradient accumulation: 16bit, fp32 or 16bit+fp32 (default: each framework's)"},
     {"optimizer-states", 1, "fp32 (default) or bf16 (megatron's precision-aware optimizer: plans of megatron with zero 1 only)"},
+    {"recompute-modules", 1, "what selective recompute redoes, among core_attn, mlp, moe_act, layernorm, mla_up_proj "
+                             "(megatron's --recompute-modules; default: each group the model has is tried)"},
     {"act-offload-layers", 1, "megatron, pp 1, no recompute: the first N blocks' activations go to host memory "
                               "(default 0)"},
     {"no-partition", 0, "keep the default even stage split (no ILP)"},
@@ -108,7 +110,7 @@ static int parse_objective(const cli_args *a, pp_objective *o)
 /* Options estimate also has that fix what is not searched. */
 static int base_strategy(const cli_args *a, const pp_model *m, const pp_cluster *c, pp_strategy *s)
 {
-    static const char *const keep[] = {"optimizer", "optimizer-states", "attention", "cp-comm", "loss", "grad-accum", "act-offload-layers", "reduce-bucket", "allgather-bucket", "cuda-context-gib",
+    static const char *const keep[] = {"optimizer", "optimizer-states", "recompute-modules", "attention", "cp-comm", "loss", "grad-accum", "act-offload-layers", "reduce-bucket", "allgather-bucket", "cuda-context-gib",
                                        "fragmentation", "allocator", "free-pipeline-outputs", "order", "no-dp-overlap", "tp-overlap", "mode", "lora-alpha",
                                        "lora-dropout", "lora-targets", "freeze"};
     cli_args f;

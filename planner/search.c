@@ -659,6 +659,37 @@ static pp_status opt_states_take(const pp_model *m, const pp_cluster *c, const p
     return pp__rule_eval(&x, PP_RULE_FW_OPT_STATES, err) ? PP_OK : PP_ERR_INPUT;
 }
 
+/* Pinned recompute modules (base.recompute_modules) are what every
+ * selective candidate recomputes, under megatron only: said before
+ * searching when no framework asked for has them, selective recompute is
+ * not searched, or rule fw-recompute-modules refuses the set for the model. */
+static pp_status rc_modules_take(const pp_model *m, const pp_cluster *c, const pp_search_opts *o, pp_error *err)
+{
+    if (!o->base.recompute_modules) return PP_OK;
+    char mods[96];
+    pp_rc_modules_format(o->base.recompute_modules, mods, sizeof mods);
+    unsigned fws = o->frameworks ? o->frameworks : (1u << PP_FW_COUNT) - 1;
+    int fw = -1;
+    for (int f = 0; f < PP_FW_COUNT && fw < 0; f++)
+        if ((fws >> f & 1) && pp_framework_supports((pp_framework)f, "recompute_modules", 1)) fw = f;
+    if (fw < 0)
+        return pp__fail_field(err, PP_RULE_FW_RC_MODULES, "recompute_modules", mods, "no framework asked for has "
+                              "recompute modules: only megatron does (parplan frameworks) [rule fw-recompute-modules]");
+    if (o->recomputes && !(o->recomputes >> PP_RECOMPUTE_SELECTIVE & 1)) {
+        char asked[48] = "";
+        for (int r = 0; r < PP_RECOMPUTE_COUNT; r++)
+            if (o->recomputes >> r & 1)
+                snprintf(asked + strlen(asked), sizeof asked - strlen(asked), "%s%s", *asked ? "," : "", pp_recompute_name(r));
+        return pp__fail_field(err, PP_RULE_FW_RC_MODULES, "recompute", asked, "recompute modules %s need selective "
+                              "recompute among those searched [rule fw-recompute-modules]", mods);
+    }
+    pp_strategy s = o->base;
+    s.framework = (pp_framework)fw;
+    s.recompute = PP_RECOMPUTE_SELECTIVE;
+    pp__rule_ctx x = {m, c, &s, 0};
+    return pp__rule_eval(&x, PP_RULE_FW_RC_MODULES, err) ? PP_OK : PP_ERR_INPUT;
+}
+
 static pp_status search_run(const pp_model *m, const pp_cluster *c, const pp_search_opts *o, ctl cl, pp_plan_list *list,
                             pp_error *err)
 {
@@ -672,6 +703,7 @@ static pp_status search_run(const pp_model *m, const pp_cluster *c, const pp_sea
     pp_status st = sp && b ? frameworks_take_restrictions(o, err) : pp__fail(err, PP_ERR_NOMEM, "out of memory");
     if (st == PP_OK) st = act_offload_takes(m, o, err);
     if (st == PP_OK) st = opt_states_take(m, c, o, err);
+    if (st == PP_OK) st = rc_modules_take(m, c, o, err);
     if (st == PP_OK) st = pp__space_init(sp, m, c, o, err);
     if (st) goto cleanup;
     list->objective = o->objective;

@@ -674,6 +674,14 @@ Test(cli_estimate, plan_framework_rules)
     cr_expect(access("never", F_OK) != 0, "--emit wrote although the plan was refused");
     expect_bad(cli(PLN, "--zero", "0,3", "--optimizer-states", "bf16", NULL), "--zero", "distributed optimizer",
                "[rule fw-opt-states]");
+    /* pinned recompute modules: megatron's, with selective recompute, for the model's modules */
+    expect_bad(cli(PLN, "--recompute-modules", "mla_up_proj", "--emit", "never", NULL), "--recompute-modules mla_up_proj",
+               "multi-latent attention", "[rule fw-recompute-modules]");
+    cr_expect(access("never", F_OK) != 0, "--emit wrote although the plan was refused");
+    expect_bad(cli(PLN, "--recompute-modules", "mlp", "--recompute", "none,full", NULL), "--recompute none,full",
+               "need selective recompute", "[rule fw-recompute-modules]");
+    expect_bad(cli(PLN, "--recompute-modules", "mlp", "--framework", "deepspeed", NULL), "--recompute-modules mlp",
+               "only megatron", "[rule fw-recompute-modules]");
     expect_bad(cli("compare", "--model", "llama3-8b", "--clusters", "dgx-h100", "--gpus", "8", "--train-tokens", "1T",
                    "--framework", "tensorflow", NULL), "--framework", "'tensorflow'");
 #undef PLN
