@@ -158,7 +158,7 @@ static const char *const csv_columns =
     "index,cluster,gpu,nodes,gpus,origin,status,dp,tp,pp,cp,ep,sp,zero,recompute,precision,micro_batch,"
     "grad_accum,schedule,virtual_stages,offload,step_s,tokens_per_s,mfu,mfu_bf16,peak_bytes,days,gpu_hours,"
     "price_kind,price_basis,usd_per_gpu_hour,price_date,cost_usd,energy_kwh,tokens_per_s_per_usd_hour,tokens_per_usd,meets_deadline,"
-    "within_budget,pareto,cheapest,framework,error";
+    "within_budget,pareto,cheapest,framework,error,recompute_modules";
 
 /* A field quoted per RFC 4180 when it holds a comma, a quote or a line
  * break; control characters become '?'. */
@@ -217,8 +217,13 @@ static void csv_row(pp__sbuf *b, const pp_compare_result *r, int i)
     pp__sb_printf(b, "%s,", r->opts.deadline_days > 0 && ok ? (e->meets_deadline ? "1" : "0") : "");
     pp__sb_printf(b, "%s,", r->opts.budget_usd > 0 && ok && isfinite(e->cost_usd) ? (e->within_budget ? "1" : "0") : "");
     pp__sb_printf(b, "%d,%d,%s,", e->pareto, i == r->cheapest, ok ? pp_framework_name(s->framework) : "");
-    /* the error is the last column, without the trailing comma */
     csv_str(b, ok ? "" : e->error);
+    /* added after the error, so the earlier columns keep their places */
+    char mods[96] = "";
+    if (ok) pp_rc_modules_format(s->recompute_modules, mods, sizeof mods);
+    for (char *q = mods; *q; q++)
+        if (*q == ',') *q = ' ';
+    csv_str(b, mods);
     if (b->p && b->n && b->p[b->n - 1] == ',') b->p[--b->n] = '\0';
     pp__sb_printf(b, "\n");
 }

@@ -348,7 +348,13 @@ static void memory_flags(pp__sbuf *b, const pp_strategy *s, const pp_megatron_op
     if (s->precision == PP_PREC_FP8) {
         /* current per-tensor scaling, as compute.c prices the casts and
          * memory.c the fp32 master of bf16 states (Megatron's default is delayed) */
-        if (lm) pp__sb_printf(b, "  --fp8-format hybrid\n  --fp8-recipe tensorwise\n");
+        if (lm) {
+            pp__sb_printf(b, "  --fp8-format hybrid\n  --fp8-recipe tensorwise\n");
+            pp__note(notes, "fp8: priced with Transformer Engine >= 2.6, where the attention output projection keeps its "
+                            "16-bit input rather than an FP8 copy (older releases keep both: 1 byte an element more)%s",
+                     s->recompute_modules & (PP_RC_MOE_ACT | PP_RC_LAYERNORM)
+                         ? "; its moe_act and layernorm recompute need it too (transformer_config.py checks)" : "");
+        }
         else pp__note(notes, "fp8: Megatron-DeepSpeed runs --bf16; the fp8 GEMMs come from Transformer Engine layers "
                              "in the model code");
     }
@@ -370,9 +376,6 @@ static void memory_flags(pp__sbuf *b, const pp_strategy *s, const pp_megatron_op
             for (char *q = mods; *q; q++)
                 if (*q == ',') *q = ' ';
             pp__sb_printf(b, "  --recompute-modules %s\n", mods);
-            if (s->precision == PP_PREC_FP8 && (s->recompute_modules & (PP_RC_MOE_ACT | PP_RC_LAYERNORM)))
-                pp__note(notes, "recompute of moe_act or layernorm under fp8 needs Transformer Engine >= 2.6 "
-                                "(transformer_config.py checks it)");
         }
     } else if (s->recompute == PP_RECOMPUTE_FULL) {
         int k = uniform_recompute(s);

@@ -912,12 +912,9 @@ static void read_precision(mr_ctx *x, pp_strategy *s)
     }
 }
 
-/* --recompute-granularity/-method/-num-layers as Megatron validates and
- * counts them (FACTS.md A3): full needs a method and a count; block
- * recomputes the first k blocks of each model chunk (v chunks per stage:
- * k x v per stage); uniform recomputes every block. */
-/* --recompute-modules (transformer_config.py d98e8a64dd: nargs *, default
- * core_attn; its assert names the allowed modules). parplan prices
+/* --recompute-modules (transformer_config.py d98e8a64dd: a list, nargs +
+ * (argument_utils.py), default core_attn; its assert names the allowed
+ * modules and takes each value whole). parplan prices
  * core_attn, mlp, moe_act, layernorm and mla_up_proj; moe, shared_experts
  * and the hybrid models' modules are refused as not priced. */
 static void read_rc_modules(mr_ctx *x, pp_strategy *s)
@@ -928,12 +925,14 @@ static void read_rc_modules(mr_ctx *x, pp_strategy *s)
     set_src(x, "recompute_modules", "--recompute-modules");
     if (!o) return;
     unsigned mask = 0;
+    int n;
+    const char *const *names = pp_enum_names(PP_ENUM_RECOMPUTE_MODULES, &n);
     for (int i = 0; i < o->nval && !x->st; i++) {
         const char *v = val_text(x, o, i);
-        unsigned b;
+        int e = pp_enum_parse(names, n, v);
         char q[80];
-        if (!pp_rc_modules_parse(v, &b) && b) {
-            mask |= b;
+        if (e >= 0) {
+            mask |= 1u << e;
             continue;
         }
         int known = 0;
@@ -947,11 +946,14 @@ static void read_rc_modules(mr_ctx *x, pp_strategy *s)
     if (!x->st && (mask & PP_RC_MOE_ACT) && !has(x, "--moe-grouped-gemm"))
         fail(x, o->line, "--recompute-modules moe_act without --moe-grouped-gemm: Megatron asserts moe_act needs the "
              "grouped GEMM");
-    /* an empty list recomputes nothing selectively; core_attn alone is the default */
-    if (!x->st) s->recompute_modules = o->nval == 0 ? 0 : mask == PP_RC_CORE_ATTN ? 0 : mask;
-    if (!x->st && o->nval == 0) s->recompute = PP_RECOMPUTE_NONE;
+    /* core_attn alone is the default (an empty list is refused: nargs +) */
+    if (!x->st) s->recompute_modules = mask == PP_RC_CORE_ATTN ? 0 : mask;
 }
 
+/* --recompute-granularity/-method/-num-layers as Megatron validates and
+ * counts them (FACTS.md A3): full needs a method and a count; block
+ * recomputes the first k blocks of each model chunk (v chunks per stage:
+ * k x v per stage); uniform recomputes every block. */
 static void read_recompute(mr_ctx *x, pp_strategy *s)
 {
     static const char *const gran[] = {"full", "selective", NULL}, *const meth[] = {"uniform", "block", NULL};

@@ -18,6 +18,7 @@ typedef struct act_dims {
     int drop;     /* dropout present */
     double ab;    /* bytes of an activation element: 4 in fp32 training, else 2 */
     double gin;   /* bytes of a saved GEMM input: 1 under fp8, else ab */
+    int proj_orig; /* the output projection keeps its 16-bit input under fp8 */
 } act_dims;
 
 double pp__act_bytes(const pp_strategy *s) { return s->precision == PP_PREC_FP32 ? 4.0 : 2.0; }
@@ -38,6 +39,11 @@ static act_dims dims(const pp_model *m, const pp_strategy *s)
      * weight gradient, not the 16-bit tensor */
     d.ab = pp__act_bytes(s);
     d.gin = s->precision == PP_PREC_FP8 ? 1 : d.ab;
+    /* ... except Megatron's attention output projection under the current-
+     * scaling recipe its files launch: it keeps the 16-bit input, which
+     * fused attention saves anyway (attention.py, multi_latent_attention.py:
+     * set_save_original_input with fp8_recipe != delayed, TE >= 2.6) */
+    d.proj_orig = s->precision == PP_PREC_FP8 && f && f->fp8_proj_original;
     return d;
 }
 
@@ -64,14 +70,17 @@ static double attn_act(const pp_model *m, const act_dims *d, unsigned rc, int fl
     double repl = (d->drop ? d->tok * d->h : 0) + latent, qkv_in = d->gin * d->tok * d->h / d->gin_rep; /* mask; QKV input */
     if (mla && (rc & PP_RC_LAYERNORM)) qkv_in = 0;
     /* projection input: flash attention keeps its 16-bit output O, which is
-     * that input; under fp8 Transformer Engine keeps its 1-byte cast too */
-    double oin = flash ? d->ab + (d->gin < d->ab ? d->gin : 0) : d->gin;
+     * that input; under fp8 Transformer Engine keeps its 1-byte cast too,
+     * unless the projection keeps the 16-bit input itself (proj_orig) */
+    double oin = d->proj_orig ? d->ab : flash ? d->ab + (d->gin < d->ab ? d->gin : 0) : d->gin;
     double qkv = mla && (rc & PP_RC_MLA_UP_PROJ) ? 0 : d->ab * d->tok * (q + k + v);
     double split = qkv + oin * d->tok * o; /* Q, K, V, projection input */
     double core = 0;
-    if (flash)
+    if (rc & PP_RC_CORE_ATTN)
+        core = 0; /* recomputed from Q, K, V, which the checkpoint keeps (tensor_parallel.checkpoint) */
+    else if (flash)
         core = 4 * d->tok * a; /* fp32 log-sum-exp per head; O is the projection input */
-    else if (!(rc & PP_RC_CORE_ATTN))
+    else
         core = d->ab * d->cores + (d->drop ? (1 + d->ab) * d->cores : 0); /* softmax; mask + dropout out */
     return repl / d->rep + qkv_in + (split + core) / d->t;
 }
@@ -93,7 +102,9 @@ static double mlp_act(const pp_model *m, const act_dims *d, int kind, unsigned r
 {
     double mask = d->drop ? d->tok * d->h : 0;
     if (kind != PP_BLOCK_MOE)
-        return rc & PP_RC_MLP ? 0 : d->gin * d->tok * d->h / d->gin_rep + mask / d->rep + mlp_inner(m, d, d->tok, m->ffn) / d->t;
+        /* the dropout mask belongs to the bias-dropout-add after the MLP
+         * (mlp_bda), outside the checkpoint (transformer_layer.py) */
+        return mask / d->rep + (rc & PP_RC_MLP ? 0 : d->gin * d->tok * d->h / d->gin_rep + mlp_inner(m, d, d->tok, m->ffn) / d->t);
     double cf = m->capacity_factor > 0 ? m->capacity_factor : 1.0;
     double routed = m->topk * cf; /* token copies per token after dispatch */
     double router = 4 * d->tok * m->experts; /* fp32 router logits */
@@ -150,6 +161,6 @@ double pp__block_act_bytes(const pp_model *m, const pp_strategy *s, int kind, pp
     const pp__fw *f = pp__fw_get(s->framework);
     if (r == PP_RECOMPUTE_SELECTIVE && f && f->selective_ops) return op_sac_bytes(m, &d, s->attention == PP_ATTN_FLASH);
     double norms = m->norms_per_block * d.ab * d.tok * d.h / d.rep; /* norm inputs */
-    unsigned rc = r == PP_RECOMPUTE_SELECTIVE ? (s->recompute_modules ? s->recompute_modules : PP_RC_CORE_ATTN) : 0;
+    unsigned rc = r == PP_RECOMPUTE_SELECTIVE ? pp__rc_modules(s) : 0;
     return norms + attn_act(m, &d, rc, s->attention == PP_ATTN_FLASH) + mlp_act(m, &d, kind, rc);
 }

@@ -224,7 +224,9 @@ void pp__block_time(const pp_model *m, const pp_cluster *c, const pp_strategy *s
  * PP_RC_*, the attention core apart: pp__block_times.core_fwd_s) runs again
  * in one block's backward, s; its FLOPs in *flops. mlp: a dense block's MLP
  * GEMMs, activation and fp8 casts; mla_up_proj: MLA's two up-projection
- * GEMMs (rotary is elementwise and small); layernorm: the norms that are
+ * GEMMs (the q projection itself without a q LoRA; rotary is elementwise
+ * and small; under SP the latents' all-gather again, not priced: latents
+ * are kv_lora_rank + q_lora_rank wide, a few % of h); layernorm: the norms that are
  * modules of their own (MLA's input norm, MoE's pre-MLP norm), at HBM
  * speed; moe_act: the routed experts' activation at HBM speed. */
 double pp__rc_fwd_s(const pp_model *m, const pp_cluster *c, const pp_strategy *s, int kind, unsigned rc, double *flops)
@@ -241,10 +243,10 @@ double pp__rc_fwd_s(const pp_model *m, const pp_cluster *c, const pp_strategy *s
     if ((rc & PP_RC_MLA_UP_PROJ) && mla) {
         const pp_mla *l = &m->mla;
         double a = m->heads, qk = l->qk_nope_head_dim + l->qk_rope_head_dim, kvo = l->qk_nope_head_dim + l->v_head_dim;
-        if (l->q_lora_rank > 0) {
-            sec += gemm_s(&h, tok, l->q_lora_rank, a * qk / t);
-            fl += 2 * tok * l->q_lora_rank * a * qk / t;
-        }
+        /* without a q LoRA the checkpoint runs the whole q projection again */
+        double qin = l->q_lora_rank > 0 ? l->q_lora_rank : hid;
+        sec += gemm_s(&h, tok, qin, a * qk / t);
+        fl += 2 * tok * qin * a * qk / t;
         sec += gemm_s(&h, tok, l->kv_lora_rank, a * kvo / t);
         fl += 2 * tok * l->kv_lora_rank * a * kvo / t;
     }

@@ -57,6 +57,16 @@ double pp__opt_bytes_per_param(const pp_model *m, const pp_strategy *s)
     return pp__optimizer_bytes_per_param(m, s->optimizer, s->precision);
 }
 
+/* Megatron's optimizer takes a 16-bit main_grad shard as an fp32 copy at
+ * the step (model_states: optimizer.py, distrib_optimizer.py), unless
+ * the precision-aware optimizer hands it over as it is. */
+int pp__grad_copy_at_step(const pp_strategy *s)
+{
+    const pp__fw *fw = pp__fw_get(s->framework);
+    return fw && fw->buckets == PP_BUCKETS_VIEWS && s->precision != PP_PREC_FP32 && pp__grad_bytes(s) < 4 &&
+           (s->opt_states != PP_OPT_STATES_BF16 || pp__mcore_master(s));
+}
+
 /* bf16 optimizer states with an fp32 master shard that Megatron-Core keeps
  * (fp8 training, current scaling) rather than TE's 16-bit remainders. */
 int pp__mcore_master(const pp_strategy *s)
@@ -356,9 +366,7 @@ static states model_states(const pp_model *m, const pp_strategy *s, const stage_
      * precision-aware optimizer hands FusedAdam the shard itself
      * (distrib_optimizer.py: decoupled_grad = the model grad): no copy,
      * unless Megatron keeps the fp32 master (fp8: .float() again) */
-    if (fw->buckets == PP_BUCKETS_VIEWS && s->precision != PP_PREC_FP32 && pp__grad_bytes(s) < 4 &&
-        (s->opt_states != PP_OPT_STATES_BF16 || pp__mcore_master(s)))
-        st.opt_temp += 4.0 * opt_elems;
+    if (pp__grad_copy_at_step(s)) st.opt_temp += 4.0 * opt_elems;
     st.gather_after_step = fw->buckets == PP_BUCKETS_DEEPSPEED && (zs == 1 || zs == 2) && nd > 1
                                ? fmin(s->buf.allgather_bucket, train) * w : 0;
     /* autocast caches the 16-bit cast of every fp32 weight a GEMM uses */

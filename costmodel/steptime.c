@@ -474,7 +474,9 @@ static void optimizer_time(const pp_model *m, const pp_cluster *c, const pp_stra
     double shard = fr * (pp__zero_states(s) >= 1 ? part : all);
     /* bytes read + written per parameter by the update (fused kernels) */
     double k = pp__opt_bytes_per_param(m, s);
-    double bytes = 2 * k + pp__grad_bytes(s) + pp__weight_bytes(s->precision);
+    /* the fp32 copy of a 16-bit main_grad: written (4, reading 2), then read by the update */
+    double grad = pp__grad_copy_at_step(s) ? 2 + 4 + 4 : pp__grad_bytes(s);
+    double bytes = 2 * k + grad + pp__weight_bytes(s->precision);
     /* with bf16 states FusedAdam also reads the bf16 weight, the master's
      * high half (not when Megatron keeps an fp32 master: fp8) */
     if (s->opt_states == PP_OPT_STATES_BF16 && !pp__mcore_master(s)) bytes += 2.0;

@@ -130,6 +130,12 @@ static void strategy_diff(sbuf *b, const pp_strategy *x, const pp_strategy *y)
         if (f[i].a != f[i].b) sb_printf(b, "%s%s %d vs %d", any++ ? ", " : " (", f[i].name, f[i].a, f[i].b);
     if (x->recompute != y->recompute)
         sb_printf(b, "%srecompute %s vs %s", any++ ? ", " : " (", pp_recompute_name(x->recompute), pp_recompute_name(y->recompute));
+    else if (x->recompute_modules != y->recompute_modules) {
+        char mx[96], my[96];
+        pp_rc_modules_format(x->recompute_modules ? x->recompute_modules : PP_RC_CORE_ATTN, mx, sizeof mx);
+        pp_rc_modules_format(y->recompute_modules ? y->recompute_modules : PP_RC_CORE_ATTN, my, sizeof my);
+        sb_printf(b, "%srecompute modules %s vs %s", any++ ? ", " : " (", mx, my);
+    }
     if (x->offload != y->offload)
         sb_printf(b, "%soffload %s vs %s", any++ ? ", " : " (", pp_offload_name(x->offload), pp_offload_name(y->offload));
     if (x->schedule != y->schedule)
@@ -204,7 +210,7 @@ static void oom_numbers(sbuf *b, const pp_plan *p, double usable)
 
 static void oom_line(sbuf *b, const pp_plan *near, double usable)
 {
-    char sum[256];
+    char sum[384];
     summary(near, sum, sizeof sum);
     sb_printf(b, "its least-memory plan (%s) ", sum);
     oom_numbers(b, near, usable);
@@ -225,7 +231,7 @@ static void alternative(sbuf *b, const pp_model *m, const pp_cluster *c, const p
     pp_plan_list l;
     pp_error e = {""};
     pp_status st = pp_plan_search(m, c, &a, &l, &e);
-    char sum[256];
+    char sum[384];
     sb_printf(b, "- %s: ", label);
     if (st == PP_OK) {
         summary(&l.plans[0], sum, sizeof sum);
@@ -301,7 +307,7 @@ pp_status pp_plan_explain(const pp_model *m, const pp_cluster *c, const pp_searc
     *text = NULL;
     if (!list || list->n < 1) return pp__fail(err, PP_ERR_INPUT, "--explain: no plan to explain");
     const pp_plan *best = &list->plans[0];
-    char sum[256];
+    char sum[384];
     summary(best, sum, sizeof sum);
     sb_printf(&b, "#1 %s.\n", sum);
     if (list->n >= 2) {
@@ -345,8 +351,8 @@ pp_status pp_plan_explain(const pp_model *m, const pp_cluster *c, const pp_searc
 #define FIX_SHOW_MORE 3 /* and with more GPUs */
 
 typedef struct fix {
-    char what[192];      /* the change, in words */
-    char how[256];       /* the plan it gives, in words */
+    char what[384];      /* the change, in words (several moves, each with its flags) */
+    char how[384];       /* the plan it gives, in words */
     int gpus;            /* GPUs it runs on */
     double peak, usable, step_s, tokens_per_s;
 } fix;
@@ -577,7 +583,7 @@ static void try_combo(advisor *A, const int *dims, const int *vals, int n)
         if ((A->fit[i] & bits) == A->fit[i]) return; /* a smaller change already fits */
     pp_strategy s = *A->s;
     pp_cluster c = *A->c;
-    char what[192] = "";
+    char what[384] = "";
     s.grad_accum = 0;
     for (int i = 0; i < n; i++) apply_move(&A->mv, dims[i], vals[i], &s, &c, A->ds_keys, what, sizeof what);
     /* tp and pp each halve dp: together they can leave none (dp 2) */

@@ -29,6 +29,8 @@ static int cmp_strategy(const pp_strategy *a, const pp_strategy *b)
 {
     int f[][2] = {{a->pp, b->pp}, {a->tp, b->tp}, {a->cp, b->cp}, {a->ep, b->ep}, {a->dp, b->dp}, {a->sp, b->sp},
                   {a->zero, b->zero}, {a->offload, b->offload}, {a->recompute, b->recompute},
+                  {__builtin_popcount(a->recompute_modules), __builtin_popcount(b->recompute_modules)},
+                  {(int)a->recompute_modules, (int)b->recompute_modules},
                   {a->precision, b->precision}, {-a->micro_batch, -b->micro_batch}, {a->schedule, b->schedule},
                   {a->virtual_stages, b->virtual_stages}, {a->recompute_layers, b->recompute_layers},
                   {a->per_stage_recompute, b->per_stage_recompute}, {-pp__etp(a), -pp__etp(b)},

@@ -471,8 +471,8 @@ static void enum_schedules(enum_ctx *e)
  * moe_act and layernorm with experts) and, with more than one, all of them
  * (DeepSeek-V3's recipes run such sets: docs/memory.md); core_attn joins
  * them only with materialised attention, where it saves the scores. A
- * pinned set (base.recompute_modules) is the only one, and only where the
- * framework has it. */
+ * pinned set (base.recompute_modules) is the only one, only where the
+ * framework has it, and the candidates without selective recompute go. */
 static int rc_module_sets(const pp__space *sp, const pp_strategy *s, unsigned *out)
 {
     int has = pp_framework_supports(s->framework, "recompute_modules", 1);
@@ -510,7 +510,9 @@ static void enum_inner(enum_ctx *e)
         for (int r = 0; r < sp->nrc; r++) {
             unsigned sets[8];
             s->recompute = (pp_recompute)sp->rc[r];
-            int nsets = s->recompute == PP_RECOMPUTE_SELECTIVE ? rc_module_sets(sp, s, sets) : (sets[0] = 0, 1);
+            /* pinned modules: selective recompute of them, nothing else */
+            int nsets = s->recompute == PP_RECOMPUTE_SELECTIVE ? rc_module_sets(sp, s, sets)
+                        : sp->o.base.recompute_modules ? 0 : (sets[0] = 0, 1);
             for (int j = 0; j < nsets && !e->failed; j++) {
                 s->recompute_modules = sets[j];
                 if (level_ok(e, L_RC)) enum_schedules(e);

@@ -911,6 +911,9 @@ Test(megatron_args, recompute_modules_read)
         ARGS("a.sh:", "--recompute-modules moe: not priced"));
     bad("a.sh", S(MG_HEAD MG_SEL "  --recompute-modules attn\n)\n"), ARGS(MG_MODEL, "--megatron-args", "a.sh"),
         ARGS("a.sh:", "--recompute-modules 'attn': expected one of core_attn, mlp"));
+    /* Megatron takes each value whole: "core_attn,mlp" is one invalid name */
+    bad("a.sh", S(MG_HEAD MG_SEL "  --recompute-modules core_attn,mlp\n)\n"), ARGS(MG_MODEL, "--megatron-args", "a.sh"),
+        ARGS("a.sh:", "--recompute-modules 'core_attn,mlp': expected one of core_attn"));
     bad("a.sh", S(MG_HEAD MG_SEL "  --recompute-modules mla_up_proj\n)\n"), ARGS(MG_MODEL, "--megatron-args", "a.sh"),
         ARGS("mla_up_proj needs multi-latent attention", "[rule fw-recompute-modules]"));
 }

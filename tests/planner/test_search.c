@@ -308,7 +308,7 @@ Test(search, cli_bad_input_exits_2)
  * blocks, MLA, experts) selective recompute comes with its default and
  * with mlp, mla_up_proj, moe_act + layernorm and all four (flash attention:
  * no core_attn); only megatron candidates carry modules; a pinned set is
- * the only one. */
+ * the only one, and every candidate recomputes it. */
 static unsigned sets_seen(const char *mn, unsigned pinned, int *other_fw)
 {
     pp_model m;
@@ -331,6 +331,8 @@ static unsigned sets_seen(const char *mn, unsigned pinned, int *other_fw)
     for (long long i = 0; i < n; i++) {
         pp_strategy s;
         pp__cand_strategy(&sp, &v[i], &s);
+        if (pinned) cr_assert(s.recompute == PP_RECOMPUTE_SELECTIVE, "candidate %lld: pinned modules, recompute %s", i,
+                              pp_recompute_name(s.recompute));
         if (s.recompute != PP_RECOMPUTE_SELECTIVE) {
             cr_assert_eq(s.recompute_modules, 0u);
             continue;
