@@ -625,13 +625,12 @@ static void bridge_recompute(const row *r, pp_strategy *s)
     const char *nm = r->f[C_NAME];
     int gb200 = strstr(nm, "_gb200_") != NULL, gb300 = strstr(nm, "_gb300_") != NULL;
     int b200 = strstr(nm, "_b200_") != NULL, b300 = strstr(nm, "_b300_") != NULL, h100 = strstr(nm, "_h100_") != NULL;
-    (void)gb300;
     if (!is(nm, "mbridge") || !strstr(nm, "DeepSeek")) return;
     unsigned m = 0;
     if (is(nm, "mbridge2608")) m = gb200 ? PP_RC_MLA_UP_PROJ : 0;
     else if (is(nm, "mbridge2606")) m = gb200 || b300 ? PP_RC_MLA_UP_PROJ : 0;
     else if (is(nm, "mbridge2604")) m = gb200 ? PP_RC_MLP : b200 ? PP_RC_MLA_UP_PROJ | PP_RC_MLP : PP_RC_MLA_UP_PROJ;
-    else if (is(nm, "mbridge2511")) m = gb300 ? PP_RC_MOE_ACT : PP_RC_MLA_UP_PROJ;
+    else if (is(nm, "mbridge2511")) m = gb300 ? PP_RC_MOE_ACT : PP_RC_MLA_UP_PROJ; /* GB300's: the code's, unsure */
     else if (is(nm, "mbridge2509") && h100) m = PP_RC_MLA_UP_PROJ | PP_RC_MLP;
     if (m) s->recompute = PP_RECOMPUTE_SELECTIVE, s->recompute_modules = m;
 }
