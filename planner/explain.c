@@ -490,7 +490,7 @@ static void apply_move(const moves *mv, int d, int k, pp_strategy *s, pp_cluster
         snprintf(what + n, cap - n, "%smicro-batch %d%s", sep, v, ds_keys ? " (train_micro_batch_size_per_gpu)" : "");
         break;
     case MV_RC: {
-        char mods[96] = "", list[112] = "";
+        char mods[96] = "", list[128] = "";
         s->recompute = (pp_recompute)(v & 3);
         s->recompute_modules = (unsigned)v >> 2;
         s->recompute_layers = -1;
