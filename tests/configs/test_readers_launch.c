@@ -153,29 +153,26 @@ Test(megatron_args, the_base_file_reads)
     drop_dir(out, err);
 }
 
-/* the grads column of the table's stage-0 row, GiB */
-static double grads_gib(const char *out)
-{
-    const char *r = strstr(out, "\n     0  ");
-    double params = 0, grads = -1;
-    char layers[64];
-    cr_assert(r && sscanf(r, " 0 %63s %lf %lf", layers, &params, &grads) == 3, "%s", out);
-    return grads;
-}
-
-/* The grads column of a Megatron file's estimate, GiB. */
-static double file_grads_gib(const char *text, size_t len)
+/* Column k (0 params, 1 grads, 2 optimizer, 3 activations) of stage 0 in
+ * a Megatron file's estimate, GiB. */
+static double file_column_gib(const char *text, size_t len, int k)
 {
     fresh_dir();
     put("a.sh", text, len);
     char *out, *err;
     int rc = estimate(ARGS(MG_MODEL, "--megatron-args", "a.sh"), &out, &err);
     cr_assert_eq(rc, 0, "%s", err);
-    double g = grads_gib(out);
+    const char *r = strstr(out, "\n     0  ");
+    double v[4] = {0, 0, 0, 0};
+    char layers[64];
+    cr_assert(r && sscanf(r, " 0 %63s %lf %lf %lf %lf", layers, &v[0], &v[1], &v[2], &v[3]) >= k + 2, "%s", out);
     free(out);
     free(err);
-    return g;
+    return v[k];
 }
+
+/* The grads column of a Megatron file's estimate, GiB. */
+static double file_grads_gib(const char *text, size_t len) { return file_column_gib(text, len, 1); }
 
 Test(megatron_args, grad_reduce_in_bf16_halves_main_grad)
 {
@@ -371,22 +368,9 @@ Test(megatron_args, precision_aware_optimizer_reads)
     bad("a.sh", S(MG_HEAD MG_PA "  --exp-avg-dtype bf16\n  --exp-avg-sq-dtype bf16\n  --fp8-recipe tensorwise\n)\n"),
         ARGS(MG_MODEL, "--megatron-args", "a.sh"), ARGS("a.sh:", "--fp8-recipe tensorwise with", "8 bytes a weight"));
     /* fp8 (tensorwise): bf16 moments and an fp32 master, 8 of 12 bytes a weight */
-    double f8[2];
-    for (int i = 0; i < 2; i++) {
-        fresh_dir();
-        if (i) put("a.sh", S(MG_HEAD MG_PA "  --exp-avg-dtype bf16\n  --exp-avg-sq-dtype bf16\n  --fp8-format hybrid\n"
-                             "  --fp8-recipe tensorwise\n)\n"));
-        else put("a.sh", S(MG_HEAD "  --use-distributed-optimizer\n  --fp8-format hybrid\n  --fp8-recipe tensorwise\n)\n"));
-        char *out, *err;
-        int rc = estimate(ARGS(MG_MODEL, "--megatron-args", "a.sh"), &out, &err);
-        cr_assert_eq(rc, 0, "%s", err);
-        const char *r = strstr(out, "\n     0  ");
-        double params = 0, grads = 0;
-        char layers[64];
-        cr_assert(r && sscanf(r, " 0 %63s %lf %lf %lf", layers, &params, &grads, &f8[i]) == 4, "%s", out);
-        free(out);
-        free(err);
-    }
+    double f8[2] = {file_column_gib(S(MG_HEAD "  --use-distributed-optimizer\n  --fp8-format hybrid\n  --fp8-recipe tensorwise\n)\n"), 2),
+                    file_column_gib(S(MG_HEAD MG_PA "  --exp-avg-dtype bf16\n  --exp-avg-sq-dtype bf16\n  --fp8-format hybrid\n"
+                                      "  --fp8-recipe tensorwise\n)\n"), 2)};
     cr_expect(fabs(f8[1] - f8[0] * 8 / 12) < 0.01 && f8[1] > 0, "fp8 bf16 %.2f GiB, fp32 %.2f GiB", f8[1], f8[0]);
     bad("a.sh", S(MG_HEAD MG_PA "  --exp-avg-dtype bf17\n)\n"), ARGS(MG_MODEL, "--megatron-args", "a.sh"),
         ARGS("a.sh:", "'bf17'", "expected one of fp32, fp16, bf16, fp8"));
@@ -880,21 +864,7 @@ Test(megatron_flags, table_sorted_and_flavored)
 }
 
 /* The activations column of a Megatron file's estimate, GiB. */
-static double file_act_gib(const char *text, size_t len)
-{
-    fresh_dir();
-    put("a.sh", text, len);
-    char *out, *err;
-    int rc = estimate(ARGS(MG_MODEL, "--megatron-args", "a.sh"), &out, &err);
-    cr_assert_eq(rc, 0, "%s", err);
-    const char *r = strstr(out, "\n     0  ");
-    double params = 0, grads = 0, opt = 0, act = -1;
-    char layers[64];
-    cr_assert(r && sscanf(r, " 0 %63s %lf %lf %lf %lf", layers, &params, &grads, &opt, &act) == 5, "%s", out);
-    free(out);
-    free(err);
-    return act;
-}
+static double file_act_gib(const char *text, size_t len) { return file_column_gib(text, len, 3); }
 
 /* --recompute-modules under selective recompute: mlp reads as priced (less
  * activation memory than core_attn alone, the default, which reads the same

@@ -601,16 +601,23 @@ Test(memory, dtensor_tp_keeps_gathered_gemm_inputs)
  * weight to rebuild the master) goes from 30 to 20 bytes a weight. With a
  * 16-bit main_grad the plain optimizer copies its shard to fp32 at the step
  * (4 P / 8), the precision-aware one hands it over as it is. */
-static void megatron_8b_states(const pp_model *m, const pp_cluster *c, int states, pp_grad_accum g, pp_plan *p)
+static void megatron_8b_prec(const pp_model *m, const pp_cluster *c, pp_precision prec, int states, pp_grad_accum g,
+                             pp_plan *p)
 {
     pp_strategy s;
     pp_error err = {""};
     pp_strategy_default(&s);
     s.framework = PP_FW_MEGATRON;
     s.dp = 8, s.zero = 1, s.seq = 2048, s.global_batch = 8, s.grad_accum_dtype = g;
+    s.precision = prec;
     s.opt_states = states;
     s.buf.expandable_segments = 0; /* the caching allocator: its share by hand */
     cr_assert_eq(pp_estimate(m, c, &s, p, &err), PP_OK, "%s", err.msg);
+}
+
+static void megatron_8b_states(const pp_model *m, const pp_cluster *c, int states, pp_grad_accum g, pp_plan *p)
+{
+    megatron_8b_prec(m, c, PP_PREC_BF16, states, g, p);
 }
 
 Test(memory, bf16_optimizer_states_by_hand)
@@ -654,15 +661,8 @@ Test(memory, bf16_optimizer_states_under_fp8_by_hand)
     pp_cluster c = fx_cluster("dgx-h100", 1, 0);
     double opt[2], tmp[2], t[2], P = 0;
     for (int b = 0; b < 2; b++) {
-        pp_strategy s;
         pp_plan p;
-        pp_error err = {""};
-        pp_strategy_default(&s);
-        s.framework = PP_FW_MEGATRON;
-        s.dp = 8, s.zero = 1, s.seq = 2048, s.global_batch = 8, s.grad_accum_dtype = PP_GRAD_16;
-        s.precision = PP_PREC_FP8;
-        s.opt_states = b ? PP_OPT_STATES_BF16 : PP_OPT_STATES_FP32;
-        cr_assert_eq(pp_estimate(&m, &c, &s, &p, &err), PP_OK, "%s", err.msg);
+        megatron_8b_prec(&m, &c, PP_PREC_FP8, b ? PP_OPT_STATES_BF16 : PP_OPT_STATES_FP32, PP_GRAD_16, &p);
         opt[b] = p.memory.stages[0].optimizer_bytes;
         tmp[b] = p.memory.stages[0].opt_temp_bytes;
         t[b] = p.time.optimizer_s;

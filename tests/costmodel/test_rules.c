@@ -321,6 +321,13 @@ Test(rules, quoted_values_have_no_control_characters)
     cr_expect(strstr(err.msg, "?tp-cp?"), "%s", err.msg);
 }
 
+/* Megatron on 16 H100s: dp 2 x tp 8, the distributed optimizer. */
+static void megatron_16(pp_strategy *s)
+{
+    pp_strategy_default(s);
+    s->framework = PP_FW_MEGATRON, s->dp = 2, s->tp = 8, s->zero = 1, s->global_batch = 64, s->seq = 4096;
+}
+
 /* bf16 optimizer states (Megatron's precision-aware optimizer): AdamW in the
  * distributed optimizer over bf16 parameters, full training; each other
  * setting fails the rule naming its own field. */
@@ -330,8 +337,7 @@ Test(rules, bf16_states_need_adamw_zero1_bf16_params)
     pp_cluster c = fx_cluster("dgx-h100", 0, 16);
     pp_strategy s;
     pp_error e = {""};
-    pp_strategy_default(&s);
-    s.framework = PP_FW_MEGATRON, s.dp = 2, s.tp = 8, s.zero = 1, s.global_batch = 64, s.seq = 4096;
+    megatron_16(&s);
     s.opt_states = PP_OPT_STATES_BF16;
     cr_assert_eq(pp_strategy_resolve(&s, &m, &c, &e), PP_OK, "%s", e.msg);
     struct { const char *field; int zero, prec, opt; } bad[] = {
@@ -361,8 +367,7 @@ Test(rules, recompute_modules_follow_megatrons_asserts)
     pp_cluster c = fx_cluster("dgx-h100", 0, 16);
     pp_strategy s;
     pp_error e = {""};
-    pp_strategy_default(&s);
-    s.framework = PP_FW_MEGATRON, s.dp = 2, s.tp = 8, s.zero = 1, s.global_batch = 64, s.seq = 4096;
+    megatron_16(&s);
     s.recompute = PP_RECOMPUTE_SELECTIVE, s.recompute_modules = PP_RC_MLP | PP_RC_LAYERNORM;
     cr_assert_eq(pp_strategy_resolve(&s, &m, &c, &e), PP_OK, "%s", e.msg);
     struct { int rc; unsigned mods; const char *want; } bad[] = {
