@@ -287,11 +287,13 @@ Test(readback, finetune_hsdp_torchtitan, .timeout = 900)
         {"megatron-act-offload", "llama3-8b", "dgx-h100", 1, 0, 64, 8192, 3, PP_FW_MEGATRON, 0, PP_MODE_FULL, 0, 16},
         /* Megatron-FSDP (ZeRO-3) with offloaded activations, as Megatron-Bridge's GB200 recipe for 70B */
         {"megatron-fsdp", "llama3-70b", "gb200-nvl72", 0, 64, 256, 8192, 3, PP_FW_MEGATRON, 0, PP_MODE_FULL, 0, 40},
+        /* DeepSeek-V3 (MLA, experts, dense blocks): fp8 with --fp8-recipe tensorwise, recompute modules */
+        {"megatron-deepseek", "deepseek-v3", "dgx-h100", 32, 0, 4096, 4096, 3, PP_FW_MEGATRON, 0, PP_MODE_FULL, 0},
     };
     tally t = {0};
     for (size_t i = 0; i < sizeof more / sizeof *more; i++)
         run_scenario(&more[i], &t);
-    report("fine-tuning, FSDP HSDP, torchtitan, Megatron activation offload, Megatron-FSDP", &t);
+    report("fine-tuning, FSDP HSDP, torchtitan, Megatron activation offload, Megatron-FSDP, DeepSeek-V3", &t);
     cr_expect(t.read > 0);
     rmdir(root);
 }
