@@ -541,4 +541,15 @@ Test(sweep, estimate_request_equals_the_library_estimate)
     cr_expect_eq(st, PP_ERR_INPUT);
     cr_expect(strstr(out, "\"field\":\"$.tp_overlap\"") && strstr(out, "\"message\":\"$.tp_overlap = on: "), "%s", out);
     pp_free(out);
+    /* recompute_modules: a list of names read into the plan's strategy; an unknown name names the key */
+    out = pp_estimate_request("{\"model\": \"llama3-8b\", \"cluster\": \"dgx-h100\", \"framework\": \"megatron\","
+                              " \"recompute\": \"selective\", \"recompute_modules\": [\"core_attn\", \"mlp\"]}", &st);
+    cr_expect_eq(st, PP_OK, "%s", out);
+    cr_expect(strstr(out, "\"recompute_modules\":[\"core_attn\",\"mlp\"]") != NULL, "%s", out);
+    pp_free(out);
+    out = pp_estimate_request("{\"model\": \"llama3-8b\", \"cluster\": \"dgx-h100\", \"framework\": \"megatron\","
+                              " \"recompute\": \"selective\", \"recompute_modules\": [\"attn\"]}", &st);
+    cr_expect_eq(st, PP_ERR_INPUT);
+    cr_expect(strstr(out, "recompute_modules") != NULL, "%s", out);
+    pp_free(out);
 }
