@@ -143,11 +143,14 @@ static int parse_enums(const cli_args *a, pp_strategy *s)
         s->grad_accum_dtype = e;
     if (!rc && !(rc = parse_enum(a, "optimizer-states", PP_ENUM_OPT_STATES, &e)) && cli_has(a, "optimizer-states"))
         s->opt_states = e;
-    if (!rc && cli_has(a, "recompute-modules") && pp_rc_modules_parse(cli_get(a, "recompute-modules"), &s->recompute_modules)) {
+    unsigned mods = 0;
+    if (!rc && cli_has(a, "recompute-modules") &&
+        (pp_rc_modules_parse(cli_get(a, "recompute-modules"), &mods) || !mods)) {
         fprintf(stderr, "parplan: --recompute-modules: expected names among core_attn, mlp, moe_act, layernorm, "
                         "mla_up_proj separated by commas, got '%s'\n", cli_q(cli_get(a, "recompute-modules")));
         rc = 2;
     }
+    if (!rc && mods) s->recompute_modules = mods == PP_RC_CORE_ATTN ? 0 : mods; /* core_attn alone is the default */
     if (!rc && cli_has(a, "framework") && strcmp(cli_get(a, "framework"), "auto") &&
         !(rc = parse_enum(a, "framework", PP_ENUM_FRAMEWORK, &e)))
         s->framework = e;

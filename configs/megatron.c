@@ -349,7 +349,8 @@ static void memory_flags(pp__sbuf *b, const pp_strategy *s, const pp_megatron_op
         /* current per-tensor scaling, as compute.c prices the casts and
          * memory.c the fp32 master of bf16 states (Megatron's default is delayed) */
         if (lm) {
-            pp__sb_printf(b, "  --fp8-format hybrid\n  --fp8-recipe tensorwise\n");
+            pp__sb_printf(b, "  # fp8: priced with Transformer Engine >= 2.6 (the output projection keeps its 16-bit input)\n"
+                             "  --fp8-format hybrid\n  --fp8-recipe tensorwise\n");
             pp__note(notes, "fp8: priced with Transformer Engine >= 2.6, where the attention output projection keeps its "
                             "16-bit input rather than an FP8 copy (older releases keep both: 1 byte an element more)%s",
                      s->recompute_modules & (PP_RC_MOE_ACT | PP_RC_LAYERNORM)

@@ -116,6 +116,7 @@ void pp__scenario_read_base(jr_ctx *c, const cJSON *o, const char *path, pp_stra
     names = pp_enum_names(PP_ENUM_OPT_STATES, &n);
     if (jr_enum(c, o, path, "opt_states", 0, names, n, &e)) b->opt_states = e;
     read_mask(c, o, path, "recompute_modules", PP_ENUM_RECOMPUTE_MODULES, &b->recompute_modules);
+    if (b->recompute_modules == PP_RC_CORE_ATTN) b->recompute_modules = 0; /* Megatron's default */
     names = pp_enum_names(PP_ENUM_MODE, &n);
     if (jr_enum(c, o, path, "mode", 0, names, n, &e)) b->ft.mode = (pp_train_mode)e;
     jr_int(c, o, path, "lora_rank", 0, 1, 4096, &b->ft.lora_rank);

@@ -19,6 +19,7 @@ typedef struct act_dims {
     double ab;    /* bytes of an activation element: 4 in fp32 training, else 2 */
     double gin;   /* bytes of a saved GEMM input: 1 under fp8, else ab */
     int proj_orig; /* the output projection keeps its 16-bit input under fp8 */
+    int flash_ckpt; /* core_attn recompute checkpoints fused attention too */
 } act_dims;
 
 double pp__act_bytes(const pp_strategy *s) { return s->precision == PP_PREC_FP32 ? 4.0 : 2.0; }
@@ -44,6 +45,7 @@ static act_dims dims(const pp_model *m, const pp_strategy *s)
      * fused attention saves anyway (attention.py, multi_latent_attention.py:
      * set_save_original_input with fp8_recipe != delayed, TE >= 2.6) */
     d.proj_orig = s->precision == PP_PREC_FP8 && f && f->fp8_proj_original;
+    d.flash_ckpt = f && f->flash_core_checkpoint;
     return d;
 }
 
@@ -68,6 +70,9 @@ static double attn_act(const pp_model *m, const act_dims *d, unsigned rc, int fl
     }
     int mla = m->mla.kv_lora_rank > 0;
     double repl = (d->drop ? d->tok * d->h : 0) + latent, qkv_in = d->gin * d->tok * d->h / d->gin_rep; /* mask; QKV input */
+    /* MLA: the q and kv down (or q) projections share the normed input;
+     * under fp8 each keeps its own FP8 cast of it */
+    if (mla && d->gin < d->ab) qkv_in *= 2;
     if (mla && (rc & PP_RC_LAYERNORM)) qkv_in = 0;
     /* projection input: flash attention keeps its 16-bit output O, which is
      * that input; under fp8 Transformer Engine keeps its 1-byte cast too,
@@ -76,7 +81,7 @@ static double attn_act(const pp_model *m, const act_dims *d, unsigned rc, int fl
     double qkv = mla && (rc & PP_RC_MLA_UP_PROJ) ? 0 : d->ab * d->tok * (q + k + v);
     double split = qkv + oin * d->tok * o; /* Q, K, V, projection input */
     double core = 0;
-    if (rc & PP_RC_CORE_ATTN)
+    if ((rc & PP_RC_CORE_ATTN) && (!flash || d->flash_ckpt))
         core = 0; /* recomputed from Q, K, V, which the checkpoint keeps (tensor_parallel.checkpoint) */
     else if (flash)
         core = 4 * d->tok * a; /* fp32 log-sum-exp per head; O is the projection input */

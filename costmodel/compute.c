@@ -225,8 +225,9 @@ void pp__block_time(const pp_model *m, const pp_cluster *c, const pp_strategy *s
  * in one block's backward, s; its FLOPs in *flops. mlp: a dense block's MLP
  * GEMMs, activation and fp8 casts; mla_up_proj: MLA's two up-projection
  * GEMMs (the q projection itself without a q LoRA; rotary is elementwise
- * and small; under SP the latents' all-gather again, not priced: latents
- * are kv_lora_rank + q_lora_rank wide, a few % of h); layernorm: the norms that are
+ * and small; under SP the all-gather of their inputs again, not priced:
+ * the latents, kv_lora_rank + q_lora_rank wide, a few % of h, but h itself
+ * for the q projection without a q LoRA); layernorm: the norms that are
  * modules of their own (MLA's input norm, MoE's pre-MLP norm), at HBM
  * speed; moe_act: the routed experts' activation at HBM speed. */
 double pp__rc_fwd_s(const pp_model *m, const pp_cluster *c, const pp_strategy *s, int kind, unsigned rc, double *flops)

@@ -73,7 +73,7 @@ static const pp__fw table[PP_FW_COUNT] = {
         .recompute = RC_ALL, .partial_recompute = 1, .optimizers = B(PP_OPT_ADAMW) | B(PP_OPT_SGD),
         .modes = B(PP_MODE_FULL), .losses = B(PP_LOSS_FP32) | B(PP_LOSS_FUSED), .split = PP_SPLIT_ANY,
         .megatron_arch = 1, .fixed_order = 1, .tp_overlap = 1, .dp_overlap_pp = 1, .act_offload = 1, .etp = 1,
-        .bf16_opt_states = 1, .recompute_modules = 1, .fp8_proj_original = 1,
+        .bf16_opt_states = 1, .recompute_modules = 1, .fp8_proj_original = 1, .flash_core_checkpoint = 1,
         .weights = PP_W_MASTER16, .buckets = PP_BUCKETS_VIEWS, .opt_temp = PP_OPT_TEMP_NONE, .grads_persist = 1,
         .free_outputs = 1, .cp_default = PP_CP_RING, .z3_per_block = 1, .alloc_env = 1, .te_attention = 1,
     },

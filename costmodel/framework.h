@@ -78,6 +78,9 @@ typedef struct pp__fw {
     int tp_gathered_inputs;   /* TP's column-parallel GEMMs keep their all-gathered input
                                  for backward (DTensor), where Megatron keeps its sequence
                                  shard and gathers it again (Korthikanti Sec. 4.2.2) */
+    int flash_core_checkpoint; /* selective recompute checkpoints fused attention too (Megatron-
+                                 Core's core_attn: attention.py tensor_parallel.checkpoint);
+                                 Megatron-DeepSpeed checkpoints only the unfused core */
     int fp8_proj_original;    /* under fp8 the attention output projection keeps its 16-bit
                                  input, not an FP8 cast of it (Megatron with a recipe other
                                  than delayed and TE >= 2.6: attention.py set_save_original_input) */

@@ -280,7 +280,8 @@ static void stage_blocks(const pp_model *m, const pp_cluster *c, const pp_strate
                 st->hw_flops += 4 * (double)s->micro_batch * s->seq / s->cp * s->seq * m->heads * pp__head_dim(m) / s->tp;
         } else if (s->recompute == PP_RECOMPUTE_SELECTIVE && back) {
             unsigned rc = pp__rc_modules(s);
-            if (rc & PP_RC_CORE_ATTN) {
+            /* Megatron-DeepSpeed checkpoints only the unfused core */
+            if ((rc & PP_RC_CORE_ATTN) && (s->attention != PP_ATTN_FLASH || (fw && fw->flash_core_checkpoint))) {
                 st->recompute += q->bt.core_fwd_s;
                 double qk = m->heads * (double)pp__head_dim(m);
                 st->hw_flops += 4 * (double)s->micro_batch * s->seq / s->cp * s->seq * qk / s->tp;

@@ -256,7 +256,8 @@ static int pinned(const pp_search_opts *o)
     const pp_int_set *s[] = {&o->dp, &o->tp, &o->pp, &o->cp, &o->ep, &o->sp, &o->zero, &o->micro_batch, &o->virtual_stages};
     for (size_t i = 0; i < sizeof s / sizeof *s; i++)
         if (s[i]->n) return 1;
-    return o->precisions || o->offloads || o->recomputes || o->schedules || o->base.act_offload_layers;
+    return o->precisions || o->offloads || o->recomputes || o->schedules || o->base.act_offload_layers ||
+           o->base.recompute_modules;
 }
 
 static void unpin(pp_search_opts *a)
@@ -265,6 +266,7 @@ static void unpin(pp_search_opts *a)
     a->dp = a->tp = a->pp = a->cp = a->ep = a->sp = a->zero = a->micro_batch = a->virtual_stages = none;
     a->precisions = a->offloads = a->recomputes = a->schedules = 0;
     a->base.act_offload_layers = 0;
+    a->base.recompute_modules = 0;
 }
 
 /* Plans ranked after others because their peak's error bar crosses the
@@ -705,9 +707,11 @@ pp_status pp_plan_why_infeasible(const pp_model *m, const pp_cluster *c, const p
         try_search(&f, m, c, &a, "allow offload (ZeRO-Offload of optimizer states and parameters)");
     }
     a = *o;
-    if (o->recomputes && !(o->recomputes >> PP_RECOMPUTE_FULL & 1)) {
+    if ((o->recomputes && !(o->recomputes >> PP_RECOMPUTE_FULL & 1)) || o->base.recompute_modules) {
         a.recomputes = 0;
-        try_search(&f, m, c, &a, "allow full activation recomputation");
+        a.base.recompute_modules = 0; /* pinned modules allow selective recompute only */
+        try_search(&f, m, c, &a, o->base.recompute_modules ? "allow any recomputation (without --recompute-modules)"
+                                                          : "allow full activation recomputation");
     }
     a = *o;
     int mb_min = 0;

@@ -24,7 +24,8 @@ static int cmp_i(int a, int b) { return (a > b) - (a < b); }
 
 /* Simpler strategies first when everything else ties: fewer pipeline
  * stages, less TP/CP/EP, no sequence parallelism, lower ZeRO, no offload,
- * less recompute, then the remaining fields. */
+ * less recompute, then the remaining fields (the framework and the shard
+ * group last: plans the search tells apart are never equal). */
 static int cmp_strategy(const pp_strategy *a, const pp_strategy *b)
 {
     int f[][2] = {{a->pp, b->pp}, {a->tp, b->tp}, {a->cp, b->cp}, {a->ep, b->ep}, {a->dp, b->dp}, {a->sp, b->sp},
@@ -34,7 +35,8 @@ static int cmp_strategy(const pp_strategy *a, const pp_strategy *b)
                   {a->precision, b->precision}, {-a->micro_batch, -b->micro_batch}, {a->schedule, b->schedule},
                   {a->virtual_stages, b->virtual_stages}, {a->recompute_layers, b->recompute_layers},
                   {a->per_stage_recompute, b->per_stage_recompute}, {-pp__etp(a), -pp__etp(b)},
-                  {a->ep_dispatch, b->ep_dispatch}, {a->overlap_ep, b->overlap_ep}};
+                  {a->ep_dispatch, b->ep_dispatch}, {a->overlap_ep, b->overlap_ep},
+                  {a->framework, b->framework}, {a->shard, b->shard}};
     for (size_t i = 0; i < sizeof f / sizeof *f; i++)
         if (f[i][0] != f[i][1]) return cmp_i(f[i][0], f[i][1]);
     for (int i = 0; i < a->pp; i++) {

@@ -476,7 +476,7 @@ static void enum_schedules(enum_ctx *e)
 static int rc_module_sets(const pp__space *sp, const pp_strategy *s, unsigned *out)
 {
     int has = pp_framework_supports(s->framework, "recompute_modules", 1);
-    if (sp->o.base.recompute_modules) return has ? (out[0] = sp->o.base.recompute_modules, 1) : 0;
+    if (sp->o.base.recompute_modules) return out[0] = sp->o.base.recompute_modules, 1; /* the rule refuses it elsewhere */
     int n = 0, ng = 0, dense = 0;
     out[n++] = 0;
     if (!has) return n;
@@ -510,9 +510,11 @@ static void enum_inner(enum_ctx *e)
         for (int r = 0; r < sp->nrc; r++) {
             unsigned sets[8];
             s->recompute = (pp_recompute)sp->rc[r];
-            /* pinned modules: selective recompute of them, nothing else */
+            /* pinned modules: selective recompute of them, nothing else (the
+             * mask stays on the other candidates, which rule
+             * fw-recompute-modules refuses, and so counts) */
             int nsets = s->recompute == PP_RECOMPUTE_SELECTIVE ? rc_module_sets(sp, s, sets)
-                        : sp->o.base.recompute_modules ? 0 : (sets[0] = 0, 1);
+                                                                : (sets[0] = sp->o.base.recompute_modules, 1);
             for (int j = 0; j < nsets && !e->failed; j++) {
                 s->recompute_modules = sets[j];
                 if (level_ok(e, L_RC)) enum_schedules(e);

@@ -630,6 +630,8 @@ Test(cli_estimate, framework_rules)
                "--recompute-modules", "expected names among core_attn", "'mlp,attn'");
     expect_bad(cli(EST, "--framework", "megatron", "--recompute-modules", "mlp", NULL), "--recompute-modules mlp",
                "expected selective", "[rule fw-recompute-modules]");
+    expect_bad(cli(EST, "--framework", "megatron", "--recompute", "selective", "--recompute-modules", "", NULL),
+               "--recompute-modules", "expected names among core_attn", "got ''"); /* Megatron refuses an empty list */
     expect_bad(cli(EST, "--framework", "megatron-deepspeed", "--recompute", "selective", "--recompute-modules", "mlp", NULL),
                "--recompute-modules mlp", "frameworks that do: megatron", "[rule fw-recompute-modules]");
     expect_bad(cli(EST, "--framework", "megatron", "--recompute", "selective", "--recompute-modules", "moe_act", NULL),

@@ -761,3 +761,43 @@ Test(memory, mlp_recompute_keeps_the_dropout_mask)
     double b = pp__block_act_bytes(&m, &s, PP_BLOCK_DENSE, PP_RECOMPUTE_SELECTIVE);
     cr_expect(fabs(a - b - (1536 + 12288.0) * 2048) < 1, "saves %.0f, by hand %.0f", a - b, (1536 + 12288.0) * 2048);
 }
+
+/* Megatron-DeepSpeed checkpoints the attention core only on its unfused
+ * path (megatron/model/transformer.py f4157bea: checkpoint_core_attention
+ * is not used with flash attention): its selective recompute under flash
+ * keeps what no recompute keeps; Megatron-Core's drops the log-sum-exp. */
+Test(memory, megatron_deepspeed_selective_under_flash_keeps_all)
+{
+    pp_model m = fx_model("llama3-8b");
+    pp_strategy s;
+    pp_strategy_default(&s);
+    s.framework = PP_FW_MEGATRON_DEEPSPEED, s.seq = 4096, s.recompute = PP_RECOMPUTE_SELECTIVE;
+    cr_expect_eq(pp__block_act_bytes(&m, &s, PP_BLOCK_DENSE, PP_RECOMPUTE_SELECTIVE),
+                 pp__block_act_bytes(&m, &s, PP_BLOCK_DENSE, PP_RECOMPUTE_NONE));
+    s.framework = PP_FW_MEGATRON;
+    double d = pp__block_act_bytes(&m, &s, PP_BLOCK_DENSE, PP_RECOMPUTE_NONE) -
+               pp__block_act_bytes(&m, &s, PP_BLOCK_DENSE, PP_RECOMPUTE_SELECTIVE);
+    cr_expect(fabs(d - 4.0 * 32 * 4096) < 1, "megatron drops %.0f, by hand %.0f", d, 4.0 * 32 * 4096);
+}
+
+/* MLA under fp8: the q and kv down projections share the normed input and
+ * each keeps its own FP8 cast of it (1h each); in bf16 they keep the one
+ * 16-bit tensor (2h). DeepSeek-V3, TP 1, per token. */
+Test(memory, mla_fp8_keeps_two_casts_of_the_normed_input)
+{
+    pp_model d = fx_model("deepseek-v3");
+    pp_strategy s;
+    pp_strategy_default(&s);
+    s.framework = PP_FW_MEGATRON, s.seq = 4096, s.recompute = PP_RECOMPUTE_SELECTIVE;
+    s.recompute_modules = PP_RC_LAYERNORM;
+    double tok = 4096, h = d.hidden;
+    for (int p = 0; p < 2; p++) {
+        s.precision = p ? PP_PREC_FP8 : PP_PREC_BF16;
+        double got = pp__block_act_bytes(&d, &s, PP_BLOCK_DENSE, PP_RECOMPUTE_NONE) -
+                     pp__block_act_bytes(&d, &s, PP_BLOCK_DENSE, PP_RECOMPUTE_SELECTIVE);
+        /* layernorm recompute drops exactly the normed input's saved copies:
+         * fp8 two 1-byte casts, bf16 one 2-byte tensor */
+        double want = (p ? 2 * 1.0 : 1 * 2.0) * h * tok;
+        cr_expect(fabs(got - want) < 1, "%s: %.0f, by hand %.0f", p ? "fp8" : "bf16", got, want);
+    }
+}

@@ -76,6 +76,7 @@ Test(time, korthikanti_selective_hardware_flops)
     pp_strategy_default(&s);
     s.tp = 8, s.dp = 1, s.sp = 1, s.seq = 2048, s.micro_batch = 4, s.global_batch = 4;
     s.recompute = PP_RECOMPUTE_SELECTIVE;
+    s.attention = PP_ATTN_MATERIALISED; /* Korthikanti's runs predate flash attention */
     pp_plan p;
     estimate(&m, &c, &s, &p);
     double B = 4, S = 2048, l = 48, h = 6144, V = 51200;
@@ -619,4 +620,24 @@ Test(time, recompute_mlp_flops_and_tp_by_hand)
               "recompute %.6g vs %.6g s", p[1].time.recompute_s, p[0].time.recompute_s);
     cr_expect(p[1].memory.peak_bytes < p[0].memory.peak_bytes, "peak %.6g vs %.6g", p[1].memory.peak_bytes,
               p[0].memory.peak_bytes);
+}
+
+/* mla_up_proj without a q LoRA runs the whole q projection again: the
+ * recomputed FLOPs per token are 2 (h a (d_nope + d_rope) + d_c a (d_nope
+ * + d_v)) / t; with DeepSeek-V3's q LoRA the first term is d'_c, not h. */
+Test(time, mla_up_proj_recompute_flops_by_hand)
+{
+    pp_model d = fx_model("deepseek-v3");
+    pp_cluster c = fx_cluster("dgx-h100", 1, 0);
+    pp_strategy s;
+    pp_strategy_default(&s);
+    s.framework = PP_FW_MEGATRON, s.tp = 2, s.seq = 4096, s.recompute = PP_RECOMPUTE_SELECTIVE;
+    double tok = 4096, a = 128, qk = 128 + 64, kvo = 128 + 128, fl;
+    cr_expect_gt(pp__rc_fwd_s(&d, &c, &s, PP_BLOCK_MOE, PP_RC_MLA_UP_PROJ, &fl), 0);
+    double want = 2 * tok * (1536 * a * qk + 512 * a * kvo) / 2;
+    cr_expect(fabs(fl / want - 1) < 1e-12, "q LoRA: %.6g FLOPs, by hand %.6g", fl, want);
+    d.mla.q_lora_rank = 0;
+    cr_expect_gt(pp__rc_fwd_s(&d, &c, &s, PP_BLOCK_MOE, PP_RC_MLA_UP_PROJ, &fl), 0);
+    want = 2 * tok * (7168 * a * qk + 512 * a * kvo) / 2;
+    cr_expect(fabs(fl / want - 1) < 1e-12, "no q LoRA: %.6g FLOPs, by hand %.6g", fl, want);
 }

@@ -271,6 +271,12 @@ Test(search, cli_nothing_fits_exits_1, .timeout = 600)
     cr_assert(strstr(o, "Nothing fits") && strstr(o, "GiB usable") && strstr(o, "- more GPUs: ") && strstr(o, "(more GPUs)") &&
                   strstr(o, "allow offload"), "%s", o);
     free(o);
+    /* pinned recompute modules: the explanation tries without them */
+    rc = run("plan --model llama3-8b --cluster dgx-h100 --nodes 1 --global-batch 8 --seq 262144 --recompute-modules mlp", &o,
+             NULL);
+    cr_assert_eq(rc, 1, "%s", o);
+    cr_assert(strstr(o, "- allow any recomputation (without --recompute-modules): fits"), "%s", o);
+    free(o);
 }
 
 Test(search, cli_bad_input_exits_2)
