@@ -262,7 +262,7 @@ const char *cli_extras(const pp_strategy *s)
     buf[0] = '\0';
     if (s->recompute == PP_RECOMPUTE_SELECTIVE && s->recompute_modules && s->recompute_modules != PP_RC_CORE_ATTN) {
         char mods[96];
-        n = snprintf(buf, sizeof buf, " (%s)", pp_rc_modules_format(s->recompute_modules, mods, sizeof mods));
+        n = snprintf(buf, sizeof buf, " (%s)", pp_rc_modules_format(s->recompute_modules, ',', mods, sizeof mods));
     }
     if (s->act_offload_layers > 0)
         n += snprintf(buf + n, sizeof buf - (size_t)n, ", activations of %d blocks offloaded", s->act_offload_layers);

@@ -318,9 +318,7 @@ static void print_csv(const pp_model *m, const pp_cluster *c, const pp_plan_list
         join(lay, sizeof lay, s->stage_layers, s->pp);
         join(rc, sizeof rc, rcv, s->pp);
         char mods[96];
-        pp_rc_modules_format(s->recompute_modules, mods, sizeof mods);
-        for (char *q = mods; *q; q++)
-            if (*q == ',') *q = ' '; /* space-separated, as Megatron takes them */
+        pp_rc_modules_format(s->recompute_modules, ' ', mods, sizeof mods);
         printf("%d,%s,%s,%s,%d,%d,%d,%d,%d,%d,%d,%d,%d,%s,%s,%d,%s,%d,%d,%d,%d,%s,%d,%s,%s,%.9g,%d,%.9g,%.9g,%.9g,%.9g,%.9g,"
                "%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%d,%s,%d,%d,%s,%s\n",
                i + 1, pp_framework_name(s->framework), cli_csv(m->name), cli_csv(c->name), pp_cluster_gpus(c), s->dp,

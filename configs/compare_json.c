@@ -220,9 +220,7 @@ static void csv_row(pp__sbuf *b, const pp_compare_result *r, int i)
     csv_str(b, ok ? "" : e->error);
     /* added after the error, so the earlier columns keep their places */
     char mods[96] = "";
-    if (ok) pp_rc_modules_format(s->recompute_modules, mods, sizeof mods);
-    for (char *q = mods; *q; q++)
-        if (*q == ',') *q = ' ';
+    if (ok) pp_rc_modules_format(s->recompute_modules, ' ', mods, sizeof mods);
     csv_str(b, mods);
     if (b->p && b->n && b->p[b->n - 1] == ',') b->p[--b->n] = '\0';
     pp__sb_printf(b, "\n");

@@ -373,9 +373,7 @@ static void memory_flags(pp__sbuf *b, const pp_strategy *s, const pp_megatron_op
         pp__sb_printf(b, "  --recompute-granularity selective\n");
         if (lm && s->recompute_modules) { /* Megatron's default is core_attn alone */
             char mods[96];
-            pp_rc_modules_format(s->recompute_modules, mods, sizeof mods);
-            for (char *q = mods; *q; q++)
-                if (*q == ',') *q = ' ';
+            pp_rc_modules_format(s->recompute_modules, ' ', mods, sizeof mods);
             pp__sb_printf(b, "  --recompute-modules %s\n", mods);
         }
     } else if (s->recompute == PP_RECOMPUTE_FULL) {

@@ -130,7 +130,7 @@ void pp__report_strategy(pp__sbuf *b, const pp_strategy *s, const char *caption)
     char mods[96] = "";
     if (s->recompute == PP_RECOMPUTE_SELECTIVE && pp_framework_supports(s->framework, "recompute_modules", 1)) {
         size_t k = (size_t)snprintf(mods, sizeof mods, " (");
-        pp_rc_modules_format(s->recompute_modules ? s->recompute_modules : PP_RC_CORE_ATTN, mods + k, sizeof mods - k - 1);
+        pp_rc_modules_format(s->recompute_modules ? s->recompute_modules : PP_RC_CORE_ATTN, ',', mods + k, sizeof mods - k - 1);
         strcat(mods, ")");
     }
     row(b, "recompute", "%s%s%s", pp_recompute_name(s->recompute),

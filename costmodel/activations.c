@@ -120,6 +120,19 @@ static double mlp_act(const pp_model *m, const act_dims *d, int kind, unsigned r
     return (inputs + mask + router) / d->rep + inner / d->t;
 }
 
+/* The module groups of m a Megatron selective recompute can redo, into
+ * g[0..2]: mlp where it has dense blocks, mla_up_proj with MLA, moe_act
+ * and layernorm with experts; returns how many. */
+int pp__rc_module_groups(const pp_model *m, unsigned g[3])
+{
+    int n = 0, dense = 0;
+    for (int i = 0; i < m->layers && !dense; i++) dense = m->block_kind[i] != PP_BLOCK_MOE;
+    if (dense) g[n++] = PP_RC_MLP;
+    if (m->mla.kv_lora_rank > 0) g[n++] = PP_RC_MLA_UP_PROJ;
+    if (m->experts) g[n++] = PP_RC_MOE_ACT | PP_RC_LAYERNORM;
+    return n;
+}
+
 unsigned pp__rc_modules(const pp_strategy *s)
 {
     if (s->recompute != PP_RECOMPUTE_SELECTIVE) return 0;

@@ -70,6 +70,7 @@ double pp__cp_kv_bytes(const pp_model *m, const pp_strategy *s);
 double pp__optimizer_bytes_per_param(const pp_model *m, pp_optimizer o, pp_precision p);
 double pp__opt_bytes_per_param(const pp_model *m, const pp_strategy *s); /* with s->opt_states */
 unsigned pp__rc_modules(const pp_strategy *s); /* PP_RC_* a selective recompute redoes; 0 without */
+int pp__rc_module_groups(const pp_model *m, unsigned g[3]); /* the model's module groups */
 int pp__mcore_master(const pp_strategy *s); /* bf16 states with an fp32 master shard (fp8) */
 int pp__grad_copy_at_step(const pp_strategy *s); /* Megatron copies a 16-bit main_grad shard to fp32 */
 /* Bytes per stored weight and per gradient element. */

@@ -835,7 +835,7 @@ static int fw_rc_modules_ok(const why *w)
     char b[96];
     if (v == 0) return 1;
     if (v >> PP_RC_COUNT) return no(w, NULL, itoa_(b, (int)v), "expected a mask of %d module bits", PP_RC_COUNT);
-    pp_rc_modules_format(v, b, sizeof b);
+    pp_rc_modules_format(v, ',', b, sizeof b);
     if (!FW(w)->recompute_modules) return no_fw(w, b, has_rc_modules, 1, "recompute modules");
     if (s->recompute != PP_RECOMPUTE_SELECTIVE)
         return no(w, NULL, b, "recompute modules are what a selective recomputation redoes (recompute is %s; expected selective)",

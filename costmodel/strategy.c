@@ -82,13 +82,13 @@ int pp_rc_modules_parse(const char *list, unsigned *mask)
     return 0;
 }
 
-const char *pp_rc_modules_format(unsigned mask, char *buf, size_t cap)
+const char *pp_rc_modules_format(unsigned mask, char sep, char *buf, size_t cap)
 {
     size_t n = 0;
     if (cap) buf[0] = 0;
     for (int i = 0; i < PP_RC_COUNT && cap; i++)
         if (mask >> i & 1) {
-            int k = snprintf(buf + n, cap - n, "%s%s", n ? "," : "", rc_module_names[i]);
+            int k = snprintf(buf + n, cap - n, "%.1s%s", n ? &sep : "", rc_module_names[i]);
             if (k < 0 || (size_t)k >= cap - n) break;
             n += (size_t)k;
         }

@@ -510,10 +510,11 @@ PP_API const char *pp_loss_name(pp_loss l);
 PP_API int pp_enum_parse(const char *const *names, int n, const char *s);
 PP_API const char *const *pp_enum_names(int which, int *n); /* which: see PP_ENUM_* */
 /* Recompute modules (pp_strategy.recompute_modules): "mla_up_proj,mlp" (commas
- * or spaces) to a PP_RC_* mask, 0 or -1 on an unknown name; and back
- * (comma-separated, "" for 0) into buf, which it returns. */
+ * or spaces) to a PP_RC_* mask, 0 or -1 on an unknown name; and back (the
+ * names separated by sep: ',' or ' ' as Megatron takes them; "" for 0)
+ * into buf, which it returns. */
 PP_API int pp_rc_modules_parse(const char *list, unsigned *mask);
-PP_API const char *pp_rc_modules_format(unsigned mask, char *buf, size_t cap);
+PP_API const char *pp_rc_modules_format(unsigned mask, char sep, char *buf, size_t cap);
 enum { PP_ENUM_PRECISION, PP_ENUM_OFFLOAD, PP_ENUM_RECOMPUTE, PP_ENUM_SCHEDULE, PP_ENUM_OPTIMIZER,
        PP_ENUM_ATTENTION, PP_ENUM_GRAD_ACCUM, PP_ENUM_MODE, PP_ENUM_CP_COMM, PP_ENUM_LOSS, PP_ENUM_FRAMEWORK,
        PP_ENUM_OPT_STATES, PP_ENUM_RECOMPUTE_MODULES, PP_ENUM_COUNT };

@@ -71,7 +71,7 @@ static void summary(const pp_plan *p, char *buf, size_t cap)
     const char *const *prec = pp_enum_names(PP_ENUM_PRECISION, &n);
     char rc[128], mods[96];
     if (s->recompute == PP_RECOMPUTE_SELECTIVE && s->recompute_modules)
-        snprintf(rc, sizeof rc, "selective (%s)", pp_rc_modules_format(s->recompute_modules, mods, sizeof mods));
+        snprintf(rc, sizeof rc, "selective (%s)", pp_rc_modules_format(s->recompute_modules, ',', mods, sizeof mods));
     else if (s->recompute == PP_RECOMPUTE_FULL && s->per_stage_recompute) snprintf(rc, sizeof rc, "full (per stage)");
     else if (s->recompute == PP_RECOMPUTE_FULL && s->recompute_layers >= 0)
         snprintf(rc, sizeof rc, "full (%d blocks/stage)", s->recompute_layers);
@@ -132,8 +132,8 @@ static void strategy_diff(sbuf *b, const pp_strategy *x, const pp_strategy *y)
         sb_printf(b, "%srecompute %s vs %s", any++ ? ", " : " (", pp_recompute_name(x->recompute), pp_recompute_name(y->recompute));
     else if (x->recompute_modules != y->recompute_modules) {
         char mx[96], my[96];
-        pp_rc_modules_format(x->recompute_modules ? x->recompute_modules : PP_RC_CORE_ATTN, mx, sizeof mx);
-        pp_rc_modules_format(y->recompute_modules ? y->recompute_modules : PP_RC_CORE_ATTN, my, sizeof my);
+        pp_rc_modules_format(x->recompute_modules ? x->recompute_modules : PP_RC_CORE_ATTN, ',', mx, sizeof mx);
+        pp_rc_modules_format(y->recompute_modules ? y->recompute_modules : PP_RC_CORE_ATTN, ',', my, sizeof my);
         sb_printf(b, "%srecompute modules %s vs %s", any++ ? ", " : " (", mx, my);
     }
     if (x->offload != y->offload)
@@ -434,11 +434,8 @@ typedef struct moves {
 static unsigned rc_all_modules(const pp_model *m, const pp_strategy *s)
 {
     if (!pp_framework_supports(s->framework, "recompute_modules", 1)) return 0;
-    unsigned all = s->attention == PP_ATTN_FLASH ? 0 : PP_RC_CORE_ATTN;
-    for (int i = 0; i < m->layers; i++)
-        if (m->block_kind[i] != PP_BLOCK_MOE) all |= PP_RC_MLP;
-    if (m->mla.kv_lora_rank > 0) all |= PP_RC_MLA_UP_PROJ;
-    if (m->experts) all |= PP_RC_MOE_ACT | PP_RC_LAYERNORM;
+    unsigned g[3], all = s->attention == PP_ATTN_FLASH ? 0 : PP_RC_CORE_ATTN;
+    for (int i = 0, n = pp__rc_module_groups(m, g); i < n; i++) all |= g[i];
     return all;
 }
 
@@ -498,9 +495,7 @@ static void apply_move(const moves *mv, int d, int k, pp_strategy *s, pp_cluster
         s->recompute_layers = -1;
         s->per_stage_recompute = 0;
         if (s->recompute_modules) {
-            pp_rc_modules_format(s->recompute_modules, mods, sizeof mods);
-            for (char *q = mods; *q; q++)
-                if (*q == ',') *q = ' ';
+            pp_rc_modules_format(s->recompute_modules, ' ', mods, sizeof mods);
             snprintf(list, sizeof list, " (--recompute-modules %s)", mods);
         }
         snprintf(what + n, cap - n, "%s%s recompute%s%s", sep, s->recompute == PP_RECOMPUTE_FULL ? "full" : "selective", list,

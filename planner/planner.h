@@ -50,6 +50,8 @@ typedef struct pp__space {
     int tp[PP_SET_MAX], ntp, pp[PP_SPACE_MAX], npp, cp[PP_SPACE_MAX], ncp, ep[PP_SET_MAX], nep;
     int sp[2], nsp, zero[4], nzero;
     int prec[PP_PREC_COUNT], nprec, off[PP_OFFLOAD_COUNT], noff, rc[PP_RECOMPUTE_COUNT], nrc;
+    unsigned rc_groups[3];                /* the model's recompute module groups (pp__rc_module_groups) */
+    int nrc_groups;
     int sched[PP_SCHED_COUNT], nsched;
     int fw[PP_FW_COUNT], nfw;   /* frameworks searched */
     double usable;              /* GPU bytes a plan may use */

@@ -633,6 +633,16 @@ static pp_status act_offload_takes(const pp_model *m, const pp_search_opts *o, p
     return PP_OK;
 }
 
+/* The first framework asked for (all when none is) that has value v of
+ * dimension dim (pp_framework_supports), or -1. */
+static int first_fw_with(const pp_search_opts *o, const char *dim, int v)
+{
+    unsigned fws = o->frameworks ? o->frameworks : (1u << PP_FW_COUNT) - 1;
+    for (int f = 0; f < PP_FW_COUNT; f++)
+        if ((fws >> f & 1) && pp_framework_supports((pp_framework)f, dim, v)) return f;
+    return -1;
+}
+
 /* Pinned bf16 optimizer states (base.opt_states) hold for every candidate
  * or none: said before searching. No framework asked for keeps them, or
  * rule fw-opt-states refuses the base on one that does, at ZeRO-1 and a
@@ -641,10 +651,7 @@ static pp_status act_offload_takes(const pp_model *m, const pp_search_opts *o, p
 static pp_status opt_states_take(const pp_model *m, const pp_cluster *c, const pp_search_opts *o, pp_error *err)
 {
     if (o->base.opt_states != PP_OPT_STATES_BF16) return PP_OK;
-    unsigned fws = o->frameworks ? o->frameworks : (1u << PP_FW_COUNT) - 1;
-    int fw = -1;
-    for (int f = 0; f < PP_FW_COUNT && fw < 0; f++)
-        if ((fws >> f & 1) && pp_framework_supports((pp_framework)f, "opt_states", PP_OPT_STATES_BF16)) fw = f;
+    int fw = first_fw_with(o, "opt_states", PP_OPT_STATES_BF16);
     if (fw < 0)
         return pp__fail_field(err, PP_RULE_FW_OPT_STATES, "opt_states", "bf16", "no framework asked for keeps bf16 "
                               "optimizer states: only megatron does (parplan frameworks) [rule fw-opt-states]");
@@ -667,11 +674,8 @@ static pp_status rc_modules_take(const pp_model *m, const pp_cluster *c, const p
 {
     if (!o->base.recompute_modules) return PP_OK;
     char mods[96];
-    pp_rc_modules_format(o->base.recompute_modules, mods, sizeof mods);
-    unsigned fws = o->frameworks ? o->frameworks : (1u << PP_FW_COUNT) - 1;
-    int fw = -1;
-    for (int f = 0; f < PP_FW_COUNT && fw < 0; f++)
-        if ((fws >> f & 1) && pp_framework_supports((pp_framework)f, "recompute_modules", 1)) fw = f;
+    pp_rc_modules_format(o->base.recompute_modules, ',', mods, sizeof mods);
+    int fw = first_fw_with(o, "recompute_modules", 1);
     if (fw < 0)
         return pp__fail_field(err, PP_RULE_FW_RC_MODULES, "recompute_modules", mods, "no framework asked for has "
                               "recompute modules: only megatron does (parplan frameworks) [rule fw-recompute-modules]");

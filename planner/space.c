@@ -206,6 +206,7 @@ static pp_status init_masks(pp__space *sp, pp_error *err)
     if (sp->o.offloads == 1u << PP_OFFLOAD_NVME && sp->c->nvme_bytes <= 0)
         return pp__fail_field(err, PP_RULE_NVME, "offload", "nvme", "cluster %s has no NVMe", sp->c->name);
     sp->noff = sp->nrc = sp->nsched = sp->nfw = 0;
+    sp->nrc_groups = pp__rc_module_groups(sp->m, sp->rc_groups);
     for (int i = 0; i < PP_OFFLOAD_COUNT; i++)
         if (!sp->o.offloads || (sp->o.offloads >> i & 1)) sp->off[sp->noff++] = i;
     for (int i = 0; i < PP_RECOMPUTE_COUNT; i++)
@@ -475,18 +476,13 @@ static void enum_schedules(enum_ctx *e)
  * framework has it, and the candidates without selective recompute go. */
 static int rc_module_sets(const pp__space *sp, const pp_strategy *s, unsigned *out)
 {
-    int has = pp_framework_supports(s->framework, "recompute_modules", 1);
     if (sp->o.base.recompute_modules) return out[0] = sp->o.base.recompute_modules, 1; /* the rule refuses it elsewhere */
-    int n = 0, ng = 0, dense = 0;
+    int n = 0;
     out[n++] = 0;
-    if (!has) return n;
-    for (int i = 0; i < sp->m->layers && !dense; i++) dense = sp->m->block_kind[i] != PP_BLOCK_MOE;
-    unsigned core = s->attention == PP_ATTN_FLASH ? 0 : PP_RC_CORE_ATTN, all = 0, g[3];
-    if (dense) g[ng++] = PP_RC_MLP;
-    if (sp->m->mla.kv_lora_rank > 0) g[ng++] = PP_RC_MLA_UP_PROJ;
-    if (sp->m->experts) g[ng++] = PP_RC_MOE_ACT | PP_RC_LAYERNORM;
-    for (int i = 0; i < ng; i++) out[n++] = g[i] | core, all |= g[i];
-    if (ng > 1) out[n++] = all | core;
+    if (!pp_framework_supports(s->framework, "recompute_modules", 1)) return n;
+    unsigned core = s->attention == PP_ATTN_FLASH ? 0 : PP_RC_CORE_ATTN, all = 0;
+    for (int i = 0; i < sp->nrc_groups; i++) out[n++] = sp->rc_groups[i] | core, all |= sp->rc_groups[i];
+    if (sp->nrc_groups > 1) out[n++] = all | core;
     return n;
 }
 

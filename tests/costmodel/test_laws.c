@@ -288,7 +288,7 @@ static void command(const kase *k, const pp_strategy *s, char *buf, size_t cap)
     if (s->opt_states == PP_OPT_STATES_BF16) ADD(" --optimizer-states bf16");
     if (s->recompute_modules) {
         char mods[96];
-        ADD(" --recompute-modules %s", pp_rc_modules_format(s->recompute_modules, mods, sizeof mods));
+        ADD(" --recompute-modules %s", pp_rc_modules_format(s->recompute_modules, ',', mods, sizeof mods));
     }
 #undef ADD
 }
