@@ -211,7 +211,7 @@ static void flag_of(const char *field, char *buf, size_t cap)
         {"grad_accum_dtype", "grad-accum"}, {"overlap_dp", "no-dp-overlap"}, {"overlap_tp", "tp-overlap"},
         {"top_k", "top"}, {"ilp_time_limit_s", "ilp-time-limit"}, {"ilp_budget_s", "ilp-budget"}, {"price_usd_per_gpu_hour", "price-per-gpu-hour"},
         {"freeze_layers", "freeze"}, {"expandable_segments", "allocator"}, {"overlap_ep", "ep-overlap"}, {"grad_accum", "global-batch"}, {"stage_recompute", "stage-layers"},
-        {"opt_states", "optimizer-states"}, {"recompute_modules", "recompute-modules"}};
+        {"opt_states", "optimizer-states"}, {"recompute_modules", "recompute-modules"}, {"fp8_param_gather", "fp8-param-gather"}};
     for (size_t i = 0; i < sizeof map / sizeof *map; i++)
         if (!strcmp(field, map[i].field)) {
             snprintf(buf, cap, "--%s", map[i].flag);
@@ -254,7 +254,7 @@ static void safe_copy(const char *s, char *b, size_t cap)
 
 /* What follows the recompute in a strategy's line: the modules a selective
  * recompute redoes (when not Megatron's default), offloaded activations,
- * bf16 optimizer states. */
+ * bf16 optimizer states, FP8 primary weights. */
 const char *cli_extras(const pp_strategy *s)
 {
     static char buf[160];
@@ -266,7 +266,10 @@ const char *cli_extras(const pp_strategy *s)
     }
     if (s->act_offload_layers > 0)
         n += snprintf(buf + n, sizeof buf - (size_t)n, ", activations of %d blocks offloaded", s->act_offload_layers);
-    if (s->opt_states == PP_OPT_STATES_BF16) snprintf(buf + n, sizeof buf - (size_t)n, ", bf16 optimizer states");
+    if (s->opt_states == PP_OPT_STATES_BF16)
+        n += snprintf(buf + n, sizeof buf - (size_t)n, ", bf16 optimizer states");
+    if (s->precision == PP_PREC_FP8 && s->fp8_param_gather > 0)
+        snprintf(buf + n, sizeof buf - (size_t)n, ", fp8 primary weights");
     return buf;
 }
 

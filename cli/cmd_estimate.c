@@ -31,6 +31,8 @@ static const cli_opt opts[] = {
     {"optimizer", 1, "adamw|adam8bit|adafactor|sgd|lion|adagrad|rmsprop (default adamw)"},
     {"optimizer-states", 1, "fp32 (default) or bf16: megatron's precision-aware optimizer, AdamW's moments in bf16 "
                             "(--use-precision-aware-optimizer --exp-avg-dtype bf16 --exp-avg-sq-dtype bf16; zero 1)"},
+    {"fp8-param-gather", 1, "on|off: megatron fp8, FP8 primary weights (--fp8-param-gather: no bf16 copy, 1-byte "
+                            "parameter gathers; default on with zero 1 or 3)"},
     {"attention", 1, "flash|materialised (default flash)"},
     {"cp-comm", 1, "with --cp: ring (send/recv under attention), allgather (of K/V) or a2a (Ulysses) "
                    "(default: the framework's)"},
@@ -201,6 +203,12 @@ int cli_strategy(const cli_args *a, const pp_model *m, const pp_cluster *c, pp_s
         return 2;
     }
     if (al) s->buf.expandable_segments = !strcmp(al, "expandable");
+    const char *fg = cli_get(a, "fp8-param-gather");
+    if (fg && strcmp(fg, "on") && strcmp(fg, "off")) {
+        fprintf(stderr, "parplan: --fp8-param-gather: expected on|off, got '%s'\n", cli_q(fg));
+        return 2;
+    }
+    if (fg) s->fp8_param_gather = !strcmp(fg, "on");
     const char *ord = cli_get(a, "order");
     if (ord) {
         if (strlen(ord) >= sizeof s->order) {
@@ -355,7 +363,7 @@ static int read_megatron(const cli_args *a, const pp_model *m, const pp_cluster 
                                             "attention", "cp-comm", "loss", "micro-batch", "global-batch", "seq", "schedule",
                                             "virtual-stages", "stage-layers", "offload", "grad-accum", "deepspeed",
                                             "no-dp-overlap", "tp-overlap", "ep-overlap", "ep-dispatch", "reduce-bucket", "allgather-bucket",
-                                            "allocator", "optimizer-states", "recompute-modules",
+                                            "allocator", "optimizer-states", "recompute-modules", "fp8-param-gather",
                                             NULL};
     int rc = refuse_from_file(a, from_file, "megatron-args");
     if (rc) return rc;

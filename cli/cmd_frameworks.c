@@ -34,6 +34,7 @@ static const row rows[] = {
     {"recompute", "recompute", PP_ENUM_RECOMPUTE, -1, -1},
     {"recompute k blocks per stage", "partial_recompute", -1, 1, 1},
     {"selective recompute of chosen modules", "recompute_modules", -1, 1, 1},
+    {"fp8 primary weights (zero 1 or 3)", "fp8_param_gather", -1, 1, 1},
     {"activation offload to CPU (pp 1)", "act_offload", -1, 1, 1},
     {"optimizer", "optimizer", PP_ENUM_OPTIMIZER, -1, -1},
     {"bf16 optimizer states (AdamW, zero 1)", "opt_states", -1, 1, 1},

@@ -51,6 +51,7 @@ static const cli_opt opts[] = {
     {"loss", 1, "loss kernel: fp32, fused or chunked (default fp32)"},
     {"grad-accum", 1, "gradient accumulation: 16bit, fp32 or 16bit+fp32 (default: each framework's)"},
     {"optimizer-states", 1, "fp32 (default) or bf16 (megatron's precision-aware optimizer: plans of megatron with zero 1 only)"},
+    {"fp8-param-gather", 1, "on|off: megatron fp8 plans with FP8 primary weights (default: on where Megatron can)"},
     {"recompute-modules", 1, "what selective recompute redoes, among core_attn, mlp, moe_act, layernorm, mla_up_proj "
                              "(megatron's --recompute-modules; default: each group the model has is tried)"},
     {"act-offload-layers", 1, "megatron, pp 1, no recompute: the first N blocks' activations go to host memory "
@@ -110,7 +111,7 @@ static int parse_objective(const cli_args *a, pp_objective *o)
 /* Options estimate also has that fix what is not searched. */
 static int base_strategy(const cli_args *a, const pp_model *m, const pp_cluster *c, pp_strategy *s)
 {
-    static const char *const keep[] = {"optimizer", "optimizer-states", "recompute-modules", "attention", "cp-comm", "loss", "grad-accum", "act-offload-layers", "reduce-bucket", "allgather-bucket", "cuda-context-gib",
+    static const char *const keep[] = {"optimizer", "optimizer-states", "recompute-modules", "fp8-param-gather", "attention", "cp-comm", "loss", "grad-accum", "act-offload-layers", "reduce-bucket", "allgather-bucket", "cuda-context-gib",
                                        "fragmentation", "allocator", "free-pipeline-outputs", "order", "no-dp-overlap", "tp-overlap", "mode", "lora-alpha",
                                        "lora-dropout", "lora-targets", "freeze"};
     cli_args f;
@@ -304,7 +305,7 @@ static void print_csv(const pp_model *m, const pp_cluster *c, const pp_plan_list
            "global_batch,seq,schedule,virtual_stages,stage_layers,stage_recompute,peak_bytes,peak_stage,step_s,"
            "compute_s,recompute_s,tp_comm_s,cp_comm_s,ep_comm_s,pp_comm_s,dp_comm_exposed_s,bubble_s,optimizer_s,"
            "offload_s,tokens_per_s,model_tflops_per_gpu,mfu,train_days,train_cost_usd,train_energy_kwh,etp,ep_dispatch,"
-           "overlap_ep,expandable_segments,opt_states,recompute_modules\n");
+           "overlap_ep,expandable_segments,opt_states,recompute_modules,fp8_param_gather\n");
     for (int i = 0; i < l->n; i++) {
         const pp_plan *p = &l->plans[i];
         const pp_strategy *s = &p->strategy;
@@ -320,7 +321,7 @@ static void print_csv(const pp_model *m, const pp_cluster *c, const pp_plan_list
         char mods[96];
         pp_rc_modules_format(s->recompute_modules, ' ', mods, sizeof mods);
         printf("%d,%s,%s,%s,%d,%d,%d,%d,%d,%d,%d,%d,%d,%s,%s,%d,%s,%d,%d,%d,%d,%s,%d,%s,%s,%.9g,%d,%.9g,%.9g,%.9g,%.9g,%.9g,"
-               "%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%d,%s,%d,%d,%s,%s\n",
+               "%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%d,%s,%d,%d,%s,%s,%d\n",
                i + 1, pp_framework_name(s->framework), cli_csv(m->name), cli_csv(c->name), pp_cluster_gpus(c), s->dp,
                s->tp, s->pp, s->cp, s->ep, s->sp, s->zero, s->shard,
                pp_offload_name(s->offload), pp_recompute_name(s->recompute), s->act_offload_layers,
@@ -331,7 +332,8 @@ static void print_csv(const pp_model *m, const pp_cluster *c, const pp_plan_list
                t->offload_s, p->throughput.tokens_per_s, p->throughput.model_tflops_per_gpu, p->throughput.mfu,
                p->train.days, p->train.cost_usd, p->train.energy_kwh, s->etp > 0 ? s->etp : s->tp,
                s->ep_dispatch ? "hierarchical" : "alltoall", s->overlap_ep, s->buf.expandable_segments > 0,
-               pp_enum_names(PP_ENUM_OPT_STATES, &(int){0})[s->opt_states], mods);
+               pp_enum_names(PP_ENUM_OPT_STATES, &(int){0})[s->opt_states], mods,
+               s->precision == PP_PREC_FP8 && s->fp8_param_gather > 0);
     }
 }
 

@@ -43,7 +43,7 @@ static const double pcie_gb_s[7] = {[3] = 15.75, [4] = 31.5, [5] = 63.0, [6] = 1
 
 static const char *const gpu_keys[] = {
     "name", "aliases", "full_name", "vendor", "source", "mem_gib", "hbm_tb_s", "tflops", "tdp_w",
-    "price_usd_per_gpu_hour", "price_date", "efficiency", NULL};
+    "price_usd_per_gpu_hour", "price_date", "efficiency", "fp8_transpose", NULL};
 static const char *const eff_keys[] = {"matmul", "attention", "cudnn_attention_speedup", "hbm", "source", NULL};
 static const char *const catalog_keys[] = {"gpus", NULL};
 static const char *const cluster_keys[] = {
@@ -178,6 +178,7 @@ static void read_gpu(jr_ctx *c, const cJSON *g, const char *path, gpu_entry *e)
     if (num_pos(c, g, path, "hbm_tb_s", 1, 1000, &v)) out->hbm_bw = v * 1e12;
     read_tflops(c, g, path, out);
     read_efficiency(c, g, path, out);
+    jr_bool(c, g, path, "fp8_transpose", 0, &out->fp8_transpose);
     num_pos(c, g, path, "tdp_w", 1, 1e4, &out->tdp_w);
     read_price(c, g, path, out);
 }

@@ -355,6 +355,9 @@ static void memory_flags(pp__sbuf *b, const pp_strategy *s, const pp_megatron_op
                             "16-bit input rather than an FP8 copy (older releases keep both: 1 byte an element more)%s",
                      s->recompute_modules & (PP_RC_MOE_ACT | PP_RC_LAYERNORM)
                          ? "; its moe_act and layernorm recompute need it too (transformer_config.py checks)" : "");
+            /* FP8 primary weights: no bf16 copy, 1-byte parameter gathers
+             * (memory.c pp__weight_bytes_on, steptime.c dp_comm) */
+            if (s->fp8_param_gather > 0) flag(b, "--fp8-param-gather");
         }
         else pp__note(notes, "fp8: Megatron-DeepSpeed runs --bf16; the fp8 GEMMs come from Transformer Engine layers "
                              "in the model code");

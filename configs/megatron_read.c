@@ -1309,6 +1309,23 @@ static void read_opt_states(mr_ctx *x, pp_strategy *s)
     }
 }
 
+/* --fp8-param-gather (Megatron-LM d98e8a64dd: transformer_config.py asserts
+ * fp8; arguments.py asserts the distributed optimizer or an FSDP). Read as
+ * given, so that a file without it is priced with bf16 weights. */
+static void read_fp8_params(mr_ctx *x, pp_strategy *s)
+{
+    mr_occ *o = get(x, "--fp8-param-gather");
+    s->fp8_param_gather = o != NULL && !x->mds;
+    set_src(x, "fp8_param_gather", "--fp8-param-gather");
+    if (!o || x->st || x->mds) return;
+    if (s->precision != PP_PREC_FP8)
+        return (void)fail(x, o->line, "--fp8-param-gather without --fp8-format: Megatron asserts FP8 primary weights "
+                          "are used with fp8 training");
+    if (s->zero == 0)
+        fail(x, o->line, "--fp8-param-gather needs --use-distributed-optimizer or --use-megatron-fsdp: Megatron "
+             "asserts it");
+}
+
 static void read_behaviour(mr_ctx *x, pp_strategy *s)
 {
     if (!x->mds) {
@@ -1389,6 +1406,7 @@ static void read_behaviour(mr_ctx *x, pp_strategy *s)
     }
     set_src(x, "attention", x->mds ? "--use-flash-attn-v2" : "--attention-backend");
     if (!x->mds) read_opt_states(x, s);
+    read_fp8_params(x, s);
     static const char *const refused[] = {"--use-torch-fsdp2", "--optimizer-cpu-offload", "--cpu-offloading", NULL};
     for (int i = 0; refused[i] && !x->st; i++) {
         mr_occ *r = get(x, refused[i]);

@@ -40,6 +40,7 @@ static void add_strategy(cJSON *o, const pp_strategy *s)
     cJSON_AddStringToObject(j, "grad_accum_dtype", (unsigned)s->grad_accum_dtype < (unsigned)n ? grads[s->grad_accum_dtype] : "auto");
     cJSON_AddBoolToObject(j, "free_pipeline_outputs", s->buf.free_pipeline_outputs > 0);
     cJSON_AddBoolToObject(j, "expandable_segments", s->buf.expandable_segments > 0);
+    cJSON_AddBoolToObject(j, "fp8_param_gather", s->precision == PP_PREC_FP8 && s->fp8_param_gather > 0);
     cJSON_AddBoolToObject(j, "overlap_dp", s->overlap_dp > 0);
     cJSON_AddBoolToObject(j, "overlap_tp", s->overlap_tp > 0);
     cJSON_AddBoolToObject(j, "overlap_ep", s->overlap_ep > 0);

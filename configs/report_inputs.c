@@ -124,9 +124,11 @@ void pp__report_strategy(pp__sbuf *b, const pp_strategy *s, const char *caption)
         s->cp, s->ep, yes(s->sp), s->order);
     row(b, "ZeRO / offload", "stage %d; offload %s; activations of %d blocks offloaded", s->zero,
         pp_offload_name(s->offload), s->act_offload_layers);
-    row(b, "precision / optimizer", "%s; %s with %s states; gradients accumulate as %s",
-        enum_name(PP_ENUM_PRECISION, s->precision), pp_optimizer_name(s->optimizer),
-        enum_name(PP_ENUM_OPT_STATES, s->opt_states), enum_name(PP_ENUM_GRAD_ACCUM, s->grad_accum_dtype));
+    row(b, "precision / optimizer", "%s%s; %s with %s states; gradients accumulate as %s",
+        enum_name(PP_ENUM_PRECISION, s->precision),
+        s->precision == PP_PREC_FP8 ? (s->fp8_param_gather > 0 ? " with FP8 primary weights" : " with bf16 weights") : "",
+        pp_optimizer_name(s->optimizer), enum_name(PP_ENUM_OPT_STATES, s->opt_states),
+        enum_name(PP_ENUM_GRAD_ACCUM, s->grad_accum_dtype));
     char mods[96] = "";
     if (s->recompute == PP_RECOMPUTE_SELECTIVE && pp_framework_supports(s->framework, "recompute_modules", 1)) {
         size_t k = (size_t)snprintf(mods, sizeof mods, " (");

@@ -19,7 +19,7 @@ static const char *const estimate_keys[] = {
     "train_tokens", "price_per_gpu_hour", "tdp_w", "framework", "shard",
     /* read by pp__scenario_read_base, as in a scenario */
     "optimizer", "attention", "cp_comm", "loss", "free_pipeline_outputs", "expandable_segments", "grad_accum_dtype",
-    "act_offload_layers", "opt_states", "recompute_modules", "mode", "lora_rank",
+    "act_offload_layers", "opt_states", "recompute_modules", "fp8_param_gather", "mode", "lora_rank",
     "lora_alpha", "lora_dropout", "lora_targets", "freeze_embeddings", "freeze_layers", NULL};
 
 typedef struct est_req {

@@ -14,7 +14,7 @@ static const char *const scenario_keys[] = {
     "model", "cluster", "nodes", "gpus", "global_batch", "seq", "top", "objective", "train_tokens",
     "price_per_gpu_hour", "max_tp_per_node", "dp", "tp", "pp", "cp", "ep", "sp", "zero", "micro_batch",
     "virtual_stages", "precision", "offload", "recompute", "schedule", "optimizer", "attention", "cp_comm", "loss", "free_pipeline_outputs",
-    "expandable_segments", "grad_accum_dtype", "act_offload_layers", "opt_states", "recompute_modules", "mode", "lora_rank", "lora_alpha", "lora_dropout", "lora_targets",
+    "expandable_segments", "grad_accum_dtype", "act_offload_layers", "opt_states", "recompute_modules", "fp8_param_gather", "mode", "lora_rank", "lora_alpha", "lora_dropout", "lora_targets",
     "freeze_embeddings", "freeze_layers", "stage_partition", "framework", NULL};
 
 static const char *const objective_names[] = {"throughput", "cost", "memory"};
@@ -110,6 +110,7 @@ void pp__scenario_read_base(jr_ctx *c, const cJSON *o, const char *path, pp_stra
     if (jr_enum(c, o, path, "loss", 0, names, n, &e)) b->loss = (pp_loss)e;
     jr_bool(c, o, path, "free_pipeline_outputs", 0, &b->buf.free_pipeline_outputs);
     jr_bool(c, o, path, "expandable_segments", 0, &b->buf.expandable_segments);
+    jr_bool(c, o, path, "fp8_param_gather", 0, &b->fp8_param_gather);
     names = pp_enum_names(PP_ENUM_GRAD_ACCUM, &n);
     if (jr_enum(c, o, path, "grad_accum_dtype", 0, names, n, &e)) b->grad_accum_dtype = (pp_grad_accum)e;
     jr_int(c, o, path, "act_offload_layers", 0, 0, PP_MAX_LAYERS, &b->act_offload_layers);

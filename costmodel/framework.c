@@ -73,7 +73,7 @@ static const pp__fw table[PP_FW_COUNT] = {
         .recompute = RC_ALL, .partial_recompute = 1, .optimizers = B(PP_OPT_ADAMW) | B(PP_OPT_SGD),
         .modes = B(PP_MODE_FULL), .losses = B(PP_LOSS_FP32) | B(PP_LOSS_FUSED), .split = PP_SPLIT_ANY,
         .megatron_arch = 1, .fixed_order = 1, .tp_overlap = 1, .dp_overlap_pp = 1, .act_offload = 1, .etp = 1,
-        .bf16_opt_states = 1, .recompute_modules = 1, .fp8_proj_original = 1, .flash_core_checkpoint = 1,
+        .bf16_opt_states = 1, .fp8_param_gather = 1, .recompute_modules = 1, .fp8_proj_original = 1, .flash_core_checkpoint = 1,
         .weights = PP_W_MASTER16, .buckets = PP_BUCKETS_VIEWS, .opt_temp = PP_OPT_TEMP_NONE, .grads_persist = 1,
         .free_outputs = 1, .cp_default = PP_CP_RING, .z3_per_block = 1, .alloc_env = 1, .te_attention = 1,
     },
@@ -194,6 +194,25 @@ static int expandable_default(const pp__fw *f, const pp_cluster *c)
     return f->alloc_env && c && strcmp(c->gpu.vendor, "NVIDIA") == 0;
 }
 
+/* FP8 primary weights wherever Megatron-LM takes them (arguments.py:
+ * --fp8-param-gather needs fp8, and the distributed optimizer or
+ * Megatron-FSDP; d98e8a64dd), as Megatron-Bridge's FP8 recipes and NVIDIA's
+ * MLPerf v5.1 runs set them: less memory and half the parameter gather,
+ * for the same arithmetic (docs/memory.md, "FP8 primary weights"). */
+static int fp8_params_default(const pp__fw *f, const pp_strategy *s)
+{
+    return f->fp8_param_gather && s->precision == PP_PREC_FP8 && s->zero >= 1 && s->ft.mode == PP_MODE_FULL &&
+           s->offload == PP_OFFLOAD_NONE;
+}
+
+int pp__fp8_params(const pp_strategy *s)
+{
+    if (s->precision != PP_PREC_FP8) return 0;
+    if (s->fp8_param_gather >= 0) return s->fp8_param_gather > 0;
+    const pp__fw *f = pp__fw_get(s->framework);
+    return f && fp8_params_default(f, s);
+}
+
 void pp__fw_fill(pp_strategy *s, const pp_cluster *c)
 {
     const pp__fw *f = pp__fw_get(s->framework);
@@ -206,6 +225,7 @@ void pp__fw_fill(pp_strategy *s, const pp_cluster *c)
     if (s->buf.free_pipeline_outputs < 0) s->buf.free_pipeline_outputs = f->free_outputs, s->filled |= PP_FILLED_OUTPUTS;
     if (s->buf.expandable_segments < 0)
         s->buf.expandable_segments = expandable_default(f, c), s->filled |= PP_FILLED_ALLOCATOR;
+    if (s->fp8_param_gather < 0) s->fp8_param_gather = fp8_params_default(f, s), s->filled |= PP_FILLED_FP8_PARAMS;
     buckets_default(f, s, &s->buf);
 }
 
@@ -220,6 +240,7 @@ void pp__fw_unfill(pp_strategy *s)
     if (k & PP_FILLED_OVERLAP_TP) s->overlap_tp = -1;
     if (k & PP_FILLED_OUTPUTS) s->buf.free_pipeline_outputs = -1;
     if (k & PP_FILLED_ALLOCATOR) s->buf.expandable_segments = -1;
+    if (k & PP_FILLED_FP8_PARAMS) s->fp8_param_gather = -1;
     if (k & PP_FILLED_REDUCE_BUCKET) s->buf.reduce_bucket = 0;
     if (k & PP_FILLED_ALLGATHER_BUCKET) s->buf.allgather_bucket = 0;
     if (k & PP_FILLED_GRAD_ACCUM) s->grad_accum = 0;
@@ -254,6 +275,7 @@ int pp_framework_supports(pp_framework fw, const char *dim, int v)
     if (!strcmp(dim, "te_attention")) return v == (f->te_attention != 0);
     if (!strcmp(dim, "tp_gathered_inputs")) return v == (f->tp_gathered_inputs != 0);
     if (!strcmp(dim, "recompute_early_stop")) return v == (f->recompute_early_stop != 0);
+    if (!strcmp(dim, "fp8_param_gather")) return v == 0 || (v == 1 && f->fp8_param_gather);
     if (!strcmp(dim, "opt_states")) return v == PP_OPT_STATES_FP32 || (v == PP_OPT_STATES_BF16 && f->bf16_opt_states);
     if (!strcmp(dim, "recompute_modules")) return v == 0 || f->recompute_modules;
     return 0;

@@ -86,6 +86,9 @@ typedef struct pp__fw {
                                  than delayed and TE >= 2.6: attention.py set_save_original_input) */
     int recompute_modules;    /* selective recomputation of chosen modules (Megatron-Core's
                                  --recompute-modules), not only the attention core */
+    int fp8_param_gather;     /* FP8 primary weights gathered in FP8 (Megatron-Core's
+                                 --fp8-param-gather: the distributed optimizer or
+                                 Megatron-FSDP) */
     int bf16_opt_states;      /* AdamW with bf16 moments and the master weight's low 16
                                  bits (Megatron-Core's precision-aware optimizer) */
     int recompute_early_stop; /* full recompute is torch.utils.checkpoint's non-reentrant
@@ -131,6 +134,8 @@ double pp__vocab(const pp_model *m, const pp_strategy *s);
 const pp__fw *pp__fw_get(pp_framework f);
 /* Fills every AUTO behaviour of s (framework set) with the framework's:
  * gradient dtype, CP kind, loss, overlaps, pipeline outputs, buckets. */
+/* FP8 primary weights in effect: set, or -1 and the framework's default. */
+int pp__fp8_params(const pp_strategy *s);
 void pp__fw_fill(pp_strategy *s, const pp_cluster *c);
 /* Undoes what resolve derived (pp_strategy.filled): back to AUTO. */
 void pp__fw_unfill(pp_strategy *s);

@@ -18,6 +18,30 @@ double pp__weight_bytes(pp_precision p)
     return p == PP_PREC_FP32 ? 4.0 : p == PP_PREC_FP8 ? 3.0 : 2.0;
 }
 
+/* Bytes per weight a GPU stores for the strategy (docs/memory.md, "FP8
+ * primary weights"). Under fp8 Transformer Engine caches each weight's FP8
+ * cast across micro-batches (linear.py _fp8_workspaces), with a transposed
+ * copy where FP8 GEMMs are TN only (Hopper, Ada): 2 + 1 or 2 + 2 bytes.
+ * With FP8 primary weights (Megatron's --fp8-param-gather) the FP8 tensor
+ * is the parameter and no bf16 copy is kept: 1 byte, 2 with the transpose
+ * (fp8_param_gather.md: TE float8_tensor_storage.py, Megatron-LM
+ * param_and_grad_buffer.py, d98e8a64dd). */
+double pp__weight_bytes_on(const pp_strategy *s, const pp_gpu *g)
+{
+    if (s->precision != PP_PREC_FP8) return pp__weight_bytes(s->precision);
+    double fp8 = 1.0 + (g && g->fp8_transpose ? 1.0 : 0.0);
+    return pp__fp8_params(s) ? fp8 : 2.0 + fp8;
+}
+
+/* Bytes per weight the parameter all-gather moves: 16-bit (fp32 in fp32
+ * training), the FP8 bytes of FP8 primary weights (the transpose is made
+ * after the gather: TE utils.py post_all_gather_processing). */
+double pp__gather_bytes(const pp_strategy *s)
+{
+    if (s->precision == PP_PREC_FP32) return 4.0;
+    return s->precision == PP_PREC_FP8 && pp__fp8_params(s) ? 1.0 : 2.0;
+}
+
 double pp__grad_bytes(const pp_strategy *s)
 {
     if (s->precision == PP_PREC_FP32) return 4.0;
@@ -291,9 +315,9 @@ static double shard_fraction(const pp_strategy *s, const stage_params *sp)
 /* Bytes per stored base weight: 16 bits with an fp32 master in the
  * optimizer (Megatron, DeepSpeed); fp32 parameters under PyTorch AMP and
  * FSDP in full training; 16 bits for a LoRA base loaded in bf16. */
-static double weight_bytes(const pp__fw *f, const pp_strategy *s)
+static double weight_bytes(const pp__fw *f, const pp_strategy *s, const pp_gpu *g)
 {
-    if (f->weights == PP_W_MASTER16 || s->precision == PP_PREC_FP32) return pp__weight_bytes(s->precision);
+    if (f->weights == PP_W_MASTER16 || s->precision == PP_PREC_FP32) return pp__weight_bytes_on(s, g);
     return s->ft.mode == PP_MODE_FULL ? 4.0 : 2.0;
 }
 
@@ -328,19 +352,23 @@ static void nvme_states(const pp_strategy *s, double opt, double train, states *
 /* Model states on the GPU and on the host, after ZeRO and offload. Frozen
  * weights hold storage only; LoRA adapters train in their own dtype and need
  * no master copy; QLoRA stores linear weights in NF4. */
-static states model_states(const pp_model *m, const pp_strategy *s, const stage_params *sp)
+static states model_states(const pp_model *m, const pp_strategy *s, const pp_gpu *gpu, const stage_params *sp)
 {
     states st;
     const pp__fw *fw = pp__fw_get(s->framework);
     int zs = pp__zero_states(s);
     double nd = (double)s->dp * s->cp, f = shard_fraction(s, sp);
-    double w = weight_bytes(fw, s), g = pp__grad_bytes(s);
+    double w = weight_bytes(fw, s, gpu), g = pp__grad_bytes(s);
     double k = opt_bytes(m, fw, s), k_lora = pp__optimizer_bytes_per_param(m, s->optimizer, PP_PREC_FP32);
     double all = sp->dense + sp->expert;
     /* adapters: fp32 under PEFT's default autocast; 16-bit in QLoRA's recipe
      * (qlora.py casts LoRA modules to bf16); their optimizer needs no master */
     double la = s->ft.mode == PP_MODE_QLORA ? 2 : 4;
-    double weights = (all - sp->quantized) * w + sp->quantized * pp__qlora_bytes_per_param() + sp->lora * la;
+    /* under fp8 the embedding and the output layer stay 16-bit: Transformer
+     * Engine quantises the blocks' GEMM weights only */
+    double edge = s->precision == PP_PREC_FP8 && fw->weights == PP_W_MASTER16 ? sp->embed + sp->head : 0;
+    double weights = (all - sp->quantized - edge) * w + edge * 2.0 + sp->quantized * pp__qlora_bytes_per_param() +
+                     sp->lora * la;
     double grads = sp->trainable * g + sp->lora * la, opt = sp->trainable * k + sp->lora * k_lora;
     double train = sp->trainable + sp->lora;
     /* DeepSpeed's BF16_Optimizer keeps an fp32 accumulation buffer all run;
@@ -400,10 +428,10 @@ static double largest_unit(const stage_params *sp) { return fmax(sp->largest_blo
  * prefetched; every unit when parameters stay gathered after forward) with
  * one unit's unsharded gradients before its reduce-scatter; Megatron-FSDP
  * the same, double-buffered by layer. */
-static void comm_buffers(const pp_strategy *s, const stage_params *sp, pp_stage_mem *o)
+static void comm_buffers(const pp_strategy *s, const pp_gpu *gpu, const stage_params *sp, pp_stage_mem *o)
 {
     const pp__fw *fw = pp__fw_get(s->framework);
-    double nd = (double)s->dp * s->cp, w = pp__weight_bytes(s->precision);
+    double nd = (double)s->dp * s->cp, w = pp__weight_bytes_on(s, gpu);
     double g = pp__grad_bytes(s), all = sp->dense + sp->expert, train = sp->trainable + sp->lora;
     o->bucket_bytes = 0;
     o->zero_gather_bytes = 0;
@@ -440,6 +468,8 @@ static void comm_buffers(const pp_strategy *s, const stage_params *sp, pp_stage_
          * gradients wait for their reduce-scatter (Megatron-LM megatron/core/
          * distributed/fsdp/src/docs/runtime_schedule.md: AO/DO, AI/DI) */
         if (s->zero == 3 && nd > 1) {
+            /* FP8 primary weights: a unit arrives in FP8 and the Hopper
+             * transpose is rebuilt beside it (w) */
             double unit = largest_unit(sp);
             o->zero_gather_bytes = 2 * unit * w;
             o->bucket_bytes = unit * g;
@@ -597,7 +627,7 @@ static void stage_estimate(const pp_model *m, const pp_cluster *c, const pp_stra
     int is_first = i == 0, is_last = i == s->pp - 1;
     double tok = (double)s->micro_batch * s->seq / s->cp, rep = s->sp ? s->tp : 1;
     stage_params sp = stage_param_count(m, s, first, last, is_first, is_last);
-    states st = model_states(m, s, &sp);
+    states st = model_states(m, s, &c->gpu, &sp);
 
     memset(o, 0, sizeof *o);
     o->stage = i;
@@ -630,10 +660,9 @@ static void stage_estimate(const pp_model *m, const pp_cluster *c, const pp_stra
      * sets deallocate_pipeline_outputs); plus a receive buffer */
     double outs = s->buf.free_pipeline_outputs ? 1 : o->inflight;
     o->p2p_bytes = s->pp > 1 ? (outs + 1) * ab * tok * m->hidden / rep : 0;
-    comm_buffers(s, &sp, o);
+    comm_buffers(s, &c->gpu, &sp, o);
     o->context_bytes = s->buf.cuda_context + pp__nccl_bytes(s);
     phases(s, &st, act, o);
-    (void)c;
 }
 
 void pp_memory_estimate(const pp_model *m, const pp_cluster *c, const pp_strategy *s, pp_memory *out)

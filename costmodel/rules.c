@@ -81,6 +81,7 @@ static const rule_def defs[PP_RULE_COUNT] = {
     [PP_RULE_FW_ALLOCATOR] = {{"fw-allocator", "expandable_segments", "expandable segments are set by a launch file that gives PYTORCH_CUDA_ALLOC_CONF to every rank (Megatron-LM's argument script)"}, D(FW) | D(BEHAV)},
     [PP_RULE_FW_RC_MODULES] = {{"fw-recompute-modules", "recompute_modules", "recompute modules are Megatron-Core's, with recompute selective; mla_up_proj needs multi-latent attention, moe_act experts"}, D(FW) | D(RC) | D(BASE)},
     [PP_RULE_FW_OPT_STATES] = {{"fw-opt-states", "opt_states", "bf16 optimizer states are Megatron-Core's precision-aware optimizer: AdamW, the distributed optimizer (zero 1), bf16 or fp8 training, full training"}, D(FW) | D(ZERO) | D(PREC) | D(BASE)},
+    [PP_RULE_FW_FP8_PARAMS] = {{"fw-fp8-params", "fp8_param_gather", "FP8 primary weights are Megatron-Core's --fp8-param-gather: fp8 training, the distributed optimizer (zero 1) or Megatron-FSDP (zero 3), full training, no offload"}, D(FW) | D(PREC) | D(ZERO) | D(OFFLOAD) | D(BEHAV) | D(BASE)},
     [PP_RULE_FW_ACT_OFFLOAD] = {{"fw-act-offload", "act_offload_layers", "activations go to the CPU only where the framework offloads them: Megatron-Core with pp 1, no recompute, fewer blocks than the model's"}, D(FW) | D(DEG) | D(RC) | D(BASE)},
 };
 #undef D
@@ -160,6 +161,7 @@ static int has_act_offload(const pp__fw *f, int v) { return (void)v, f->act_offl
 static int has_etp(const pp__fw *f, int v) { return (void)v, f->etp; }
 static int has_bf16_states(const pp__fw *f, int v) { return (void)v, f->bf16_opt_states; }
 static int has_rc_modules(const pp__fw *f, int v) { return (void)v, f->recompute_modules; }
+static int has_fp8_params(const pp__fw *f, int v) { return (void)v, f->fp8_param_gather; }
 
 /* "megatron has no X (frameworks that do: a, b)" */
 static int no_fw(const why *w, const char *value, int (*pred)(const pp__fw *, int), int v, const char *what)
@@ -821,6 +823,32 @@ static int fw_opt_states_ok(const why *w)
     return 1;
 }
 
+/* --fp8-param-gather (Megatron-LM d98e8a64dd): transformer_config.py
+ * asserts fp8; arguments.py needs the distributed optimizer or Megatron-FSDP
+ * and refuses it with --optimizer-cpu-offload but for delayed scaling
+ * (parplan's files run tensorwise). Megatron trains full models only. */
+static int fw_fp8_params_ok(const why *w)
+{
+    const pp_strategy *s = w->x->s;
+    int v = s->fp8_param_gather;
+    if (v <= 0) return 1;
+    if (v != 1) return no(w, NULL, I(v), "expected 0 (off) or 1 (on)");
+    if (!FW(w)->fp8_param_gather) return no_fw(w, "on", has_fp8_params, 1, "FP8 primary weights");
+    if (s->precision != PP_PREC_FP8)
+        return no(w, "precision", ename(PP_ENUM_PRECISION, s->precision), "FP8 primary weights need fp8 training "
+                  "(Megatron asserts it) (expected fp8)");
+    if (s->zero != 1 && s->zero != 3)
+        return no(w, "zero", I(s->zero), "--fp8-param-gather needs the distributed optimizer or Megatron-FSDP "
+                  "(expected zero 1 or 3)");
+    if (s->offload != PP_OFFLOAD_NONE)
+        return no(w, "offload", pp_offload_name(s->offload), "Megatron offloads the optimizer with FP8 primary weights "
+                  "only under delayed scaling; parplan's files run tensorwise (expected none)");
+    if (s->ft.mode != PP_MODE_FULL)
+        return no(w, "mode", ename(PP_ENUM_MODE, s->ft.mode), "FP8 primary weights are Megatron's, for full training "
+                  "(expected full)");
+    return 1;
+}
+
 /* Megatron-Core's --recompute-modules (transformer_config.py d98e8a64dd:
  * with --recompute-granularity selective; mla_up_proj only with
  * multi-latent attention, moe_act only with grouped-GEMM experts, which is
@@ -972,7 +1000,7 @@ static int (*const checks[PP_RULE_COUNT])(const why *) = {
     [PP_RULE_FW_LAUNCHER] = fw_launcher_ok, [PP_RULE_FW_ACT_OFFLOAD] = fw_act_offload_ok,
     [PP_RULE_FW_ETP] = fw_etp_ok, [PP_RULE_FW_EP_OVERLAP] = fw_ep_overlap_ok,
     [PP_RULE_FW_EP_DISPATCH] = fw_ep_dispatch_ok, [PP_RULE_FW_OPT_STATES] = fw_opt_states_ok,
-    [PP_RULE_FW_RC_MODULES] = fw_rc_modules_ok,
+    [PP_RULE_FW_RC_MODULES] = fw_rc_modules_ok, [PP_RULE_FW_FP8_PARAMS] = fw_fp8_params_ok,
 };
 
 int pp__rule_eval(const pp__rule_ctx *x, pp_rule r, pp_error *err)

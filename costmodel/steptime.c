@@ -304,6 +304,12 @@ static int is_fsdp(const pp_strategy *s)
     return f && f->weights == PP_W_FSDP;
 }
 
+static int is_views(const pp_strategy *s)
+{
+    const pp__fw *f = pp__fw_get(s->framework);
+    return f && f->buckets == PP_BUCKETS_VIEWS;
+}
+
 static int gathers_per_microbatch(const pp_strategy *s) { return is_fsdp(s) ? s->pp == 1 : s->zero == 3; }
 
 /* ZeRO-3 one block at a time (FSDP2, Megatron-FSDP), not module by module. */
@@ -362,7 +368,7 @@ static double legacy_host_s(const pp_strategy *s, const stage_t *st)
 static double zero3_traffic(const pp_strategy *s, const groups *g, const stage_t *st)
 {
     int fsdp = is_fsdp(s), unit = per_block(s), legacy = legacy_zero3(s);
-    double w = s->precision == PP_PREC_FP32 ? 4 : 2, gb = pp__grad_bytes(s) > 4 ? 4 : pp__grad_bytes(s);
+    double w = pp__gather_bytes(s), gb = pp__grad_bytes(s) > 4 ? 4 : pp__grad_bytes(s);
     double all = st->dense + st->expert, fr = all > 0 ? st->trainable / all : 1;
     double units = st->nblocks + st->edge_units, eunits = st->nmoe;
     double gathers = unit_gathers(s, st);
@@ -392,13 +398,17 @@ static double zero3_exposed(const pp_strategy *s, const groups *g, const stage_t
 /* DP/ZeRO gradient traffic per step and the part left exposed. */
 static void dp_comm(const pp_strategy *s, const groups *g, stage_t *st)
 {
-    double gb = pp__grad_bytes(s) > 4 ? 4 : pp__grad_bytes(s), w = s->precision == PP_PREC_FP32 ? 4 : 2;
+    double gb = pp__grad_bytes(s) > 4 ? 4 : pp__grad_bytes(s), w = pp__gather_bytes(s);
     /* only trained weights have gradients; ZeRO-3 still gathers them all */
     double all = st->dense + st->expert, fr = all > 0 ? st->trainable / all : 1;
     double dense = st->dense * fr, ex = st->expert * fr, m = s->grad_accum;
     double ar = pp__allreduce_s(&g->dp, dense * gb) + pp__allreduce_s(&g->edp, ex * gb);
     double rs = pp__reducescatter_s(&g->dp, dense * gb) + pp__reducescatter_s(&g->edp, ex * gb);
     double ag = pp__allgather_s(&g->dp, dense * w) + pp__allgather_s(&g->edp, ex * w);
+    /* Megatron's distributed optimizer reduce-scatters the gradients and
+     * all-gathers the parameters in their own dtype (param_and_grad_buffer.py
+     * d98e8a64dd: the param buffer's dtype, uint8 for FP8 primary weights) */
+    if (pp__zero_states(s) == 1 && is_views(s)) ar = rs + ag;
     double last_bucket = pp__allreduce_s(&g->dp, (s->buf.reduce_bucket < dense ? s->buf.reduce_bucket : dense) * gb);
     double hide = s->overlap_dp ? st->bwd : 0;
     if (gathers_per_microbatch(s)) { /* ZeRO-3, FSDP: gathers and reduce-scatters every micro-batch */
@@ -477,7 +487,7 @@ static void optimizer_time(const pp_model *m, const pp_cluster *c, const pp_stra
     double k = pp__opt_bytes_per_param(m, s);
     /* the fp32 copy of a 16-bit main_grad: written (4, reading 2), then read by the update */
     double grad = pp__grad_copy_at_step(s) ? 2 + 4 + 4 : pp__grad_bytes(s);
-    double bytes = 2 * k + grad + pp__weight_bytes(s->precision);
+    double bytes = 2 * k + grad + pp__weight_bytes_on(s, &c->gpu);
     /* with bf16 states FusedAdam also reads the bf16 weight, the master's
      * high half (not when Megatron keeps an fp32 master: fp8) */
     if (s->opt_states == PP_OPT_STATES_BF16 && !pp__mcore_master(s)) bytes += 2.0;

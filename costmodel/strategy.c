@@ -147,6 +147,7 @@ void pp_strategy_default(pp_strategy *s)
     s->cp_comm = PP_CP_AUTO;
     s->loss = PP_LOSS_AUTO;
     s->overlap_tp = -1;
+    s->fp8_param_gather = -1;
     s->dp = s->tp = s->pp = s->cp = s->ep = 1;
     s->precision = PP_PREC_BF16;
     s->optimizer = PP_OPT_ADAMW;

@@ -183,6 +183,10 @@ typedef struct pp_gpu {
     double cudnn_attn_speedup;  /* cuDNN fused attention (what Transformer Engine runs on
                                    sm90+) over that rate; 0 = the same (docs/time.md) */
     double hbm_eff;             /* elementwise kernels' fraction of HBM bandwidth */
+    int fp8_transpose;          /* FP8 GEMMs take only the TN layout (sm89, sm90), so Transformer
+                                   Engine keeps a transposed FP8 copy of each FP8 weight for the
+                                   backward pass (TE utils.py is_non_tn_fp8_gemm_supported: false
+                                   below sm100) */
     char price_date[16];        /* YYYY-MM-DD */
     char source[PP_TEXT_LEN];
 } pp_gpu;
@@ -391,6 +395,10 @@ typedef struct pp_strategy {
                                     --exp-avg-dtype bf16 --exp-avg-sq-dtype bf16: Transformer
                                     Engine's FusedAdam keeps bf16 moments and the master
                                     weight as the 16 bits its bf16 copy lacks, 6 bytes) */
+    int fp8_param_gather;        /* megatron fp8: FP8 primary weights (--fp8-param-gather): no
+                                    bf16 copy, the distributed optimizer or Megatron-FSDP gathers
+                                    1 byte a weight; 0 off, 1 on, -1 (default) the framework's:
+                                    parplan's Megatron files turn it on wherever Megatron can */
     pp_grad_accum grad_accum_dtype; /* AUTO (default): the framework's */
     pp_attention attention;
     pp_cp_comm cp_comm;          /* with cp > 1; AUTO (default): the framework's */
@@ -426,7 +434,8 @@ enum {
     PP_FILLED_FRAMEWORK = 1u << 0, PP_FILLED_GRAD_DTYPE = 1u << 1, PP_FILLED_CP_COMM = 1u << 2,
     PP_FILLED_LOSS = 1u << 3, PP_FILLED_OVERLAP_DP = 1u << 4, PP_FILLED_OVERLAP_TP = 1u << 5,
     PP_FILLED_OUTPUTS = 1u << 6, PP_FILLED_REDUCE_BUCKET = 1u << 7, PP_FILLED_ALLGATHER_BUCKET = 1u << 8,
-    PP_FILLED_GRAD_ACCUM = 1u << 9, PP_FILLED_SPLIT = 1u << 10, PP_FILLED_ALLOCATOR = 1u << 11
+    PP_FILLED_GRAD_ACCUM = 1u << 9, PP_FILLED_SPLIT = 1u << 10, PP_FILLED_ALLOCATOR = 1u << 11,
+    PP_FILLED_FP8_PARAMS = 1u << 12
 };
 
 PP_API void pp_buffers_default(pp_buffers *b);
@@ -462,7 +471,7 @@ typedef enum pp_rule {
     PP_RULE_FW_ARCH, PP_RULE_FW_ORDER, PP_RULE_FW_TP_OVERLAP, PP_RULE_FW_DP_OVERLAP, PP_RULE_FW_GRAD_ACCUM,
     PP_RULE_FW_OUTPUTS, PP_RULE_FW_LOSS, PP_RULE_FW_LAUNCHER, PP_RULE_FW_ACT_OFFLOAD, PP_RULE_FW_ETP,
     PP_RULE_FW_EP_OVERLAP, PP_RULE_FW_EP_DISPATCH, PP_RULE_FW_ALLOCATOR, PP_RULE_FW_OPT_STATES, PP_RULE_FW_RC_MODULES,
-    PP_RULE_COUNT
+    PP_RULE_FW_FP8_PARAMS, PP_RULE_COUNT
 } pp_rule;
 
 typedef struct pp_rule_info {

@@ -447,6 +447,21 @@ static void framework_rules(const row *r, scenario *sc)
         s->opt_states = PP_OPT_STATES_BF16;
         s->grad_accum_dtype = PP_GRAD_16;
     }
+    /* FP8 primary weights (--fp8-param-gather) are parplan's default where
+     * Megatron takes them, as Megatron-Bridge's FP8-CS and MXFP8 recipes,
+     * NeMo's DGX Cloud recipes and NVIDIA's MLPerf v5.1 configs ran them
+     * (tests/data/fp8_param_gather.md, fp8_param_gather_rows.md). Off for
+     * NeMo 24.07 (no config published; the launcher's default is off) but
+     * its GPT-3 175B 512-GPU cell, which is NVIDIA's MLPerf v4.0 result (the
+     * launcher's gpt3/mlperf.yaml at 24.07 sets fp8_params: true),
+     * Bridge's blockwise FP8-SC recipes (off in every release), and MXFP8:
+     * its parameters keep both MXFP8 directions (2.06 bytes) and gather in
+     * bf16 through the gradient buffer (reuse_grad_buf_for_mxfp8_param_ag),
+     * which parplan, having no MXFP8 recipe, prices as bf16 weights with an
+     * FP8 cache (3 bytes, 2-byte gathers) */
+    if ((is(nm, "nemo2407") && !strstr(nm, "gpt3_175b_512gpu")) || strstr(nm, "FP8-SC") || strstr(nm, "FP8_SC") || strstr(nm, "MXFP8") ||
+        strstr(nm, "FP8-MX") || strstr(r->f[C_PREC], "mxfp8") || strstr(r->f[C_PREC], "MXFP8"))
+        s->fp8_param_gather = 0;
     if (mcore && s->tp > 1) s->sp = 1;          /* and sequence parallelism with TP (TP overlap follows) */
     /* BigScience tr11 scripts always pass --checkpoint-activations */
     if (is(nm, "bloom") && !r->f[C_RECOMP][0]) s->recompute = PP_RECOMPUTE_FULL;

@@ -625,6 +625,15 @@ Test(cli_estimate, framework_rules)
     expect_bad(cli(EST, "--framework", "megatron", "--optimizer-states", "fp16", NULL), "--optimizer-states",
                "expected one of fp32|bf16", "'fp16'");
     expect_bad(cli(EST, "--framework", "megatron", "--act-offload-layers", "x", NULL), "--act-offload-layers");
+    /* FP8 primary weights: Megatron's, with fp8 and the distributed optimizer or Megatron-FSDP */
+    expect_bad(cli(EST, "--framework", "deepspeed", "--zero", "1", "--fp8-param-gather", "on", NULL),
+               "--fp8-param-gather on", "frameworks that do: megatron", "[rule fw-fp8-params]");
+    expect_bad(cli(EST, "--framework", "megatron", "--zero", "1", "--fp8-param-gather", "on", NULL), "--precision bf16",
+               "fp8 training", "[rule fw-fp8-params]");
+    expect_bad(cli(EST, "--framework", "megatron", "--precision", "fp8", "--fp8-param-gather", "on", NULL), "--zero 0",
+               "distributed optimizer or Megatron-FSDP", "[rule fw-fp8-params]");
+    expect_bad(cli(EST, "--framework", "megatron", "--fp8-param-gather", "yes", NULL), "--fp8-param-gather",
+               "expected on|off", "'yes'");
     /* Megatron's --recompute-modules: with selective recompute, megatron only, names it knows */
     expect_bad(cli(EST, "--framework", "megatron", "--recompute", "selective", "--recompute-modules", "mlp,attn", NULL),
                "--recompute-modules", "expected names among core_attn", "'mlp,attn'");

@@ -378,6 +378,26 @@ Test(megatron_args, precision_aware_optimizer_reads)
         ARGS(MG_MODEL, "--megatron-args", "a.sh"), ARGS("[rule fw-opt-states]"));
 }
 
+/* --fp8-param-gather reads as FP8 primary weights, as given: a file without
+ * it keeps bf16 weights and the FP8 cache. Llama-3-8B at tp 2 on H100, by
+ * hand: each GPU's block GEMM weights are 32 x 4096 x (4096 + 2 x 1024 +
+ * 4096 + 3 x 14336) / 2 = 3,489,660,928; they go from 2 + 2 bytes (bf16 and
+ * the FP8 copy with Hopper's transpose) to 2, i.e. 2 x 3,489,660,928 B =
+ * 6.50 GiB less. Without --fp8-format, or without the distributed
+ * optimizer or Megatron-FSDP, Megatron asserts and the reader refuses. */
+#define MG_FP8 "  --fp8-format hybrid\n  --fp8-recipe tensorwise\n"
+Test(megatron_args, fp8_param_gather_reads)
+{
+    double w[2] = {file_column_gib(S(MG_HEAD "  --use-distributed-optimizer\n" MG_FP8 ")\n"), 0),
+                   file_column_gib(S(MG_HEAD "  --use-distributed-optimizer\n" MG_FP8 "  --fp8-param-gather\n)\n"), 0)};
+    double by_hand = 2.0 * 3489660928.0 / 1073741824.0;
+    cr_expect(fabs(w[0] - w[1] - by_hand) < 0.01, "params %.3f -> %.3f GiB, by hand %.3f less", w[0], w[1], by_hand);
+    bad("a.sh", S(MG_HEAD "  --use-distributed-optimizer\n  --fp8-param-gather\n)\n"), ARGS(MG_MODEL, "--megatron-args", "a.sh"),
+        ARGS("a.sh:", "--fp8-param-gather without --fp8-format"));
+    bad("a.sh", S(MG_HEAD MG_FP8 "  --fp8-param-gather\n)\n"), ARGS(MG_MODEL, "--megatron-args", "a.sh"),
+        ARGS("a.sh:", "--fp8-param-gather needs --use-distributed-optimizer or --use-megatron-fsdp"));
+}
+
 /* --use-megatron-fsdp: ZeRO-3 (optim_grads_params, v1, fsdp_dtensor
  * checkpoints, as arguments.py asserts); the other sharding strategies and
  * version 2 are refused as not priced, never read as something else. */

@@ -130,8 +130,9 @@ Test(sweep, csv_has_the_documented_header)
     cr_expect(strncmp(h, "index,status,model,cluster,gpus,global_batch,seq,", 49) == 0);
     int commas = 0;
     for (const char *p = h; *p; p++) commas += *p == ',';
-    cr_expect_eq(commas, 37, "38 fixed columns");
-    cr_expect(strstr(h, ",cost_usd,error,etp,ep_dispatch,overlap_ep,expandable_segments,opt_states,recompute_modules") != NULL,
+    cr_expect_eq(commas, 38, "39 fixed columns");
+    cr_expect(strstr(h, ",cost_usd,error,etp,ep_dispatch,overlap_ep,expandable_segments,opt_states,recompute_modules,"
+                        "fp8_param_gather") != NULL,
               "the columns added last follow the message: %s", h);
     cr_expect(strstr(h, ",recompute,act_offload_layers,precision,") != NULL, "%s", h);
     cr_expect(strstr(h, ",seq,framework,dp,") != NULL, "%s", h);

@@ -286,6 +286,8 @@ static void command(const kase *k, const pp_strategy *s, char *buf, size_t cap)
     if (s->ft.mode != PP_MODE_FULL)
         ADD(" --mode %s --lora-rank %d", ename(PP_ENUM_MODE, s->ft.mode), s->ft.lora_rank);
     if (s->opt_states == PP_OPT_STATES_BF16) ADD(" --optimizer-states bf16");
+    if (s->precision == PP_PREC_FP8 && s->fp8_param_gather >= 0 && !(f & PP_FILLED_FP8_PARAMS))
+        ADD(" --fp8-param-gather %s", s->fp8_param_gather ? "on" : "off");
     if (s->recompute_modules) {
         char mods[96];
         ADD(" --recompute-modules %s", pp_rc_modules_format(s->recompute_modules, ',', mods, sizeof mods));
@@ -296,7 +298,7 @@ static void command(const kase *k, const pp_strategy *s, char *buf, size_t cap)
 /* ------------------------------------------------------------ laws */
 
 enum { L_BYTES, L_RING, L_OFFLOAD, L_ZERO, L_EXPOSED, L_SUM, L_MEMORY, L_DTYPE, L_MB, L_ALLOC, L_DEPS, L_STATES, L_RCMOD,
-       L_COUNT };
+       L_FP8P, L_COUNT };
 
 typedef struct tally {
     long cases, tries, checks[L_COUNT];
@@ -310,7 +312,8 @@ static const char *const law_names[] = {"moving bytes costs time", "ring latency
                                         "expandable segments: no more memory, same step",
                                         "a rule reads only the dimensions it declares",
                                         "bf16 optimizer states: less memory, no slower",
-                                        "one more recompute module: no more memory, no faster"};
+                                        "one more recompute module: no more memory, no faster",
+                                        "FP8 primary weights: less weight memory, no slower"};
 
 #define MAX_REPORTS 12
 
@@ -648,6 +651,40 @@ static void law_rcmods(tally *t, const kase *k, const pp_strategy *s, pp_plan *p
     }
 }
 
+/* FP8 primary weights (--fp8-param-gather) drop the bf16 copy of every
+ * FP8 weight and halve the parameter gathers, for the same arithmetic: on
+ * an fp8 Megatron strategy with the distributed optimizer or Megatron-FSDP,
+ * every stage keeps fewer weight bytes, no stage's peak grows, and the step
+ * is never longer. */
+static void set_fp8p(pp_strategy *s, int v)
+{
+    s->precision = PP_PREC_FP8, s->fp8_param_gather = v;
+    if (s->zero != 1 && s->zero != 3) s->zero = 1;
+}
+
+static void law_fp8params(tally *t, const kase *k, const pp_strategy *s, pp_plan *p)
+{
+    static double peak0[PP_MAX_STAGES], w0[PP_MAX_STAGES];
+    if (!pp_framework_supports(s->framework, "fp8_param_gather", 1)) return;
+    pp_strategy c0, c1;
+    if (!variant(k, s, set_fp8p, 0, &c0, p)) return;
+    int n = p->memory.nstages;
+    double step0 = p->time.step_s;
+    for (int i = 0; i < n; i++) peak0[i] = p->memory.stages[i].total_bytes, w0[i] = p->memory.stages[i].params_bytes;
+    if (!variant(k, s, set_fp8p, 1, &c1, p)) return;
+    t->checks[L_FP8P]++;
+    if (p->time.step_s > step0 * (1 + REL))
+        broken(t, L_FP8P, k, &c1, "step %.9g s > %.9g s with bf16 weights", p->time.step_s, step0);
+    for (int i = 0; i < n && i < p->memory.nstages; i++) {
+        const pp_stage_mem *g = &p->memory.stages[i];
+        if (g->total_bytes > peak0[i] * (1 + REL) || (w0[i] > 0 && !(g->params_bytes < w0[i]))) {
+            broken(t, L_FP8P, k, &c1, "stage %d: peak %.6g B (bf16 weights %.6g B), weights %.6g B (%.6g B)", i,
+                   g->total_bytes, peak0[i], g->params_bytes, w0[i]);
+            break;
+        }
+    }
+}
+
 /* The search checks a rule once every dimension it declares has been
  * chosen (planner/space.c level_rules, in the order below): a rule that
  * reads a dimension chosen after its declared ones is checked before that
@@ -781,6 +818,7 @@ Test(laws, random_valid_strategies, .timeout = 1200)
         law_alloc(&t, &k, &s, q);
         law_states(&t, &k, &s, q);
         law_rcmods(&t, &k, &s, q);
+        law_fp8params(&t, &k, &s, q);
         law_deps(&t, &k, &s);
     }
     cr_log_info("%ld valid strategies of %ld generated; checks:", t.cases, t.tries);

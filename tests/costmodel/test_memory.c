@@ -654,7 +654,8 @@ Test(memory, bf16_optimizer_states_by_hand)
  * 4 = 8 bytes a weight, copies a bf16 main_grad to fp32 at the step as
  * without the switch (4 P / 8), and the update moves 2 x 8 + 10 (the copy
  * reads the bf16 main_grad, 2, and writes fp32, 4; the update reads it, 4)
- * + 3 (bf16 weight and its fp8 copy) = 29 bytes against 2 x 12 + 10 + 3 = 37. */
+ * + 2 (the FP8 primary weight and its Hopper transpose: --fp8-param-gather,
+ * on by default) = 28 bytes against 2 x 12 + 10 + 2 = 36. */
 Test(memory, bf16_optimizer_states_under_fp8_by_hand)
 {
     pp_model m = fx_model("llama3-8b");
@@ -672,7 +673,44 @@ Test(memory, bf16_optimizer_states_under_fp8_by_hand)
     cr_expect(fabs(opt[0] - 12 * P / 8) < 1e-9 * opt[0], "fp8 fp32 states %.9g B, by hand %.9g", opt[0], 12 * P / 8);
     cr_expect(fabs(tmp[1] - 4 * P / 8) < 1e-9 * tmp[1], "fp32 copy of the bf16 main_grad %.9g B, by hand %.9g", tmp[1], 4 * P / 8);
     cr_expect(fabs(tmp[1] - tmp[0]) < 1e-9 * tmp[0], "the same copy as fp32 states: %.9g vs %.9g B", tmp[1], tmp[0]);
-    cr_expect(fabs(t[1] / t[0] - 29.0 / 37.0) < 1e-9, "optimizer time ratio %.9g, by hand 29/37", t[1] / t[0]);
+    cr_expect(fabs(t[1] / t[0] - 28.0 / 36.0) < 1e-9, "optimizer time ratio %.9g, by hand 28/36", t[1] / t[0]);
+}
+
+/* FP8 primary weights (--fp8-param-gather), Llama-3-8B on 8 GPUs, zero 1,
+ * by hand: the weights a GPU keeps are 2 (bf16) + the FP8 cache (1, or 2
+ * with Hopper's transpose) without them; 1 (Blackwell) or 2 (Hopper) with
+ * them: H100 4 -> 2 bytes a weight, B200 3 -> 1; the embedding and the
+ * output layer stay bf16 (2 bytes) either way. The distributed
+ * optimizer's parameter all-gather moves 1 byte a weight instead of 2, its
+ * gradient reduce-scatter the same bf16 bytes. */
+Test(memory, fp8_primary_weights_by_hand)
+{
+    pp_model m = fx_model("llama3-8b");
+    const char *cl[] = {"dgx-h100", "dgx-b200"};
+    const double off[] = {4, 3}, on[] = {2, 1};
+    for (int k = 0; k < 2; k++) {
+        pp_cluster c = fx_cluster(cl[k], 1, 0);
+        pp_plan p[2];
+        for (int b = 0; b < 2; b++) {
+            pp_strategy s;
+            pp_error err = {""};
+            pp_strategy_default(&s);
+            s.framework = PP_FW_MEGATRON;
+            s.dp = 8, s.zero = 1, s.seq = 2048, s.global_batch = 8, s.grad_accum_dtype = PP_GRAD_16;
+            s.precision = PP_PREC_FP8, s.fp8_param_gather = b;
+            cr_assert_eq(pp_estimate(&m, &c, &s, &p[b], &err), PP_OK, "%s", err.msg);
+        }
+        /* Llama-3-8B: vocab 128256 x h 4096, untied input and output tables,
+         * and the final norm that goes with the output layer (h) */
+        double E = 2.0 * 128256 * 4096 + 4096, P = p[0].params_total - E;
+        double w0 = p[0].memory.stages[0].params_bytes, w1 = p[1].memory.stages[0].params_bytes;
+        cr_expect(fabs(w0 - (off[k] * P + 2 * E)) < 1e-9 * w0, "%s without: %.9g B, by hand %g x %.9g", cl[k], w0, off[k], P);
+        cr_expect(fabs(w1 - (on[k] * P + 2 * E)) < 1e-9 * w1, "%s with: %.9g B, by hand %g x %.9g", cl[k], w1, on[k], P);
+        /* traffic: reduce-scatter 2 B + all-gather 2 B against 2 + 1, over
+         * the same 8-rank ring: 3/4 of the bytes, the same latency terms */
+        double d0 = p[0].time.dp_comm_s, d1 = p[1].time.dp_comm_s;
+        cr_expect(d1 < d0 && d1 > 0.70 * d0 && d1 < 0.80 * d0, "%s DP traffic %.9g s against %.9g s", cl[k], d1, d0);
+    }
 }
 
 /* Megatron's --recompute-modules, per block per token, by hand.

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "costmodel/costmodel.h"
+#include "costmodel/framework.h"
 #include "costmodel/rules.h"
 #include "tests/fixtures.h"
 
@@ -109,6 +110,10 @@ static void b_expandable(pp_strategy *s) { s->buf.expandable_segments = 1, s->fi
 static void b_chunked(pp_strategy *s) { s->loss = PP_LOSS_CHUNKED, s->filled &= ~PP_FILLED_LOSS; }
 static void b_megatron(pp_strategy *s) { s->framework = PP_FW_MEGATRON; }
 static void b_bf16_states(pp_strategy *s) { s->opt_states = PP_OPT_STATES_BF16; }
+static void b_fp8_params(pp_strategy *s)
+{
+    s->precision = PP_PREC_FP8, s->fp8_param_gather = 1, s->zero = 3, s->filled &= ~PP_FILLED_FP8_PARAMS;
+}
 static void b_rc_mlp(pp_strategy *s) { s->recompute = PP_RECOMPUTE_SELECTIVE, s->recompute_modules = PP_RC_MLP; }
 static void b_fsdp_pp2(pp_strategy *s)
 {
@@ -177,6 +182,7 @@ static rule_case cases[] = {
     {PP_RULE_FW_ALLOCATOR, L3, H, 16, PP_FW_DEEPSPEED, tp1, b_expandable, PP_FW_MEGATRON, 0},
     {PP_RULE_FW_OPT_STATES, L3, H, 16, PP_FW_DEEPSPEED, tp1, b_bf16_states, PP_FW_MEGATRON, 0},
     {PP_RULE_FW_RC_MODULES, L3, H, 16, PP_FW_DEEPSPEED, tp1, b_rc_mlp, PP_FW_MEGATRON, 0},
+    {PP_RULE_FW_FP8_PARAMS, L3, H, 16, PP_FW_FSDP, tp1, b_fp8_params, PP_FW_MEGATRON, 0},
 };
 #define NCASES (sizeof cases / sizeof *cases)
 
@@ -355,6 +361,45 @@ Test(rules, bf16_states_need_adamw_zero1_bf16_params)
     pp__rule_ctx x = {&m, &c, &b, 0};
     cr_assert(!pp__rule_eval(&x, PP_RULE_FW_OPT_STATES, &e));
     cr_assert(strstr(e.msg, "expected fp32 or bf16"), "%s", e.msg);
+}
+
+/* --fp8-param-gather (Megatron-LM d98e8a64dd): fp8 training, the
+ * distributed optimizer or Megatron-FSDP, no optimizer offload (but for
+ * delayed scaling), full training; each other setting fails the rule naming
+ * its field, and the framework's default turns it on exactly where it passes. */
+Test(rules, fp8_params_follow_megatrons_asserts)
+{
+    pp_model m = fx_model("llama3-8b");
+    pp_cluster c = fx_cluster("dgx-h100", 0, 16);
+    pp_strategy s;
+    pp_error e = {""};
+    megatron_16(&s);
+    s.precision = PP_PREC_FP8;
+    cr_assert_eq(pp_strategy_resolve(&s, &m, &c, &e), PP_OK, "%s", e.msg);
+    cr_assert_eq(s.fp8_param_gather, 1, "on by default with fp8 and zero 1");
+    struct { const char *field; int zero, prec, offload, mode; } bad[] = {
+        {"zero", 0, PP_PREC_FP8, PP_OFFLOAD_NONE, PP_MODE_FULL}, {"precision", 1, PP_PREC_BF16, PP_OFFLOAD_NONE, PP_MODE_FULL},
+        {"offload", 1, PP_PREC_FP8, PP_OFFLOAD_OPTIMIZER, PP_MODE_FULL}, {"mode", 1, PP_PREC_FP8, PP_OFFLOAD_NONE, PP_MODE_LORA}};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        pp_strategy b = s;
+        b.zero = bad[i].zero, b.precision = (pp_precision)bad[i].prec, b.offload = (pp_offload)bad[i].offload;
+        b.ft.mode = (pp_train_mode)bad[i].mode;
+        pp__rule_ctx x = {&m, &c, &b, 0};
+        cr_assert(!pp__rule_eval(&x, PP_RULE_FW_FP8_PARAMS, &e), "case %zu passes", i);
+        cr_assert_str_eq(e.field, bad[i].field, "%s", e.msg);
+        /* resolved from the default instead, it is off there */
+        b.fp8_param_gather = -1;
+        b.filled = 0;
+        pp__fw_fill(&b, &c);
+        cr_assert_eq(b.fp8_param_gather, 0, "case %zu: the default is off", i);
+    }
+    pp_strategy b = s;
+    b.zero = 3;
+    pp__rule_ctx x = {&m, &c, &b, 0};
+    cr_assert(pp__rule_eval(&x, PP_RULE_FW_FP8_PARAMS, &e), "Megatron-FSDP takes it: %s", e.msg);
+    b.fp8_param_gather = 2;
+    cr_assert(!pp__rule_eval(&x, PP_RULE_FW_FP8_PARAMS, &e));
+    cr_assert(strstr(e.msg, "expected 0 (off) or 1 (on)"), "%s", e.msg);
 }
 
 /* --recompute-modules (transformer_config.py): with selective recompute
