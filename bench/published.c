@@ -105,7 +105,9 @@ static int pub_build(const pub_row *r, pub_case *k)
     return 1;
 }
 
-/* The published strategy at its best fitting micro-batch. */
+/* The published strategy at its best fitting micro-batch: one whose peak
+ * interval stays under the memory when there is one, as the planner ranks
+ * "tight" plans after those that fit. */
 static void pub_cost_published(pub_case *k)
 {
     pp_plan *p = malloc(sizeof *p);
@@ -116,7 +118,9 @@ static void pub_cost_published(pub_case *k)
         pp_strategy s = k->s;
         s.micro_batch = mb;
         if (pp_estimate(&k->m, &k->c, &s, p, &e) != PP_OK || !p->memory.fits) continue;
-        if (!k->published_fits || p->time.step_s < k->published.time.step_s) k->published = *p;
+        int safe = p->uncertainty.fit == PP_FIT_FITS, had = k->published_fits && k->published.uncertainty.fit == PP_FIT_FITS;
+        if (!k->published_fits || safe > had || (safe == had && p->time.step_s < k->published.time.step_s))
+            k->published = *p;
         k->published_fits = 1;
     }
     if (!k->published_fits) snprintf(k->msg, sizeof k->msg, "published configuration does not fit: %.400s", e.msg);

@@ -49,7 +49,8 @@ static const cli_opt opts[] = {
     {"stage-layers", 1, "blocks per stage, e.g. 9,10,10,9, or deepspeed / deepspeed+embedding: "
                         "the split of DeepSpeed's partition_method type:transformer / "
                         "type:transformer|embedding (default even split)"},
-    {"reduce-bucket", 1, "DeepSpeed reduce_bucket_size, elements (default 5e8)"},
+    {"reduce-bucket", 1, "DeepSpeed reduce_bucket_size, elements (default 5e8); megatron --ddp-bucket-size "
+                         "(default max(4e7, 1e6 x dp))"},
     {"allgather-bucket", 1, "DeepSpeed allgather_bucket_size, elements (default 5e8)"},
     {"cuda-context-gib", 1, "CUDA context and kernels per GPU, GiB (default 1.0)"},
     {"fragmentation", 1, "caching allocator's overhead on activations, fraction (default 0.10)"},

@@ -329,6 +329,9 @@ static void parallel_flags(pp__sbuf *b, const pp_model *m, const pp_strategy *s,
     if (lm && s->overlap_dp && s->dp * s->cp > 1) {
         flag(b, "--overlap-grad-reduce");
         if (s->zero >= 1) flag(b, "--overlap-param-gather");
+        /* a bucket other than Megatron's default, max(4e7, 1e6 x dp): as priced */
+        if (!(s->filled & PP_FILLED_REDUCE_BUCKET) && s->buf.reduce_bucket >= 1)
+            pp__sb_printf(b, "  --ddp-bucket-size %.0f\n", s->buf.reduce_bucket);
     }
     if (lm && s->overlap_tp) flag(b, "--tp-comm-overlap");
     if (lm && s->overlap_ep) flag(b, "--overlap-moe-expert-parallel-comm");

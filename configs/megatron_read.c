@@ -64,7 +64,7 @@ typedef struct mr_src {
     const char *field, *flag; /* a strategy field and the flag that set it */
 } mr_src;
 
-#define MR_MAX_SRC 40
+#define MR_MAX_SRC 48
 
 typedef struct mr_ctx {
     const char *where;
@@ -1341,6 +1341,11 @@ static void read_behaviour(mr_ctx *x, pp_strategy *s)
                               "--use-distributed-optimizer and --overlap-grad-reduce: Megatron asserts both");
         s->overlap_dp = ogr;
         set_src(x, "overlap_dp", "--overlap-grad-reduce");
+        /* elements a gradient bucket holds (distributed_data_parallel.py);
+         * absent: Megatron's max(4e7, 1e6 x dp), filled as for a plan */
+        double bucket;
+        if (num_flag(x, "--ddp-bucket-size", 1, 1e12, &bucket)) s->buf.reduce_bucket = floor(bucket);
+        set_src(x, "reduce_bucket", "--ddp-bucket-size");
         if (s->zero && !opg && ogr && s->dp * s->cp > 1)
             warn(x, get(x, "--overlap-grad-reduce")->line, "--overlap-grad-reduce without --overlap-param-gather: "
                  "parplan prices the parameter all-gather overlapped too");

@@ -4,6 +4,7 @@
  * can express and how it runs them; pp__fw_fill turns AUTO behaviours of a
  * strategy into the framework's.
  */
+#include <math.h>
 #include <string.h>
 
 #include "costmodel/costmodel.h"
@@ -175,10 +176,18 @@ static int overlap_default(const pp__fw *f, const pp_strategy *s)
 /* DeepSpeed buckets (elements): reduce_bucket_size and allgather_bucket_size
  * 5e8 (deepspeed/runtime/zero/config.py); DDP: bucket_cap_mb 25 MiB of fp32
  * gradients (torch.nn.parallel.DistributedDataParallel). */
+/* Megatron-Core's DDP and distributed optimizer bucket max(40M, 1M x dp)
+ * elements when --ddp-bucket-size is not given, "to ensure that chunks used
+ * in NCCL ring-reduce implementations are large enough to remain
+ * bandwidth-bound" (distributed_data_parallel.py d98e8a64dd; dp without cp) */
+static double mcore_bucket(const pp_strategy *s) { return fmax(4e7, 1e6 * s->dp); }
+
 static void buckets_default(const pp__fw *f, pp_strategy *s, pp_buffers *b)
 {
     double ddp = 25.0 * 1048576 / 4;
-    if (b->reduce_bucket <= 0) b->reduce_bucket = f->buckets == PP_BUCKETS_DDP ? ddp : 5e8, s->filled |= PP_FILLED_REDUCE_BUCKET;
+    if (b->reduce_bucket <= 0)
+        b->reduce_bucket = f->buckets == PP_BUCKETS_DDP ? ddp : f->buckets == PP_BUCKETS_VIEWS ? mcore_bucket(s) : 5e8,
+        s->filled |= PP_FILLED_REDUCE_BUCKET;
     if (b->allgather_bucket <= 0) b->allgather_bucket = 5e8, s->filled |= PP_FILLED_ALLGATHER_BUCKET;
     /* without its ZeRO optimizer DeepSpeed all-reduces in fixed 5e8-element
      * buckets (engine.py MEMORY_OPT_ALLREDUCE_SIZE), whatever the config says */

@@ -92,6 +92,9 @@ typedef struct stage_t {
     double nblocks, nmoe, nrecomputed, edge_units;          /* blocks; MoE; fully recomputed; embedding/head */
     double ep_alone;                                        /* per step: EP the overlap leaves (block_comm) */
     double tensors;                                         /* parameter tensors (zero3_per_tensor) */
+    double buckets, ebuckets;                               /* Megatron's gradient buckets: dense, experts */
+    double last_el, edge_el;                                /* elements in the bucket group reduced last;
+                                                               16-bit ones beside FP8 primary weights */
     double dp_total, dp_exposed, optimizer, offload;        /* per step */
     double dense, expert;                                   /* params per GPU */
     double trainable, quantized;                            /* of which trained; NF4 */
@@ -395,6 +398,36 @@ static double zero3_exposed(const pp_strategy *s, const groups *g, const stage_t
     return pp__exposed(g->slowdown, zero3_traffic(s, g, st) - host, s->overlap_dp ? st->compute : 0) + host;
 }
 
+/* Megatron's distributed optimizer (zero 1), per step: one ring reduce-
+ * scatter of each bucket's gradients, issued from the last micro-batch's
+ * backward as the bucket fills, and one all-gather of its parameters in
+ * their dtype, issued a bucket ahead in the next forward (--overlap-grad-
+ * reduce --overlap-param-gather: distributed_data_parallel.py,
+ * param_and_grad_buffer.py d98e8a64dd). The bucket filled last (the first
+ * layers, embedding) reduces after the backward ends and the first
+ * gathered one is waited for: both exposed; the rest hide under that
+ * backward and forward at the overlap's cost. Each call pays its ring
+ * latency (NCCL has no tree for these; PAT needs one GPU a node). */
+static void distopt_comm(const pp_strategy *s, const groups *g, stage_t *st, double gb, double w, double dense,
+                         double ex)
+{
+    /* without --overlap-grad-reduce Megatron makes one bucket of each buffer */
+    double kd = dense > 0 ? (s->overlap_dp ? fmax(1, st->buckets) : 1) : 0;
+    double ke = ex > 0 ? (s->overlap_dp ? fmax(1, st->ebuckets) : 1) : 0, k = kd + ke;
+    double edge = fmin(st->edge_el, dense), last = fmin(st->last_el, dense); /* 16-bit beside FP8 weights */
+    double rs = split_calls(pp__reducescatter_s, &g->dp, dense * gb, kd) +
+                split_calls(pp__reducescatter_s, &g->edp, ex * gb, ke);
+    double ag = split_calls(pp__allgather_s, &g->dp, (dense - edge) * w + edge * 2, kd) +
+                split_calls(pp__allgather_s, &g->edp, ex * w, ke);
+    st->dp_total = rs + ag;
+    st->dp_exposed = st->dp_total;
+    if (!s->overlap_dp || k <= 0) return;
+    /* the group reduced last is the one gathered first: both wait */
+    double rs1 = fmin(rs, pp__reducescatter_s(&g->dp, last * gb)), fwd = fmax(0, st->compute - st->bwd);
+    double ag1 = fmin(ag, pp__allgather_s(&g->dp, (last - edge) * w + edge * 2));
+    st->dp_exposed = rs1 + ag1 + pp__exposed(g->slowdown, rs - rs1, st->bwd) + pp__exposed(g->slowdown, ag - ag1, fwd);
+}
+
 /* DP/ZeRO gradient traffic per step and the part left exposed. */
 static void dp_comm(const pp_strategy *s, const groups *g, stage_t *st)
 {
@@ -405,10 +438,6 @@ static void dp_comm(const pp_strategy *s, const groups *g, stage_t *st)
     double ar = pp__allreduce_s(&g->dp, dense * gb) + pp__allreduce_s(&g->edp, ex * gb);
     double rs = pp__reducescatter_s(&g->dp, dense * gb) + pp__reducescatter_s(&g->edp, ex * gb);
     double ag = pp__allgather_s(&g->dp, dense * w) + pp__allgather_s(&g->edp, ex * w);
-    /* Megatron's distributed optimizer reduce-scatters the gradients and
-     * all-gathers the parameters in their own dtype (param_and_grad_buffer.py
-     * d98e8a64dd: the param buffer's dtype, uint8 for FP8 primary weights) */
-    if (pp__zero_states(s) == 1 && is_views(s)) ar = rs + ag;
     double last_bucket = pp__allreduce_s(&g->dp, (s->buf.reduce_bucket < dense ? s->buf.reduce_bucket : dense) * gb);
     double hide = s->overlap_dp ? st->bwd : 0;
     if (gathers_per_microbatch(s)) { /* ZeRO-3, FSDP: gathers and reduce-scatters every micro-batch */
@@ -420,6 +449,10 @@ static void dp_comm(const pp_strategy *s, const groups *g, stage_t *st)
     if (is_fsdp(s)) { /* pipelined FSDP: one gather and one reduce-scatter a step, beside a micro-batch */
         st->dp_total = zero3_traffic(s, g, st);
         st->dp_exposed = pp__exposed(g->slowdown, st->dp_total, hide);
+        return;
+    }
+    if (pp__zero_states(s) == 1 && is_views(s)) {
+        distopt_comm(s, g, st, gb, w, dense, ex);
         return;
     }
     switch (pp__zero_states(s)) {
@@ -524,6 +557,57 @@ static void act_offload_time(const pp_model *m, const pp_cluster *c, const pp_st
     st->offload += s->grad_accum * (fmax(0, t - fwd) + fmax(0, t - st->bwd));
 }
 
+/* Megatron's gradient buckets of a stage (param_and_grad_buffer.py
+ * d98e8a64dd): tensors taken whole in backward order, a bucket closed once
+ * it holds >= b elements; the experts in a buffer of their own. A block's
+ * GEMM weights as TP splits them (the norms and biases are too small to
+ * close one). */
+static void bucket_fill(double *acc, double *n, double *closed, double el, double b)
+{
+    *acc += el;
+    if (*acc >= b) (*n)++, *closed = *acc, *acc = 0;
+}
+
+static void mcore_buckets(const pp_model *m, const pp_strategy *s, int first, int last, int with_embed, int with_head,
+                          stage_t *st)
+{
+    double b = s->buf.reduce_bucket > 0 ? s->buf.reduce_bucket : 4e7, t = s->tp, te = s->etp > 0 ? s->etp : s->tp;
+    double h = m->hidden, v = m->mla.kv_lora_rank > 0 ? m->mla.v_head_dim : pp__head_dim(m);
+    double out = m->heads * v * h / t, in = pp__attn_params(m) / t - out, g = m->gated_mlp ? 2 : 1;
+    double acc = 0, n = 0, closed = 0, experts = 0, etensors = 0;
+    double head = with_head && !m->tied_embeddings ? pp__vocab(m, s) * h / t : 0;
+    double embed = with_embed ? pp__vocab(m, s) * h / t : 0;
+    /* FP8 primary weights sit in a buffer of their own; the 16-bit ones
+     * (embedding, output layer) join the last FP8 bucket group
+     * (param_and_grad_buffer.py partition_buckets) */
+    int fp8p = pp__fp8_params(s);
+    if (!fp8p) bucket_fill(&acc, &n, &closed, head, b);
+    for (int i = last; i >= first; i--) {
+        double mlp = m->block_kind[i] == PP_BLOCK_MOE ? pp__mlp_params(m, m->expert_ffn) * m->shared_experts
+                                                      : pp__mlp_params(m, m->ffn);
+        if (m->block_kind[i] == PP_BLOCK_MOE) {
+            experts += pp__mlp_params(m, m->expert_ffn) * m->experts / (s->ep * te);
+            etensors += 2.0 * m->experts / s->ep; /* each local expert's two weights */
+        }
+        if (mlp > 0) {
+            bucket_fill(&acc, &n, &closed, mlp / t / (g + 1), b);
+            bucket_fill(&acc, &n, &closed, mlp / t * g / (g + 1), b);
+        }
+        bucket_fill(&acc, &n, &closed, out, b);
+        bucket_fill(&acc, &n, &closed, in, b);
+    }
+    if (!fp8p) bucket_fill(&acc, &n, &closed, embed, b);
+    st->buckets = n + (acc > 0);
+    st->last_el = acc > 0 ? acc : closed;
+    st->edge_el = 0;
+    if (fp8p && head + embed > 0) {
+        st->buckets += fmin(ceil((head + embed) / b), (head > 0) + (embed > 0)); /* tensors whole */
+        st->last_el += head + embed;
+        st->edge_el = head + embed;
+    }
+    st->ebuckets = experts > 0 ? fmin(ceil(experts / b), etensors) : 0;
+}
+
 static void stage_time(const pp_model *m, const pp_cluster *c, const pp_strategy *s, const groups *g,
                        kind_cost kc[PP_BLOCK_COUNT], int i, int first, stage_t *st)
 {
@@ -544,6 +628,7 @@ static void stage_time(const pp_model *m, const pp_cluster *c, const pp_strategy
     st->tensors += 2 * st->edge_units; /* embedding (+ positions); final norm + head */
     if (s->pp > 1) st->p2p = 2 * pp__sendrecv_s(&g->pp, pp__act_bytes(s) * tok * m->hidden / rep);
     pp__stage_counts(m, s, i, first, last, &st->dense, &st->expert, &st->trainable, &st->quantized);
+    if (is_views(s)) mcore_buckets(m, s, first, last, i == 0, i == s->pp - 1, st);
     st->zero3 = zero3_exposed(s, g, st);
     dp_comm(s, g, st);
     optimizer_time(m, c, s, st);

@@ -3,7 +3,7 @@
  * probes of the public cost model cached by the few fields they depend on:
  *   core   (tp, cp, ep, sp, precision, micro-batch, recompute): micro-batch
  *          time T and activations A of the whole model on one stage;
- *   states (tp, cp, dp, ep, ZeRO, offload, precision): model states S and
+ *   states (tp, cp, dp, ep, ZeRO, offload, precision, FP8 primary weights): model states S and
  *          the CUDA context + NCCL buffers of the whole model on one stage;
  *   flight (pp, schedule, v, micro-batches): micro-batches held per stage;
  * and the optimizer step and DP/ZeRO traffic of the whole model on one
@@ -186,7 +186,8 @@ static slot *states_probe(pp__bounds *b, const pp__space *sp, const pp__cand *k)
 {
     key kk = {(uint64_t)k->tp | (uint64_t)k->ep << 16 | (uint64_t)k->zero << 32 | (uint64_t)k->offload << 34 |
                   (uint64_t)k->precision << 37 | (uint64_t)k->fw << 40 | (uint64_t)(k->shard & 0xfffff) << 44,
-              (uint64_t)k->dp | (uint64_t)k->cp << 32 | (uint64_t)((k->sp & PP_CAND_FOLD) != 0) << 63};
+              (uint64_t)k->dp | (uint64_t)k->cp << 32 | (uint64_t)((k->sp & PP_CAND_BF16W) != 0) << 62 |
+                  (uint64_t)((k->sp & PP_CAND_FOLD) != 0) << 63};
     slot *s = lookup(b, &b->states, kk);
     if (!s || s->v[0] != UNPROBED) return s;
     pp__cand c = *k;

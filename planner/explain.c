@@ -80,9 +80,11 @@ static void summary(const pp_plan *p, char *buf, size_t cap)
     if (s->etp > 0 && s->etp != s->tp) snprintf(moe, sizeof moe, " (experts tp %d)", s->etp);
     if (s->ep > 1 && s->ep_dispatch) strncat(moe, " hierarchical", sizeof moe - strlen(moe) - 1);
     if (s->ep > 1 && s->overlap_ep) strncat(moe, " overlapped", sizeof moe - strlen(moe) - 1);
-    snprintf(buf, cap, "dp %d, tp %d%s, pp %d, cp %d, ep %d%s, ZeRO-%d%s%s, %s, recompute %s, micro-batch %d x %d, %s%s",
+    snprintf(buf, cap, "dp %d, tp %d%s, pp %d, cp %d, ep %d%s, ZeRO-%d%s%s, %s%s, recompute %s, micro-batch %d x %d, %s%s",
              s->dp, s->tp, s->sp ? " +sp" : "", s->pp, s->cp, s->ep, moe, s->zero, s->offload ? ", offload " : "",
-             s->offload ? pp_offload_name(s->offload) : "", prec[s->precision], rc, s->micro_batch, s->grad_accum,
+             s->offload ? pp_offload_name(s->offload) : "", prec[s->precision],
+             s->precision == PP_PREC_FP8 && s->fp8_param_gather > 0 ? " (fp8 primary weights)" : "", rc, s->micro_batch,
+             s->grad_accum,
              pp_schedule_name(s->schedule), s->schedule == PP_SCHED_INTERLEAVED ? " (v " : "");
     if (s->schedule == PP_SCHED_INTERLEAVED) {
         size_t l = strlen(buf);
@@ -144,7 +146,9 @@ static void strategy_diff(sbuf *b, const pp_strategy *x, const pp_strategy *y)
         int n;
         const char *const *pn = pp_enum_names(PP_ENUM_PRECISION, &n);
         sb_printf(b, "%s%s vs %s", any++ ? ", " : " (", pn[x->precision], pn[y->precision]);
-    }
+    } else if (x->precision == PP_PREC_FP8 && (x->fp8_param_gather > 0) != (y->fp8_param_gather > 0))
+        sb_printf(b, "%s%s vs %s weights", any++ ? ", " : " (", x->fp8_param_gather > 0 ? "fp8 primary" : "bf16",
+                  y->fp8_param_gather > 0 ? "fp8 primary" : "bf16");
     if (!any) sb_printf(b, " (same degrees; the stage split or recompute differs)");
     else sb_printf(b, ")");
 }

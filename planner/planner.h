@@ -27,13 +27,16 @@ typedef struct pp__cand {
     uint8_t fw, sp, zero, offload, recompute, precision, schedule, v;
     /* sp packs the MoE options too (keeps the struct at 64 bytes):
      * bit 0 sequence parallelism, PP_CAND_FOLD (etp 1), PP_CAND_HIER
-     * (hierarchical dispatch), PP_CAND_EPOV (EP all-to-all overlap) */
+     * (hierarchical dispatch), PP_CAND_EPOV (EP all-to-all overlap),
+     * PP_CAND_BF16W (bf16 weights where FP8 primary weights are the
+     * framework's default) */
 } pp__cand;
 
 #define PP_CAND_SP 1u
 #define PP_CAND_FOLD 2u
 #define PP_CAND_HIER 4u
 #define PP_CAND_EPOV 8u
+#define PP_CAND_BF16W 16u
 /* recompute packs the recompute modules too: bits 0-1 pp_recompute, the
  * PP_RC_* mask above them */
 #define PP_CAND_RC(k) ((pp_recompute)((k)->recompute & 3u))

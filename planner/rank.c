@@ -36,7 +36,7 @@ static int cmp_strategy(const pp_strategy *a, const pp_strategy *b)
                   {a->virtual_stages, b->virtual_stages}, {a->recompute_layers, b->recompute_layers},
                   {a->per_stage_recompute, b->per_stage_recompute}, {-pp__etp(a), -pp__etp(b)},
                   {a->ep_dispatch, b->ep_dispatch}, {a->overlap_ep, b->overlap_ep},
-                  {a->framework, b->framework}, {a->shard, b->shard}};
+                  {-a->fp8_param_gather, -b->fp8_param_gather}, {a->framework, b->framework}, {a->shard, b->shard}};
     for (size_t i = 0; i < sizeof f / sizeof *f; i++)
         if (f[i][0] != f[i][1]) return cmp_i(f[i][0], f[i][1]);
     for (int i = 0; i < a->pp; i++) {

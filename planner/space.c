@@ -42,6 +42,7 @@ void pp__cand_strategy(const pp__space *sp, const pp__cand *k, pp_strategy *s)
     s->etp = k->sp & PP_CAND_FOLD ? 1 : 0;
     s->ep_dispatch = (k->sp & PP_CAND_HIER) != 0;
     s->overlap_ep = (k->sp & PP_CAND_EPOV) != 0;
+    if (k->sp & PP_CAND_BF16W) s->fp8_param_gather = 0;
     s->zero = k->zero;
     s->shard = k->shard;
     s->offload = (pp_offload)k->offload;
@@ -341,7 +342,8 @@ static void emit(enum_ctx *e)
     k.fw = (uint8_t)s->framework;
     k.dp = s->dp, k.tp = s->tp, k.pp = s->pp, k.cp = s->cp, k.ep = s->ep, k.mb = s->micro_batch, k.shard = s->shard;
     k.sp = (uint8_t)((s->sp ? PP_CAND_SP : 0) | (s->etp == 1 && s->tp > 1 ? PP_CAND_FOLD : 0) |
-                     (s->ep_dispatch ? PP_CAND_HIER : 0) | (s->overlap_ep ? PP_CAND_EPOV : 0));
+                     (s->ep_dispatch ? PP_CAND_HIER : 0) | (s->overlap_ep ? PP_CAND_EPOV : 0) |
+                     (s->precision == PP_PREC_FP8 && s->fp8_param_gather == 0 ? PP_CAND_BF16W : 0));
     k.zero = (uint8_t)s->zero, k.offload = (uint8_t)s->offload;
     k.recompute = (uint8_t)((unsigned)s->recompute | s->recompute_modules << 2), k.precision = (uint8_t)s->precision;
     k.schedule = (uint8_t)s->schedule, k.v = (uint8_t)s->virtual_stages;
@@ -392,6 +394,7 @@ static void enum_behaviours(enum_ctx *e)
     pp_loss lo = s->loss;
     int odp = s->overlap_dp, otp = s->overlap_tp, fo = s->buf.free_pipeline_outputs, xs = s->buf.expandable_segments;
     double rb = s->buf.reduce_bucket, ab = s->buf.allgather_bucket;
+    int f8 = s->fp8_param_gather;
     pp__fw_fill(s, e->x.c);
     e->over = 0;
     /* hierarchical dispatch never costs time or memory, nor does the EP
@@ -404,11 +407,22 @@ static void enum_behaviours(enum_ctx *e)
         if (!pp__rule_eval(&e->x, PP_RULE_FW_EP_OVERLAP, NULL))
             s->overlap_ep = 0;
     }
-    if (level_ok(e, L_BEHAV)) emit(e);
+    if (level_ok(e, L_BEHAV)) {
+        emit(e);
+        /* FP8 primary weights save memory and gather bytes, but Megatron
+         * then reduces the 16-bit embedding and head with the first layers,
+         * last (param_and_grad_buffer.py partition_buckets): the bf16
+         * weights' plan is tried too */
+        if (f8 < 0 && s->fp8_param_gather == 1) {
+            s->fp8_param_gather = 0;
+            if (level_ok(e, L_BEHAV)) emit(e);
+        }
+    }
     s->ep_dispatch = hier, s->overlap_ep = epov;
     s->grad_accum_dtype = g, s->cp_comm = cc, s->loss = lo, s->overlap_dp = odp, s->overlap_tp = otp;
     s->buf.free_pipeline_outputs = fo, s->buf.reduce_bucket = rb, s->buf.allgather_bucket = ab;
     s->buf.expandable_segments = xs;
+    s->fp8_param_gather = f8;
 }
 
 /* Micro-batches of one shape (everything else chosen), increasing. The

@@ -282,6 +282,20 @@ static int is(const char *name, const char *prefix) { return strncmp(name, prefi
  * Megatron-Core; their configs reduce gradients in bf16), not its LoRA ones */
 static int mlperf_pretrain(const char *nm) { return is(nm, "mlperf") && !strstr(nm, "lora"); }
 
+/* The MLPerf v5.1 NeMo runs' DDP bucket (model.optim.bucket_size, elements;
+ * training_results_v5.1 441d65f4): BUCKET_SIZE=768000000 in the Llama 3.1 8B
+ * config_common_8b.sh of NVIDIA, Dell, Oracle, Nebius and Lenovo; else
+ * custom.yaml's default: 134217728 (University of Florida, HPE), 64 (Cisco's
+ * 8B), 200 (Nebius's 405B): every tensor a bucket of its own. 0: Megatron's. */
+static double mlperf_bucket(const char *nm)
+{
+    if (!mlperf_pretrain(nm)) return 0;
+    if (strstr(nm, "_cisco_")) return 64;
+    if (strstr(nm, "_nebius_") && strstr(nm, "405b")) return 200;
+    if (strstr(nm, "_uf_") || strstr(nm, "_hpe_") || strstr(nm, "405b")) return 134217728;
+    return 768e6;
+}
+
 /* Whether the run's launch set PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True,
  * release by release of Megatron-Bridge's performance scripts:
  *   25.09, 25.11 (v0.2.0 scripts/performance/perf_plugins.py): Llama 3.1 405B
@@ -435,6 +449,7 @@ static void framework_rules(const row *r, scenario *sc)
      * NeMo 24.07 predates those scripts (NeMo 1.0 launcher): Megatron's default */
     if ((is(nm, "nemo") && !is(nm, "nemo2407")) || is(nm, "mbridge") || is(nm, "dgxc") || mlperf_pretrain(nm))
         s->grad_accum_dtype = PP_GRAD_16;
+    if (mlperf_bucket(nm) > 0) s->buf.reduce_bucket = mlperf_bucket(nm);
     /* ... but NeMo 24.07's launcher ran Nemotron-4 340B with Apex's
      * DistributedFusedAdam, dtype bf16 and grad_sync_dtype bf16
      * (NeMo-Framework-Launcher conf/training/nemotron/nemotron_340b.yaml at

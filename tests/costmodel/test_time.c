@@ -268,6 +268,41 @@ Test(time, materialised_attention_core_by_hand)
 /* Overlap costs compute: NCCL's CTAs take SMs while a collective runs beside
  * a GEMM. exposed = (comm - hidden) + slowdown x hidden, hidden = min(comm,
  * compute that can cover it). */
+/* Megatron's distributed optimizer, by hand: Llama-3-8B on two DGX H100,
+ * dp 16, bf16 with an fp32 main_grad, Megatron's bucket max(4e7, 1.6e7) =
+ * 4e7 elements. Tensors whole in backward order: the output layer (525.3M)
+ * closes a bucket; each block's down projection (58.7M) and gate/up
+ * (117.4M) close one each, its output projection (16.8M) and QKV (25.2M)
+ * one together: 3 a block; the embedding (525.3M) the last. 1 + 96 + 1 = 98
+ * ring reduce-scatters of 4 bytes a weight and 98 all-gathers of 2, each
+ * paying its latency; the embedding's bucket, reduced last and gathered
+ * first, is exposed whole (the norms, in no GEMM, are left out of the
+ * buckets: 1e-4). One bucket of everything (1e12) is two calls. */
+Test(time, distributed_optimizer_buckets_by_hand)
+{
+    pp_model m = fx_model("llama3-8b");
+    pp_cluster c = fx_cluster("dgx-h100", 0, 16);
+    pp__comm_group g;
+    pp__group(&c, 16, 1, &g);
+    double P = 0, E = 128256.0 * 4096, buckets[] = {0, 1e12}, calls[] = {98, 1};
+    pp_plan *p = malloc(sizeof *p);
+    for (int i = 0; i < 2; i++) {
+        pp_strategy s;
+        pp_strategy_default(&s);
+        s.framework = PP_FW_MEGATRON;
+        s.dp = 16, s.zero = 1, s.seq = 8192, s.global_batch = 16, s.buf.reduce_bucket = buckets[i];
+        estimate(&m, &c, &s, p);
+        P = p->params_total;
+        double k = calls[i], rs = k * pp__reducescatter_s(&g, 4 * P / k), ag = k * pp__allgather_s(&g, 2 * P / k);
+        cr_expect(fabs(p->time.dp_comm_s - (rs + ag)) < 1e-9 * p->time.dp_comm_s, "bucket %g: DP %.9g s, by hand %.9g s",
+                  buckets[i], p->time.dp_comm_s, rs + ag);
+        double last = i ? P : E, floor_s = pp__reducescatter_s(&g, 4 * last) + pp__allgather_s(&g, 2 * last);
+        cr_expect(p->time.dp_comm_exposed_s >= floor_s * (1 - 1e-4) && p->time.dp_comm_exposed_s <= p->time.dp_comm_s,
+                  "bucket %g: exposed %.9g s, at least the last bucket's %.9g s", buckets[i], p->time.dp_comm_exposed_s, floor_s);
+    }
+    free(p);
+}
+
 Test(time, overlapped_collectives_slow_compute)
 {
     cr_expect_float_eq(pp__exposed(0.2, 10, 4), 6 + 0.2 * 4, 1e-12);
