@@ -511,16 +511,22 @@ static void framework_rules(const row *r, scenario *sc)
         if (s->pp > 1 && s->zero == 3) s->zero = 2;
         if (strstr(r->f[C_NOTES], "--training.compile")) s->loss = PP_LOSS_FUSED;
     }
-    /* llm-foundry: FSDP with mixed_precision PURE (16-bit gradient
-     * reduce-scatter) and flash-attn's fused cross-entropy (loss_fn default
-     * 'fused_crossentropy') */
+    /* llm-foundry: FSDP and flash-attn's fused cross-entropy (loss_fn
+     * default 'fused_crossentropy'). The rows' MP column: DEFAULT (the
+     * amp_bf16/amp_fp8 tables, submit_benchmarks.py's default) reduce-
+     * scatters in fp32 (Composer v0.16.4 mosaic_fsdp_utils.py: reduce_dtype
+     * float32), PURE (the A100-40GB table, A100-80GB "bf16") in bf16. The
+     * PURE tables date from May 2023 or before, on the script's default
+     * image mosaicml/pytorch:1.13.1 (300cc5c submit_benchmarks.py; README
+     * "TODO: Update tables with torch 2.0"); the DEFAULT ones ran PyTorch
+     * 2.1, whose non-reentrant checkpoint stops early (PR #96866), as
+     * Composer's checkpoint_wrapper NO_REENTRANT runs it. */
     if (is(nm, "mpt")) {
+        int pure = strstr(r->f[C_NOTES], "MP mode PURE") != NULL;
         if (mpt_triton(r)) sc->cluster.gpu.attn_eff /= triton_slowdown();
-        /* Composer's checkpoint_wrapper NO_REENTRANT (the yamls'
-         * activation_checkpointing_reentrant: false), PyTorch 2.1 image */
-        s->buf.checkpoint_early_stop = 1;
+        s->buf.checkpoint_early_stop = !pure;
         s->framework = PP_FW_FSDP;
-        s->grad_accum_dtype = PP_GRAD_16;
+        s->grad_accum_dtype = pure ? PP_GRAD_16 : PP_GRAD_FP32;
         s->loss = PP_LOSS_FUSED;
     }
     /* MLPerf Training v5.1 llama2_70b_lora: LoRA rank 16 on the attention's
