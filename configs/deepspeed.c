@@ -52,7 +52,8 @@ void pp__adapt_framework(const pp_model *m, const pp_cluster *c, pp_strategy *s,
         {PP_RULE_FW_DP_OVERLAP, "DP overlap", &s->overlap_dp, NULL},
         {PP_RULE_FW_TP_OVERLAP, "TP overlap", &s->overlap_tp, NULL},
         {PP_RULE_FW_OUTPUTS, "pipeline outputs freed once sent", &s->buf.free_pipeline_outputs, NULL},
-        {PP_RULE_FW_ALLOCATOR, "expandable segments", &s->buf.expandable_segments, NULL}};
+        {PP_RULE_FW_ALLOCATOR, "expandable segments", &s->buf.expandable_segments, NULL},
+        {PP_RULE_FW_FP8_PARAMS, "FP8 primary weights", &s->fp8_param_gather, NULL}};
     for (size_t i = 0; i < sizeof b / sizeof *b; i++) {
         if (*b[i].field < 0) continue;
         pp__rule_ctx x = {m, c, s, 0};
@@ -65,7 +66,11 @@ void pp__adapt_framework(const pp_model *m, const pp_cluster *c, pp_strategy *s,
         pp__note(notes, "%s runs %s its own way: %s -> %s", pp_framework_name(fw), b[i].what,
                  b[i].names ? b[i].names[was] : was ? "on" : "off", b[i].names ? b[i].names[now] : now ? "on" : "off");
     }
-    if (pp__fw_get(fw)->buckets != PP_BUCKETS_DEEPSPEED) s->buf.reduce_bucket = s->buf.allgather_bucket = 0;
+    /* buckets: DeepSpeed's two; Megatron's --ddp-bucket-size when one was given */
+    int bk = pp__fw_get(fw)->buckets;
+    if (bk != PP_BUCKETS_DEEPSPEED) s->buf.allgather_bucket = 0;
+    if (bk != PP_BUCKETS_DEEPSPEED && (bk != PP_BUCKETS_VIEWS || (s->filled & PP_FILLED_REDUCE_BUCKET)))
+        s->buf.reduce_bucket = 0;
 }
 
 /* What ds_config.json needs from its options. */

@@ -1343,8 +1343,12 @@ static void read_behaviour(mr_ctx *x, pp_strategy *s)
         set_src(x, "overlap_dp", "--overlap-grad-reduce");
         /* elements a gradient bucket holds (distributed_data_parallel.py);
          * absent: Megatron's max(4e7, 1e6 x dp), filled as for a plan */
-        double bucket;
-        if (num_flag(x, "--ddp-bucket-size", 1, 1e12, &bucket)) s->buf.reduce_bucket = floor(bucket);
+        long bucket; /* arguments.py: type=int */
+        if (int_flag(x, "--ddp-bucket-size", 1, 1000000000000L, &bucket)) s->buf.reduce_bucket = (double)bucket;
+        mr_occ *nbk = get(x, "--ddp-num-buckets");
+        if (nbk && !x->st)
+            return (void)fail(x, nbk->line, "--ddp-num-buckets: not priced (parplan prices the buckets of "
+                              "--ddp-bucket-size, or Megatron's default max(4e7, 1e6 x dp x cp) elements)");
         set_src(x, "reduce_bucket", "--ddp-bucket-size");
         if (s->zero && !opg && ogr && s->dp * s->cp > 1)
             warn(x, get(x, "--overlap-grad-reduce")->line, "--overlap-grad-reduce without --overlap-param-gather: "
@@ -1546,7 +1550,7 @@ static const char *const silent[] = {
     "--use-pytorch-profiler", "--override-opt_param-scheduler", "--use-checkpoint-opt_param-scheduler",
     "--micro-batch-size", "--global-batch-size", "--no-bias-", "--bias-", "--no-masked-softmax-fusion",
     "--masked-softmax-fusion", "--no-persist-layer-norm", "--apply-query-key-layer-scaling",
-    "--attention-softmax-in-fp32", "--no-async-tensor-model-parallel-allreduce", "--ddp-bucket-size",
+    "--attention-softmax-in-fp32", "--no-async-tensor-model-parallel-allreduce",
     "--ddp-average-in-collective", "--check-for-nan-in-loss-and-grad", "--no-check-for-nan-in-loss-and-grad",
     "--manual-gc", "--manual-gc-", "--empty-unused-memory-level", "--rerun-mode", NULL};
 

@@ -173,15 +173,16 @@ static int overlap_default(const pp__fw *f, const pp_strategy *s)
     return 1;
 }
 
+/* Megatron-LM's bucket when --ddp-bucket-size is not given: max(40M,
+ * 1M x dp x cp) elements, "to ensure that chunks used in NCCL ring-reduce
+ * implementations are large enough to remain bandwidth-bound" (training.py
+ * resolve_ddp_bucket_size, the dp x cp group; distributed_data_parallel.py,
+ * d98e8a64dd). */
+static double mcore_bucket(const pp_strategy *s) { return fmax(4e7, 1e6 * s->dp * s->cp); }
+
 /* DeepSpeed buckets (elements): reduce_bucket_size and allgather_bucket_size
  * 5e8 (deepspeed/runtime/zero/config.py); DDP: bucket_cap_mb 25 MiB of fp32
- * gradients (torch.nn.parallel.DistributedDataParallel). */
-/* Megatron-Core's DDP and distributed optimizer bucket max(40M, 1M x dp)
- * elements when --ddp-bucket-size is not given, "to ensure that chunks used
- * in NCCL ring-reduce implementations are large enough to remain
- * bandwidth-bound" (distributed_data_parallel.py d98e8a64dd; dp without cp) */
-static double mcore_bucket(const pp_strategy *s) { return fmax(4e7, 1e6 * s->dp); }
-
+ * gradients (torch.nn.parallel.DistributedDataParallel); Megatron's above. */
 static void buckets_default(const pp__fw *f, pp_strategy *s, pp_buffers *b)
 {
     double ddp = 25.0 * 1048576 / 4;

@@ -317,6 +317,9 @@ static double shard_fraction(const pp_strategy *s, const stage_params *sp)
  * FSDP in full training; 16 bits for a LoRA base loaded in bf16. */
 static double weight_bytes(const pp__fw *f, const pp_strategy *s, const pp_gpu *g)
 {
+    /* Megatron-FSDP keeps no FP8 transpose of its shards (keep_fp8_transpose_
+     * cache off by default): it is made for each gathered unit */
+    if (f->buckets == PP_BUCKETS_VIEWS && s->zero == 3 && pp__fp8_params(s)) return 1.0;
     if (f->weights == PP_W_MASTER16 || s->precision == PP_PREC_FP32) return pp__weight_bytes_on(s, g);
     return s->ft.mode == PP_MODE_FULL ? 4.0 : 2.0;
 }
@@ -470,8 +473,9 @@ static void comm_buffers(const pp_strategy *s, const pp_gpu *gpu, const stage_pa
         if (s->zero == 3 && nd > 1) {
             /* FP8 primary weights: a unit arrives in FP8 and the Hopper
              * transpose is rebuilt beside it (w) */
-            double unit = largest_unit(sp);
+            double unit = largest_unit(sp), table = fmax(sp->embed, sp->head);
             o->zero_gather_bytes = 2 * unit * w;
+            if (pp__fp8_params(s)) o->zero_gather_bytes = 2 * fmax(sp->largest_block * w, table * 2.0); /* 16-bit tables */
             o->bucket_bytes = unit * g;
         }
         break;

@@ -95,6 +95,9 @@ typedef struct stage_t {
     double buckets, ebuckets;                               /* Megatron's gradient buckets: dense, experts */
     double last_el, edge_el;                                /* elements in the bucket group reduced last;
                                                                16-bit ones beside FP8 primary weights */
+    int single;                                             /* one bucket a buffer, reduced after the backward */
+    double idle_fwd, idle_bwd;                              /* the pipeline's wait before the first forward and
+                                                               after the last backward, s */
     double dp_total, dp_exposed, optimizer, offload;        /* per step */
     double dense, expert;                                   /* params per GPU */
     double trainable, quantized;                            /* of which trained; NF4 */
@@ -380,7 +383,9 @@ static double zero3_traffic(const pp_strategy *s, const groups *g, const stage_t
     double ag_calls = unit ? units : legacy ? st->tensors : fmax(1, fmin(4 * units, ceil(st->dense / s->buf.prefetch_bucket)));
     double rs_calls = unit ? units : legacy ? st->tensors : fmax(1, fr * st->dense / s->buf.reduce_bucket);
     const pp__comm_group *sh = fsdp ? &g->shard : &g->dp;
-    double ag = split_calls(pp__allgather_s, sh, st->dense * w, ag_calls) +
+    /* FP8 primary weights: the 16-bit tables still gather 2 bytes */
+    double edge = fmin(st->edge_el, st->dense);
+    double ag = split_calls(pp__allgather_s, sh, (st->dense - edge) * w + edge * 2, ag_calls) +
                 split_calls(pp__allgather_s, &g->edp, st->expert * w, unit ? eunits : 4 * eunits);
     double rs = split_calls(pp__reducescatter_s, sh, fr * st->dense * gb, rs_calls) +
                 split_calls(pp__reducescatter_s, &g->edp, fr * st->expert * gb, unit ? eunits : rs_calls);
@@ -411,9 +416,11 @@ static double zero3_exposed(const pp_strategy *s, const groups *g, const stage_t
 static void distopt_comm(const pp_strategy *s, const groups *g, stage_t *st, double gb, double w, double dense,
                          double ex)
 {
-    /* without --overlap-grad-reduce Megatron makes one bucket of each buffer */
-    double kd = dense > 0 ? (s->overlap_dp ? fmax(1, st->buckets) : 1) : 0;
-    double ke = ex > 0 ? (s->overlap_dp ? fmax(1, st->ebuckets) : 1) : 0, k = kd + ke;
+    /* gb, w: bytes a gradient, a gathered weight; dense, ex: trained
+     * elements. Without --overlap-grad-reduce one bucket a buffer */
+    int one = st->single || !s->overlap_dp;
+    double kd = dense > 0 ? (one ? 1 + (st->edge_el > 0) : fmax(1, st->buckets)) : 0;
+    double ke = ex > 0 ? (one ? 1 : fmax(1, st->ebuckets)) : 0;
     double edge = fmin(st->edge_el, dense), last = fmin(st->last_el, dense); /* 16-bit beside FP8 weights */
     double rs = split_calls(pp__reducescatter_s, &g->dp, dense * gb, kd) +
                 split_calls(pp__reducescatter_s, &g->edp, ex * gb, ke);
@@ -421,7 +428,11 @@ static void distopt_comm(const pp_strategy *s, const groups *g, stage_t *st, dou
                 split_calls(pp__allgather_s, &g->edp, ex * w, ke);
     st->dp_total = rs + ag;
     st->dp_exposed = st->dp_total;
-    if (!s->overlap_dp || k <= 0) return;
+    if (!s->overlap_dp || kd + ke <= 0) return;
+    if (st->single) { /* a later stage: into the pipeline's skew, where nothing computes */
+        st->dp_exposed = fmax(0, rs - st->idle_bwd) + fmax(0, ag - st->idle_fwd);
+        return;
+    }
     /* the group reduced last is the one gathered first: both wait */
     double rs1 = fmin(rs, pp__reducescatter_s(&g->dp, last * gb)), fwd = fmax(0, st->compute - st->bwd);
     double ag1 = fmin(ag, pp__allgather_s(&g->dp, (last - edge) * w + edge * 2));
@@ -438,7 +449,10 @@ static void dp_comm(const pp_strategy *s, const groups *g, stage_t *st)
     double ar = pp__allreduce_s(&g->dp, dense * gb) + pp__allreduce_s(&g->edp, ex * gb);
     double rs = pp__reducescatter_s(&g->dp, dense * gb) + pp__reducescatter_s(&g->edp, ex * gb);
     double ag = pp__allgather_s(&g->dp, dense * w) + pp__allgather_s(&g->edp, ex * w);
-    double last_bucket = pp__allreduce_s(&g->dp, (s->buf.reduce_bucket < dense ? s->buf.reduce_bucket : dense) * gb);
+    /* Megatron's DDP reduces its buckets as the distributed optimizer does:
+     * the one holding the first layers and the embedding last */
+    double lastb = is_views(s) && st->last_el > 0 ? st->last_el : s->buf.reduce_bucket;
+    double last_bucket = pp__allreduce_s(&g->dp, (lastb < dense ? lastb : dense) * gb);
     double hide = s->overlap_dp ? st->bwd : 0;
     if (gathers_per_microbatch(s)) { /* ZeRO-3, FSDP: gathers and reduce-scatters every micro-batch */
         st->dp_total = m * zero3_traffic(s, g, st);
@@ -520,7 +534,9 @@ static void optimizer_time(const pp_model *m, const pp_cluster *c, const pp_stra
     double k = pp__opt_bytes_per_param(m, s);
     /* the fp32 copy of a 16-bit main_grad: written (4, reading 2), then read by the update */
     double grad = pp__grad_copy_at_step(s) ? 2 + 4 + 4 : pp__grad_bytes(s);
-    double bytes = 2 * k + grad + pp__weight_bytes_on(s, &c->gpu);
+    /* and the new weights it writes: 16-bit, fp32, or the FP8 bytes of FP8
+     * primary weights (caches and transposes are refreshed in the forward) */
+    double bytes = 2 * k + grad + pp__gather_bytes(s);
     /* with bf16 states FusedAdam also reads the bf16 weight, the master's
      * high half (not when Megatron keeps an fp32 master: fp8) */
     if (s->opt_states == PP_OPT_STATES_BF16 && !pp__mcore_master(s)) bytes += 2.0;
@@ -557,55 +573,68 @@ static void act_offload_time(const pp_model *m, const pp_cluster *c, const pp_st
     st->offload += s->grad_accum * (fmax(0, t - fwd) + fmax(0, t - st->bwd));
 }
 
-/* Megatron's gradient buckets of a stage (param_and_grad_buffer.py
- * d98e8a64dd): tensors taken whole in backward order, a bucket closed once
- * it holds >= b elements; the experts in a buffer of their own. A block's
- * GEMM weights as TP splits them (the norms and biases are too small to
- * close one). */
-static void bucket_fill(double *acc, double *n, double *closed, double el, double b)
+/* Megatron's gradient buckets (param_and_grad_buffer.py d98e8a64dd):
+ * tensors taken whole in backward order, a bucket closed once it holds
+ * >= b elements. */
+typedef struct bucket_acc {
+    double b, acc, n, closed; /* bucket size, open bucket, closed buckets, the last closed (elements) */
+} bucket_acc;
+
+static void bucket_fill(bucket_acc *k, double el)
 {
-    *acc += el;
-    if (*acc >= b) (*n)++, *closed = *acc, *acc = 0;
+    if (el <= 0) return;
+    k->acc += el;
+    if (k->acc >= k->b) k->n++, k->closed = k->acc, k->acc = 0;
 }
 
-static void mcore_buckets(const pp_model *m, const pp_strategy *s, int first, int last, int with_embed, int with_head,
-                          stage_t *st)
+/* One block's dense tensors in backward order, as TP splits them: the MLP's
+ * down and gate/up projections (a MoE block's shared experts), the
+ * attention's output and input projections, then its norms (replicated). */
+static void block_fill(const pp_model *m, const pp_strategy *s, int kind, bucket_acc *k)
 {
-    double b = s->buf.reduce_bucket > 0 ? s->buf.reduce_bucket : 4e7, t = s->tp, te = s->etp > 0 ? s->etp : s->tp;
-    double h = m->hidden, v = m->mla.kv_lora_rank > 0 ? m->mla.v_head_dim : pp__head_dim(m);
-    double out = m->heads * v * h / t, in = pp__attn_params(m) / t - out, g = m->gated_mlp ? 2 : 1;
-    double acc = 0, n = 0, closed = 0, experts = 0, etensors = 0;
-    double head = with_head && !m->tied_embeddings ? pp__vocab(m, s) * h / t : 0;
-    double embed = with_embed ? pp__vocab(m, s) * h / t : 0;
-    /* FP8 primary weights sit in a buffer of their own; the 16-bit ones
-     * (embedding, output layer) join the last FP8 bucket group
-     * (param_and_grad_buffer.py partition_buckets) */
+    double t = s->tp, h = m->hidden, vd = m->mla.kv_lora_rank > 0 ? m->mla.v_head_dim : pp__head_dim(m);
+    double out = m->heads * vd * h / t, g = m->gated_mlp ? 2 : 1;
+    double mlp = kind == PP_BLOCK_MOE ? pp__mlp_params(m, m->expert_ffn) * m->shared_experts : pp__mlp_params(m, m->ffn);
+    bucket_fill(k, mlp / t / (g + 1));
+    bucket_fill(k, mlp / t * g / (g + 1));
+    bucket_fill(k, out);
+    bucket_fill(k, pp__attn_params(m) / t - out);
+    for (int n = 0; n < m->norms_per_block; n++) bucket_fill(k, h);
+}
+
+/* The stage's buckets. Megatron buckets only the first model chunk of the
+ * first pipeline stage; every other chunk and stage is one bucket per
+ * buffer (training.py d98e8a64dd: per_chunk_disable_bucketing), reduced
+ * once its backward ends. The experts fill a buffer of their own, at most
+ * one bucket per tensor; with FP8 primary weights the 16-bit tables
+ * (embedding, output layer) another, joining the last FP8 bucket group
+ * (partition_buckets). */
+static void mcore_buckets(const pp_model *m, const pp_strategy *s, int stage, int first, int last, stage_t *st)
+{
+    int v = s->schedule == PP_SCHED_INTERLEAVED ? s->virtual_stages : 1, nb = last - first + 1;
+    int upto = s->pp == 1 ? last : first + (nb + v - 1) / v - 1; /* the bucketed chunk's blocks */
+    double h = m->hidden, te = s->etp > 0 ? s->etp : s->tp, experts = 0, etensors = 0;
+    double head = stage == s->pp - 1 && !m->tied_embeddings ? pp__vocab(m, s) * h / s->tp : 0;
+    double embed = stage == 0 ? pp__vocab(m, s) * h / s->tp : 0;
     int fp8p = pp__fp8_params(s);
-    if (!fp8p) bucket_fill(&acc, &n, &closed, head, b);
-    for (int i = last; i >= first; i--) {
-        double mlp = m->block_kind[i] == PP_BLOCK_MOE ? pp__mlp_params(m, m->expert_ffn) * m->shared_experts
-                                                      : pp__mlp_params(m, m->ffn);
-        if (m->block_kind[i] == PP_BLOCK_MOE) {
-            experts += pp__mlp_params(m, m->expert_ffn) * m->experts / (s->ep * te);
-            etensors += 2.0 * m->experts / s->ep; /* each local expert's two weights */
-        }
-        if (mlp > 0) {
-            bucket_fill(&acc, &n, &closed, mlp / t / (g + 1), b);
-            bucket_fill(&acc, &n, &closed, mlp / t * g / (g + 1), b);
-        }
-        bucket_fill(&acc, &n, &closed, out, b);
-        bucket_fill(&acc, &n, &closed, in, b);
+    bucket_acc k = {s->buf.reduce_bucket > 0 ? s->buf.reduce_bucket : 4e7, 0, 0, 0};
+    if (!fp8p && s->pp == 1) bucket_fill(&k, head);
+    for (int i = upto; i >= first && stage == 0; i--) {
+        block_fill(m, s, m->block_kind[i], &k);
+        if (m->block_kind[i] == PP_BLOCK_MOE) etensors += 2.0 * m->experts / s->ep; /* each local expert's two */
     }
-    if (!fp8p) bucket_fill(&acc, &n, &closed, embed, b);
-    st->buckets = n + (acc > 0);
-    st->last_el = acc > 0 ? acc : closed;
-    st->edge_el = 0;
-    if (fp8p && head + embed > 0) {
-        st->buckets += fmin(ceil((head + embed) / b), (head > 0) + (embed > 0)); /* tensors whole */
-        st->last_el += head + embed;
-        st->edge_el = head + embed;
+    if (!fp8p) bucket_fill(&k, embed);
+    for (int i = first; i <= last; i++)
+        if (m->block_kind[i] == PP_BLOCK_MOE) experts += pp__mlp_params(m, m->expert_ffn) * m->experts / (s->ep * te);
+    st->single = stage > 0;
+    st->buckets = stage > 0 ? 1 : k.n + (k.acc > 0) + (v - 1);
+    st->last_el = stage > 0 ? st->dense : k.acc > 0 ? k.acc : k.closed;
+    st->edge_el = fp8p ? head + embed : 0;
+    if (fp8p && head + embed > 0) { /* the tables' buffer: its tensors whole */
+        st->buckets += stage > 0 ? 1 : fmin(ceil((head + embed) / k.b), (head > 0) + (embed > 0));
+        if (stage == 0) st->last_el += head + embed;
     }
-    st->ebuckets = experts > 0 ? fmin(ceil(experts / b), etensors) : 0;
+    st->ebuckets = experts <= 0 ? 0 : stage > 0 ? 1 : fmax(1, fmin(ceil(experts / v / k.b), etensors)) + (v - 1);
 }
 
 static void stage_time(const pp_model *m, const pp_cluster *c, const pp_strategy *s, const groups *g,
@@ -628,7 +657,11 @@ static void stage_time(const pp_model *m, const pp_cluster *c, const pp_strategy
     st->tensors += 2 * st->edge_units; /* embedding (+ positions); final norm + head */
     if (s->pp > 1) st->p2p = 2 * pp__sendrecv_s(&g->pp, pp__act_bytes(s) * tok * m->hidden / rep);
     pp__stage_counts(m, s, i, first, last, &st->dense, &st->expert, &st->trainable, &st->quantized);
-    if (is_views(s)) mcore_buckets(m, s, first, last, i == 0, i == s->pp - 1, st);
+    if (is_views(s)) mcore_buckets(m, s, i, first, last, st);
+    /* 1F1B's skew: stage i waits i forward chunks before its first forward
+     * and i backward chunks after its last backward */
+    double v = s->schedule == PP_SCHED_INTERLEAVED ? s->virtual_stages : 1;
+    st->idle_fwd = i * (st->compute - st->bwd) / v, st->idle_bwd = i * st->bwd / v;
     st->zero3 = zero3_exposed(s, g, st);
     dp_comm(s, g, st);
     optimizer_time(m, c, s, st);

@@ -414,8 +414,10 @@ static void enum_behaviours(enum_ctx *e)
          * last (param_and_grad_buffer.py partition_buckets): the bf16
          * weights' plan is tried too */
         if (f8 < 0 && s->fp8_param_gather == 1) {
+            int over = e->over; /* over memory only if both are */
             s->fp8_param_gather = 0;
             if (level_ok(e, L_BEHAV)) emit(e);
+            e->over = over && e->over;
         }
     }
     s->ep_dispatch = hier, s->overlap_ep = epov;

@@ -992,10 +992,12 @@ static const char *held_out_text(const char *path)
         return "MLPerf Training v5.1 (closed division) llama31_8b and llama31_405b submissions on B200, GB200,\n"
                "B300, GB300, H200 and H100, transcribed from the submissions' config_*.sh and logs\n"
                "(mlcommons/training_results_v5.1 at 441d65f444): NeMo on Megatron-Core with the distributed\n"
-               "optimizer and bf16 gradient reduction, compared on the median logged train_step_time. Kept\n"
-               "out of the calibration (tools/fit.py does not read this file): a blind test of the\n"
-               "catalog's constants. NVFP4 runs are not evaluated (4-bit training is not a parplan\n"
-               "precision); whole-iteration CUDA graphs and FP8 parameter all-gathers are not priced.";
+               "optimizer (each run's DDP bucket) and bf16 gradient reduction, FP8 primary weights where the\n"
+               "config gathers them in FP8, compared on the median logged train_step_time. Kept out of\n"
+               "tools/fit.py: a blind test of the catalog's constants, but for GB300's, which reproduce the\n"
+               "GB300/GB200 step ratio of the two 72-GPU 8B runs (topologies/gpus.json). NVFP4 runs are\n"
+               "not evaluated (4-bit training is not a parplan precision); whole-iteration CUDA graphs are\n"
+               "not priced.";
     if (strstr(path, "bloom_chronicles"))
         return "Rows of the same chronicles-prequel.md that shared/reference does not carry, transcribed with\n"
                "their dates and sections. Nothing was fitted to them; they show the error on runs the\n"

@@ -425,7 +425,31 @@ Test(megatron_args, ddp_bucket_size_reads)
     double one = file_dp_traffic_s(S(MG_HEAD MG_DO "  --ddp-bucket-size 1000000000000\n)\n"));
     cr_expect(one < dflt && one > 0, "one bucket %.4f s, Megatron's buckets %.4f s", one, dflt);
     bad("a.sh", S(MG_HEAD MG_DO "  --ddp-bucket-size lots\n)\n"), ARGS(MG_MODEL, "--megatron-args", "a.sh"),
-        ARGS("a.sh:", "--ddp-bucket-size 'lots'", "expected a number"));
+        ARGS("a.sh:", "--ddp-bucket-size 'lots'", "expected an integer"));
+    bad("a.sh", S(MG_HEAD MG_DO "  --ddp-bucket-size 1e8\n)\n"), ARGS(MG_MODEL, "--megatron-args", "a.sh"),
+        ARGS("a.sh:", "--ddp-bucket-size '1e8'", "expected an integer")); /* Megatron's type=int */
+    bad("a.sh", S(MG_HEAD MG_DO "  --ddp-num-buckets 8\n)\n"), ARGS(MG_MODEL, "--megatron-args", "a.sh"),
+        ARGS("a.sh:", "--ddp-num-buckets", "not priced"));
+    /* a bucket given to estimate is launched: the file says it, and reads back to the same traffic */
+    fresh_dir();
+    char *out, *err;
+    double given = 0, back = 0;
+    cr_assert_eq(estimate(ARGS(MG_MODEL, "--framework", "megatron", "--zero", "1", "--reduce-bucket", "100000000"),
+                          &out, &err), 0, "%s", err);
+    const char *r = strstr(out, "(DP/ZeRO traffic ");
+    cr_assert(r && sscanf(r, "(DP/ZeRO traffic %lf", &given) == 1, "%s", out);
+    free(out), free(err);
+    char path[600];
+    snprintf(path, sizeof path, "%s/emitted/megatron_args.sh", dir);
+    char *f = slurp(path);
+    cr_assert(f && strstr(f, "  --ddp-bucket-size 100000000\n"), "%s", f ? f : "(no file)");
+    fresh_dir(); /* estimate emits again */
+    put("b.sh", f, strlen(f));
+    cr_assert_eq(estimate(ARGS(MG_MODEL, "--megatron-args", "b.sh"), &out, &err), 0, "%s", err);
+    r = strstr(out, "(DP/ZeRO traffic ");
+    cr_assert(r && sscanf(r, "(DP/ZeRO traffic %lf", &back) == 1, "%s", out);
+    cr_expect(back == given && given > 0, "read back %.4f s, emitted from %.4f s", back, given);
+    free(out), free(err), free(f);
 }
 
 /* --use-megatron-fsdp: ZeRO-3 (optim_grads_params, v1, fsdp_dtensor

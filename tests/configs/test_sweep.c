@@ -553,4 +553,15 @@ Test(sweep, estimate_request_equals_the_library_estimate)
     cr_expect_eq(st, PP_ERR_INPUT);
     cr_expect(strstr(out, "recompute_modules") != NULL, "%s", out);
     pp_free(out);
+    /* fp8_param_gather: a bool, read into the plan; anything else names the key */
+    out = pp_estimate_request("{\"model\": \"llama3-8b\", \"cluster\": \"dgx-h100\", \"framework\": \"megatron\","
+                              " \"zero\": 1, \"precision\": \"fp8\", \"fp8_param_gather\": false}", &st);
+    cr_expect_eq(st, PP_OK, "%s", out);
+    cr_expect(strstr(out, "\"fp8_param_gather\":false") != NULL, "%s", out);
+    pp_free(out);
+    out = pp_estimate_request("{\"model\": \"llama3-8b\", \"cluster\": \"dgx-h100\", \"framework\": \"megatron\","
+                              " \"zero\": 1, \"precision\": \"fp8\", \"fp8_param_gather\": \"yes\"}", &st);
+    cr_expect_eq(st, PP_ERR_INPUT);
+    cr_expect(strstr(out, "fp8_param_gather") != NULL, "%s", out);
+    pp_free(out);
 }

@@ -654,8 +654,8 @@ Test(memory, bf16_optimizer_states_by_hand)
  * 4 = 8 bytes a weight, copies a bf16 main_grad to fp32 at the step as
  * without the switch (4 P / 8), and the update moves 2 x 8 + 10 (the copy
  * reads the bf16 main_grad, 2, and writes fp32, 4; the update reads it, 4)
- * + 2 (the FP8 primary weight and its Hopper transpose: --fp8-param-gather,
- * on by default) = 28 bytes against 2 x 12 + 10 + 2 = 36. */
+ * + 1 (the FP8 primary weight it writes: --fp8-param-gather, on by
+ * default) = 27 bytes against 2 x 12 + 10 + 1 = 35. */
 Test(memory, bf16_optimizer_states_under_fp8_by_hand)
 {
     pp_model m = fx_model("llama3-8b");
@@ -673,7 +673,7 @@ Test(memory, bf16_optimizer_states_under_fp8_by_hand)
     cr_expect(fabs(opt[0] - 12 * P / 8) < 1e-9 * opt[0], "fp8 fp32 states %.9g B, by hand %.9g", opt[0], 12 * P / 8);
     cr_expect(fabs(tmp[1] - 4 * P / 8) < 1e-9 * tmp[1], "fp32 copy of the bf16 main_grad %.9g B, by hand %.9g", tmp[1], 4 * P / 8);
     cr_expect(fabs(tmp[1] - tmp[0]) < 1e-9 * tmp[0], "the same copy as fp32 states: %.9g vs %.9g B", tmp[1], tmp[0]);
-    cr_expect(fabs(t[1] / t[0] - 28.0 / 36.0) < 1e-9, "optimizer time ratio %.9g, by hand 28/36", t[1] / t[0]);
+    cr_expect(fabs(t[1] / t[0] - 27.0 / 35.0) < 1e-9, "optimizer time ratio %.9g, by hand 27/35", t[1] / t[0]);
 }
 
 /* FP8 primary weights (--fp8-param-gather), Llama-3-8B on 8 GPUs, zero 1,
@@ -708,10 +708,11 @@ Test(memory, fp8_primary_weights_by_hand)
         cr_expect(fabs(w1 - (on[k] * P + 2 * E)) < 1e-9 * w1, "%s with: %.9g B, by hand %g x %.9g", cl[k], w1, on[k], P);
         /* traffic: reduce-scatter 2 B a weight + all-gather 2 B, against
          * 2 + 1 for the blocks' weights and 2 + 2 for the 16-bit tables,
-         * over the same 8-rank ring (latency terms within 3%) */
+         * over the same 8-rank ring (the buckets' latency terms within 5%:
+         * the tables' own buffer adds calls beside FP8 primary weights) */
         double d0 = p[0].time.dp_comm_s, d1 = p[1].time.dp_comm_s, all = P + E;
         double ratio = (2 * all + P + 2 * E) / (4 * all);
-        cr_expect(fabs(d1 / d0 - ratio) < 0.03, "%s DP traffic %.9g s against %.9g s: ratio %.4f, by bytes %.4f", cl[k],
+        cr_expect(fabs(d1 / d0 - ratio) < 0.05, "%s DP traffic %.9g s against %.9g s: ratio %.4f, by bytes %.4f", cl[k],
                   d1, d0, d1 / d0, ratio);
     }
 }

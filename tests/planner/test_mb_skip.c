@@ -58,6 +58,8 @@ Test(mb_skip, over_memory_work_does_not_grow_with_divisors, .timeout = 600)
 /* The search's plans against searches pinned to each micro-batch: the
  * best of those is what the search must find (fits before tight, then the
  * step), and so for the K-th. */
+/* restrictions for the next check_exact (0: every framework, precision) */
+static unsigned only_fw, only_prec;
 static void check_exact(const char *mn, const char *cn, int nodes, int gb, int seq)
 {
     pp_model m = fx_model(mn);
@@ -65,6 +67,7 @@ static void check_exact(const char *mn, const char *cn, int nodes, int gb, int s
     pp_search_opts o;
     pp_search_opts_default(&o);
     o.global_batch = gb, o.seq = seq, o.top_k = 3;
+    o.frameworks = only_fw, o.precisions = only_prec;
     o.ilp_budget_s = 3600; /* no timing in the result */
     pp_plan_list all, one;
     pp_error e = {""};
@@ -96,7 +99,7 @@ static void check_exact(const char *mn, const char *cn, int nodes, int gb, int s
         }
         pp_plan_list_free(&one);
     }
-    cr_assert_gt(pinned, 5, "%s: only %d micro-batches searched", mn, pinned);
+    cr_assert_gt(pinned, 3, "%s: only %d micro-batches searched", mn, pinned);
     for (int k = 0; k < all.n && k < 3; k++) {
         cr_assert_eq((int)all.plans[k].uncertainty.fit, fit[k], "%s #%d: fit %d, pinned searches %d", mn, k + 1,
                      all.plans[k].uncertainty.fit, fit[k]);
@@ -111,4 +114,11 @@ Test(mb_skip, nothing_is_lost, .timeout = 1200)
 {
     check_exact("llama3-8b", "dgx-h100", 2, 720, 8192);     /* 30 divisors */
     check_exact("gpt3-6.7b", "dgx-a100-40g", 4, 1260, 2048); /* 36 */
+    /* fp8 under megatron: the search tries bf16 weights beside FP8 primary
+     * weights; a micro-batch over memory with the one must not stop the
+     * larger ones that fit with the other (the review's case: 20.94 s found
+     * where dp 2, tp 8, ZeRO-3, mb 4 fits at 12.01 s) */
+    only_fw = 1u << PP_FW_MEGATRON, only_prec = 1u << PP_PREC_FP8;
+    check_exact("llama2-70b", "dgx-h100", 2, 64, 4096);
+    only_fw = only_prec = 0;
 }

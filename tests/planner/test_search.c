@@ -188,6 +188,37 @@ static void check_bounds(const char *mn, const char *cn, int nodes, int gb, int 
     check_bounds_with(mn, cn, nodes, gb, seq, 0, PP_GRAD_16);
 }
 
+/* FP8 primary weights in the search: pinned on (off), every plan has
+ * (lacks) them; left to the search, its best is the better of the two
+ * pinned searches, whichever that is (fits before tight, then the step). */
+Test(search, fp8_primary_weights_tried_both_ways, .timeout = 600)
+{
+    pp_model m;
+    pp_cluster c;
+    load("llama2-70b", "dgx-h100", 4, 0, &m, &c);
+    double best[3];
+    int fit[3];
+    for (int pin = -1; pin <= 1; pin++) {
+        pp_search_opts o;
+        pp_search_opts_default(&o);
+        o.global_batch = 64, o.seq = 4096, o.top_k = 3;
+        o.frameworks = 1u << PP_FW_MEGATRON, o.precisions = 1u << PP_PREC_FP8;
+        o.base.fp8_param_gather = pin;
+        pp_plan_list l;
+        pp_error e = {""};
+        cr_assert_eq(pp_plan_search(&m, &c, &o, &l, &e), PP_OK, "%s", e.msg);
+        cr_assert_gt(l.n, 0);
+        for (int k = 0; k < l.n && pin >= 0; k++)
+            cr_expect_eq(l.plans[k].strategy.fp8_param_gather, pin, "pinned %d, plan %d", pin, k + 1);
+        best[pin + 1] = l.plans[0].time.step_s, fit[pin + 1] = (int)l.plans[0].uncertainty.fit;
+        pp_plan_list_free(&l);
+    }
+    int w = fit[1] != fit[2] ? (fit[1] < fit[2] ? 1 : 2) : (best[1] <= best[2] ? 1 : 2);
+    cr_expect_eq(fit[0], fit[w], "the search's fit %d, the better pinned one's %d", fit[0], fit[w]);
+    cr_expect(fabs(best[0] - best[w]) <= 1e-9 * best[w], "the search %.6f s, pinned off %.6f s, on %.6f s", best[0],
+              best[1], best[2]);
+}
+
 Test(search, bounds_are_lower_bounds, .timeout = 600)
 {
     check_bounds("llama3-70b", "dgx-h100", 4, 256, 8192);
