@@ -433,9 +433,12 @@ static void distopt_comm(const pp_strategy *s, const groups *g, stage_t *st, dou
         st->dp_exposed = fmax(0, rs - st->idle_bwd) + fmax(0, ag - st->idle_fwd);
         return;
     }
-    /* the group reduced last is the one gathered first: both wait */
-    double rs1 = fmin(rs, pp__reducescatter_s(&g->dp, last * gb)), fwd = fmax(0, st->compute - st->bwd);
-    double ag1 = fmin(ag, pp__allgather_s(&g->dp, (last - edge) * w + edge * 2));
+    /* the group reduced last is the one gathered first: both wait; so does
+     * the experts' buffer's (an average bucket of it) */
+    double eb = ke > 0 ? ex / ke : 0, fwd = fmax(0, st->compute - st->bwd);
+    double ers = eb > 0 ? pp__reducescatter_s(&g->edp, eb * gb) : 0, eag = eb > 0 ? pp__allgather_s(&g->edp, eb * w) : 0;
+    double rs1 = fmin(rs, pp__reducescatter_s(&g->dp, last * gb) + ers);
+    double ag1 = fmin(ag, pp__allgather_s(&g->dp, (last - edge) * w + edge * 2) + eag);
     st->dp_exposed = rs1 + ag1 + pp__exposed(g->slowdown, rs - rs1, st->bwd) + pp__exposed(g->slowdown, ag - ag1, fwd);
 }
 
