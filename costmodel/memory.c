@@ -375,8 +375,15 @@ static states model_states(const pp_model *m, const pp_strategy *s, const pp_gpu
     double grads = sp->trainable * g + sp->lora * la, opt = sp->trainable * k + sp->lora * k_lora;
     double train = sp->trainable + sp->lora;
     /* DeepSpeed's BF16_Optimizer keeps an fp32 accumulation buffer all run;
-     * Megatron's main_grad buffer too */
-    double persist = fw->grads_persist ? grads : s->grad_accum_dtype == PP_GRAD_16_FP32 ? sp->trainable * 4.0 : 0;
+     * Megatron's main_grad buffer too. FSDP2 allocates the sharded
+     * gradients (the reduce-scatter's output) on its reduce-scatter stream,
+     * and the caching allocator reuses a block only on the stream that made
+     * it: freed by zero_grad, they stay reserved through the next step's
+     * forward and backward (torch _fsdp_collectives.py foreach_reduce;
+     * pytorch PR #129721; #132445, which would move them, closed unmerged) */
+    int fsdp2_rs = fw->weights == PP_W_FSDP && zs >= 2 && (double)s->dp * s->cp > 1;
+    double persist = fw->grads_persist || fsdp2_rs ? grads
+                   : s->grad_accum_dtype == PP_GRAD_16_FP32 ? sp->trainable * 4.0 : 0;
     st.shard_params = f * all;
     st.params = (zs >= 3 ? f : 1) * weights;
     st.grads = (zs >= 2 ? f : 1) * grads;

@@ -683,6 +683,30 @@ Test(memory, bf16_optimizer_states_under_fp8_by_hand)
  * output layer stay bf16 (2 bytes) either way. The distributed
  * optimizer's parameter all-gather moves 1 byte a weight instead of 2, its
  * gradient reduce-scatter the same bf16 bytes. */
+/* FSDP2's sharded gradients come out of the reduce-scatter on its own
+ * stream, and the caching allocator hands a block back only to the stream
+ * that made it: after zero_grad they stay reserved through the next
+ * forward and backward. Llama-3-8B, fsdp, ZeRO-3 over 8 GPUs, fp32
+ * gradients: 4 bytes x P / 8 held at the forward/backward peak, and none
+ * on one GPU (no reduce-scatter). */
+Test(memory, fsdp2_sharded_grads_stay_reserved_by_hand)
+{
+    pp_model m = fx_model("llama3-8b");
+    int gpus[] = {8, 1};
+    for (int k = 0; k < 2; k++) {
+        pp_cluster c = fx_cluster("dgx-h100", 0, gpus[k]);
+        pp_strategy s;
+        pp_error err = {""};
+        pp_plan p;
+        pp_strategy_default(&s);
+        s.framework = PP_FW_FSDP;
+        s.dp = gpus[k], s.zero = 3, s.seq = 2048, s.global_batch = gpus[k];
+        cr_assert_eq(pp_estimate(&m, &c, &s, &p, &err), PP_OK, "%s", err.msg);
+        double want = gpus[k] > 1 ? 4.0 * p.params_trainable / 8 : 0, got = p.memory.stages[0].grads_persistent_bytes;
+        cr_expect(fabs(got - want) <= 1e-9 * (want > 0 ? want : 1), "%d GPUs: %.9g B held, by hand %.9g", gpus[k], got, want);
+    }
+}
+
 Test(memory, fp8_primary_weights_by_hand)
 {
     pp_model m = fx_model("llama3-8b");
