@@ -74,7 +74,6 @@ int pp__rc_module_groups(const pp_model *m, unsigned g[3]); /* the model's modul
 int pp__mcore_master(const pp_strategy *s); /* bf16 states with an fp32 master shard (fp8) */
 int pp__grad_copy_at_step(const pp_strategy *s); /* Megatron copies a 16-bit main_grad shard to fp32 */
 /* Bytes per stored weight and per gradient element. */
-double pp__weight_bytes(pp_precision p);
 double pp__weight_bytes_on(const pp_strategy *s, const pp_gpu *g); /* stored, with FP8 primary weights */
 double pp__gather_bytes(const pp_strategy *s); /* per weight in a parameter all-gather */
 double pp__grad_bytes(const pp_strategy *s);

@@ -12,12 +12,6 @@
 #include "costmodel/costmodel.h"
 #include "costmodel/framework.h"
 
-double pp__weight_bytes(pp_precision p)
-{
-    /* fp8 (Transformer Engine): bf16 weights + a cached fp8 copy (1 byte) */
-    return p == PP_PREC_FP32 ? 4.0 : p == PP_PREC_FP8 ? 3.0 : 2.0;
-}
-
 /* Bytes per weight a GPU stores for the strategy (docs/memory.md, "FP8
  * primary weights"). Under fp8 Transformer Engine caches each weight's FP8
  * cast across micro-batches (linear.py _fp8_workspaces), with a transposed
@@ -28,7 +22,7 @@ double pp__weight_bytes(pp_precision p)
  * param_and_grad_buffer.py, d98e8a64dd). */
 double pp__weight_bytes_on(const pp_strategy *s, const pp_gpu *g)
 {
-    if (s->precision != PP_PREC_FP8) return pp__weight_bytes(s->precision);
+    if (s->precision != PP_PREC_FP8) return s->precision == PP_PREC_FP32 ? 4.0 : 2.0;
     double fp8 = 1.0 + (g && g->fp8_transpose ? 1.0 : 0.0);
     return pp__fp8_params(s) ? fp8 : 2.0 + fp8;
 }
@@ -480,9 +474,8 @@ static void comm_buffers(const pp_strategy *s, const pp_gpu *gpu, const stage_pa
         if (s->zero == 3 && nd > 1) {
             /* FP8 primary weights: a unit arrives in FP8 and the Hopper
              * transpose is rebuilt beside it (w) */
-            double unit = largest_unit(sp), table = fmax(sp->embed, sp->head);
-            o->zero_gather_bytes = 2 * unit * w;
-            if (pp__fp8_params(s)) o->zero_gather_bytes = 2 * fmax(sp->largest_block * w, table * 2.0); /* 16-bit tables */
+            double unit = largest_unit(sp), table = fmax(sp->embed, sp->head); /* 16-bit beside FP8 weights */
+            o->zero_gather_bytes = 2 * (pp__fp8_params(s) ? fmax(sp->largest_block * w, table * 2.0) : unit * w);
             o->bucket_bytes = unit * g;
         }
         break;

@@ -95,9 +95,7 @@ typedef struct stage_t {
     double buckets, ebuckets;                               /* Megatron's gradient buckets: dense, experts */
     double last_el, edge_el;                                /* elements in the bucket group reduced last;
                                                                16-bit ones beside FP8 primary weights */
-    int single;                                             /* one bucket a buffer, reduced after the backward */
-    double idle_fwd, idle_bwd;                              /* the pipeline's wait before the first forward and
-                                                               after the last backward, s */
+    int stage;                                              /* its index */
     double dp_total, dp_exposed, optimizer, offload;        /* per step */
     double dense, expert;                                   /* params per GPU */
     double trainable, quantized;                            /* of which trained; NF4 */
@@ -316,6 +314,17 @@ static int is_views(const pp_strategy *s)
     return f && f->buckets == PP_BUCKETS_VIEWS;
 }
 
+/* Model chunks per stage: the interleaved schedule's v, else 1. */
+static int chunks(const pp_strategy *s) { return s->schedule == PP_SCHED_INTERLEAVED ? s->virtual_stages : 1; }
+
+/* Bytes a parameter all-gather of n elements moves, w a weight; with FP8
+ * primary weights the stage's 16-bit tables (edge_el) still move 2. */
+static double gathered_bytes(const stage_t *st, double n, double w)
+{
+    double edge = fmin(st->edge_el, n);
+    return (n - edge) * w + edge * 2;
+}
+
 static int gathers_per_microbatch(const pp_strategy *s) { return is_fsdp(s) ? s->pp == 1 : s->zero == 3; }
 
 /* ZeRO-3 one block at a time (FSDP2, Megatron-FSDP), not module by module. */
@@ -383,9 +392,7 @@ static double zero3_traffic(const pp_strategy *s, const groups *g, const stage_t
     double ag_calls = unit ? units : legacy ? st->tensors : fmax(1, fmin(4 * units, ceil(st->dense / s->buf.prefetch_bucket)));
     double rs_calls = unit ? units : legacy ? st->tensors : fmax(1, fr * st->dense / s->buf.reduce_bucket);
     const pp__comm_group *sh = fsdp ? &g->shard : &g->dp;
-    /* FP8 primary weights: the 16-bit tables still gather 2 bytes */
-    double edge = fmin(st->edge_el, st->dense);
-    double ag = split_calls(pp__allgather_s, sh, (st->dense - edge) * w + edge * 2, ag_calls) +
+    double ag = split_calls(pp__allgather_s, sh, gathered_bytes(st, st->dense, w), ag_calls) +
                 split_calls(pp__allgather_s, &g->edp, st->expert * w, unit ? eunits : 4 * eunits);
     double rs = split_calls(pp__reducescatter_s, sh, fr * st->dense * gb, rs_calls) +
                 split_calls(pp__reducescatter_s, &g->edp, fr * st->expert * gb, unit ? eunits : rs_calls);
@@ -418,27 +425,28 @@ static void distopt_comm(const pp_strategy *s, const groups *g, stage_t *st, dou
 {
     /* gb, w: bytes a gradient, a gathered weight; dense, ex: trained
      * elements. Without --overlap-grad-reduce one bucket a buffer */
-    int one = st->single || !s->overlap_dp;
+    int one = st->stage > 0 || !s->overlap_dp;
     double kd = dense > 0 ? (one ? 1 + (st->edge_el > 0) : fmax(1, st->buckets)) : 0;
-    double ke = ex > 0 ? (one ? 1 : fmax(1, st->ebuckets)) : 0;
-    double edge = fmin(st->edge_el, dense), last = fmin(st->last_el, dense); /* 16-bit beside FP8 weights */
+    double ke = ex > 0 ? (one ? 1 : fmax(1, st->ebuckets)) : 0, last = fmin(st->last_el, dense);
     double rs = split_calls(pp__reducescatter_s, &g->dp, dense * gb, kd) +
                 split_calls(pp__reducescatter_s, &g->edp, ex * gb, ke);
-    double ag = split_calls(pp__allgather_s, &g->dp, (dense - edge) * w + edge * 2, kd) +
+    double ag = split_calls(pp__allgather_s, &g->dp, gathered_bytes(st, dense, w), kd) +
                 split_calls(pp__allgather_s, &g->edp, ex * w, ke);
     st->dp_total = rs + ag;
     st->dp_exposed = st->dp_total;
     if (!s->overlap_dp || kd + ke <= 0) return;
-    if (st->single) { /* a later stage: into the pipeline's skew, where nothing computes */
-        st->dp_exposed = fmax(0, rs - st->idle_bwd) + fmax(0, ag - st->idle_fwd);
+    double fwd = fmax(0, st->compute - st->bwd), v = chunks(s);
+    if (st->stage > 0) { /* into 1F1B's skew, where nothing computes: stage i waits i forward
+                            chunks before its first forward, i backward chunks after its last */
+        st->dp_exposed = fmax(0, rs - st->stage * st->bwd / v) + fmax(0, ag - st->stage * fwd / v);
         return;
     }
     /* the group reduced last is the one gathered first: both wait; so does
      * the experts' buffer's (an average bucket of it) */
-    double eb = ke > 0 ? ex / ke : 0, fwd = fmax(0, st->compute - st->bwd);
+    double eb = ke > 0 ? ex / ke : 0;
     double ers = eb > 0 ? pp__reducescatter_s(&g->edp, eb * gb) : 0, eag = eb > 0 ? pp__allgather_s(&g->edp, eb * w) : 0;
     double rs1 = fmin(rs, pp__reducescatter_s(&g->dp, last * gb) + ers);
-    double ag1 = fmin(ag, pp__allgather_s(&g->dp, (last - edge) * w + edge * 2) + eag);
+    double ag1 = fmin(ag, pp__allgather_s(&g->dp, gathered_bytes(st, last, w)) + eag);
     st->dp_exposed = rs1 + ag1 + pp__exposed(g->slowdown, rs - rs1, st->bwd) + pp__exposed(g->slowdown, ag - ag1, fwd);
 }
 
@@ -614,7 +622,7 @@ static void block_fill(const pp_model *m, const pp_strategy *s, int kind, bucket
  * (partition_buckets). */
 static void mcore_buckets(const pp_model *m, const pp_strategy *s, int stage, int first, int last, stage_t *st)
 {
-    int v = s->schedule == PP_SCHED_INTERLEAVED ? s->virtual_stages : 1, nb = last - first + 1;
+    int v = chunks(s), nb = last - first + 1;
     int upto = s->pp == 1 ? last : first + (nb + v - 1) / v - 1; /* the bucketed chunk's blocks */
     double h = m->hidden, te = s->etp > 0 ? s->etp : s->tp, experts = 0, etensors = 0;
     double head = stage == s->pp - 1 && !m->tied_embeddings ? pp__vocab(m, s) * h / s->tp : 0;
@@ -629,7 +637,6 @@ static void mcore_buckets(const pp_model *m, const pp_strategy *s, int stage, in
     if (!fp8p) bucket_fill(&k, embed);
     for (int i = first; i <= last; i++)
         if (m->block_kind[i] == PP_BLOCK_MOE) experts += pp__mlp_params(m, m->expert_ffn) * m->experts / (s->ep * te);
-    st->single = stage > 0;
     st->buckets = stage > 0 ? 1 : k.n + (k.acc > 0) + (v - 1);
     st->last_el = stage > 0 ? st->dense : k.acc > 0 ? k.acc : k.closed;
     st->edge_el = fp8p ? head + embed : 0;
@@ -660,11 +667,8 @@ static void stage_time(const pp_model *m, const pp_cluster *c, const pp_strategy
     st->tensors += 2 * st->edge_units; /* embedding (+ positions); final norm + head */
     if (s->pp > 1) st->p2p = 2 * pp__sendrecv_s(&g->pp, pp__act_bytes(s) * tok * m->hidden / rep);
     pp__stage_counts(m, s, i, first, last, &st->dense, &st->expert, &st->trainable, &st->quantized);
+    st->stage = i;
     if (is_views(s)) mcore_buckets(m, s, i, first, last, st);
-    /* 1F1B's skew: stage i waits i forward chunks before its first forward
-     * and i backward chunks after its last backward */
-    double v = s->schedule == PP_SCHED_INTERLEAVED ? s->virtual_stages : 1;
-    st->idle_fwd = i * (st->compute - st->bwd) / v, st->idle_bwd = i * st->bwd / v;
     st->zero3 = zero3_exposed(s, g, st);
     dp_comm(s, g, st);
     optimizer_time(m, c, s, st);
@@ -729,7 +733,7 @@ void pp_time_estimate(const pp_model *m, const pp_cluster *c, const pp_strategy 
     t->ep_comm_s = mcount * worst.ep + worst.ep_alone;
     t->pp_comm_s = mcount * worst.p2p;
     double zero3 = mcount * worst.zero3; /* reported inside dp_comm_exposed_s */
-    t->bubble_s = (s->pp - 1) * worst_mb / (s->schedule == PP_SCHED_INTERLEAVED ? s->virtual_stages : 1);
+    t->bubble_s = (s->pp - 1) * worst_mb / chunks(s);
     t->dp_comm_s = dp_total;
     t->dp_comm_exposed_s = gathers_per_microbatch(s) ? zero3 : dp_exposed;
     t->optimizer_s = opt;

@@ -153,21 +153,28 @@ Test(megatron_args, the_base_file_reads)
     drop_dir(out, err);
 }
 
-/* Column k (0 params, 1 grads, 2 optimizer, 3 activations) of stage 0 in
- * a Megatron file's estimate, GiB. */
-static double file_column_gib(const char *text, size_t len, int k)
+/* The estimate of a Megatron file (as a.sh in a fresh directory): stdout. */
+static char *file_estimate(const char *text, size_t len)
 {
     fresh_dir();
     put("a.sh", text, len);
     char *out, *err;
     int rc = estimate(ARGS(MG_MODEL, "--megatron-args", "a.sh"), &out, &err);
     cr_assert_eq(rc, 0, "%s", err);
+    free(err);
+    return out;
+}
+
+/* Column k (0 params, 1 grads, 2 optimizer, 3 activations) of stage 0 in
+ * a Megatron file's estimate, GiB. */
+static double file_column_gib(const char *text, size_t len, int k)
+{
+    char *out = file_estimate(text, len);
     const char *r = strstr(out, "\n     0  ");
     double v[4] = {0, 0, 0, 0};
     char layers[64];
     cr_assert(r && sscanf(r, " 0 %63s %lf %lf %lf %lf", layers, &v[0], &v[1], &v[2], &v[3]) >= k + 2, "%s", out);
     free(out);
-    free(err);
     return v[k];
 }
 
@@ -403,20 +410,16 @@ Test(megatron_args, fp8_param_gather_reads)
  * reduce-scatter and an all-gather paying its ring latency; one bucket of
  * 1e12 makes one of each, so the DP traffic line is shorter. A bad value is
  * refused, naming the flag. */
-static double file_dp_traffic_s(const char *text, size_t len)
+static double dp_traffic_s(char *out) /* frees out */
 {
-    fresh_dir();
-    put("a.sh", text, len);
-    char *out, *err;
-    int rc = estimate(ARGS(MG_MODEL, "--megatron-args", "a.sh"), &out, &err);
-    cr_assert_eq(rc, 0, "%s", err);
     const char *r = strstr(out, "(DP/ZeRO traffic ");
     double v = 0;
     cr_assert(r && sscanf(r, "(DP/ZeRO traffic %lf", &v) == 1, "%s", out);
     free(out);
-    free(err);
     return v;
 }
+
+static double file_dp_traffic_s(const char *text, size_t len) { return dp_traffic_s(file_estimate(text, len)); }
 
 #define MG_DO "  --use-distributed-optimizer\n  --overlap-grad-reduce\n  --overlap-param-gather\n"
 Test(megatron_args, ddp_bucket_size_reads)
@@ -433,23 +436,17 @@ Test(megatron_args, ddp_bucket_size_reads)
     /* a bucket given to estimate is launched: the file says it, and reads back to the same traffic */
     fresh_dir();
     char *out, *err;
-    double given = 0, back = 0;
     cr_assert_eq(estimate(ARGS(MG_MODEL, "--framework", "megatron", "--zero", "1", "--reduce-bucket", "100000000"),
                           &out, &err), 0, "%s", err);
-    const char *r = strstr(out, "(DP/ZeRO traffic ");
-    cr_assert(r && sscanf(r, "(DP/ZeRO traffic %lf", &given) == 1, "%s", out);
-    free(out), free(err);
+    free(err);
+    double given = dp_traffic_s(out);
     char path[600];
     snprintf(path, sizeof path, "%s/emitted/megatron_args.sh", dir);
     char *f = slurp(path);
     cr_assert(f && strstr(f, "  --ddp-bucket-size 100000000\n"), "%s", f ? f : "(no file)");
-    fresh_dir(); /* estimate emits again */
-    put("b.sh", f, strlen(f));
-    cr_assert_eq(estimate(ARGS(MG_MODEL, "--megatron-args", "b.sh"), &out, &err), 0, "%s", err);
-    r = strstr(out, "(DP/ZeRO traffic ");
-    cr_assert(r && sscanf(r, "(DP/ZeRO traffic %lf", &back) == 1, "%s", out);
+    double back = file_dp_traffic_s(f, strlen(f)); /* a fresh directory: estimate emits again */
     cr_expect(back == given && given > 0, "read back %.4f s, emitted from %.4f s", back, given);
-    free(out), free(err), free(f);
+    free(f);
 }
 
 /* --use-megatron-fsdp: ZeRO-3 (optim_grads_params, v1, fsdp_dtensor
