@@ -413,10 +413,10 @@ static void enum_behaviours(enum_ctx *e)
          * then reduces the 16-bit embedding and head with the first layers,
          * last (param_and_grad_buffer.py partition_buckets): the bf16
          * weights' plan is tried too */
-        if (f8 < 0 && s->fp8_param_gather == 1) {
+        if (f8 < 0 && s->fp8_param_gather == 1) { /* no rule but fw-fp8-params reads it: still valid */
             int over = e->over; /* over memory only if both are */
             s->fp8_param_gather = 0;
-            if (level_ok(e, L_BEHAV)) emit(e);
+            emit(e);
             e->over = over && e->over;
         }
     }
