@@ -200,6 +200,10 @@ static void model_flags(pp__sbuf *b, const pp_model *m, const pp_strategy *s, pp
         if (lm) {
             flag_int(b, "--num-experts", m->experts);
             flag_int(b, "--moe-router-topk", m->topk);
+            if (m->expert_groups > 0) { /* group-limited routing; Megatron's default is none */
+                flag_int(b, "--moe-router-num-groups", m->expert_groups);
+                flag_int(b, "--moe-router-group-topk", m->topk_groups);
+            }
             flag_int(b, "--moe-ffn-hidden-size", m->expert_ffn);
             if (m->shared_experts) flag_int(b, "--moe-shared-expert-intermediate-size", (long)m->shared_experts * m->expert_ffn);
             /* TE's grouped GEMM over the local experts, as Megatron-Bridge's

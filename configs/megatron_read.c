@@ -726,6 +726,12 @@ static void check_moe(mr_ctx *x)
     }
     long k = int_or(x, "--moe-router-topk", 1, 64, 2, &g);
     agree_int(x, "--moe-router-topk", k, g, m->topk, "experts per token");
+    /* group-limited routing decides how many nodes a token's experts span
+     * (the hierarchical dispatch's traffic); argparse default None: none */
+    long ng = int_or(x, "--moe-router-num-groups", 1, 1 << 20, 0, &g);
+    agree_int(x, "--moe-router-num-groups", ng, g, m->expert_groups, "expert groups (group-limited routing)");
+    long gt = int_or(x, "--moe-router-group-topk", 1, 1 << 20, 0, &g);
+    agree_int(x, "--moe-router-group-topk", gt, g, m->topk_groups, "groups a token is routed within");
     long effn = int_or(x, "--moe-ffn-hidden-size", 1, 1 << 24, m->ffn, &g);
     agree_int(x, "--moe-ffn-hidden-size", effn, g, m->expert_ffn, "expert FFN size");
     long shared = int_or(x, "--moe-shared-expert-intermediate-size", 0, 1L << 30, 0, &g);

@@ -127,29 +127,46 @@ double pp__alltoall_s(const pp__comm_group *g, double bytes)
  * uniformly over D domains a token reaches D (1 - (1 - 1/D)^k) of them. */
 /* Domains one token reaches: k experts uniform over d domains; with
  * group-limited routing (DeepSeek-V3: its 8 expert groups are spread
- * evenly, experts placed in order, and a token picks 4) the domains
- * holding the chosen groups, d (1 - C(G - G/d, t) / C(G, t)) when d
- * divides G, at most t domains otherwise. */
+ * evenly, experts placed in order, and a token picks 4):
+ *   - d divides G (whole groups per domain): the domains holding the
+ *     chosen groups, d (1 - C(G - G/d, t) / C(G, t));
+ *   - G divides d (a group spans d/G domains): the k experts fall
+ *     uniformly in the t d/G domains of the chosen groups;
+ *   - otherwise groups straddle domains unevenly: free routing's count.
+ * Never more than free routing. */
 static double domains_reached(double d, double k, int groups, int topk_groups)
 {
     double free_k = d * (1 - pow(1 - 1 / d, k));
     if (groups <= 0 || topk_groups <= 0) return free_k;
-    double lim = topk_groups < d ? topk_groups : d;
-    if (groups % (int)d == 0) {
+    double lim = free_k;
+    int nd = (int)d;
+    if (nd != d || nd < 1) return free_k;
+    if (groups % nd == 0) {
         double miss = 1; /* C(G - G/d, t) / C(G, t) */
-        for (int i = 0; i < topk_groups; i++) miss *= (double)(groups - groups / (int)d - i) / (groups - i);
+        for (int i = 0; i < topk_groups; i++) miss *= (double)(groups - groups / nd - i) / (groups - i);
         lim = d * (1 - (miss > 0 ? miss : 0));
+    } else if (nd % groups == 0) {
+        double span = (double)topk_groups * (nd / groups);
+        lim = span * (1 - pow(1 - 1 / span, k));
     }
     return lim < free_k ? lim : free_k;
 }
 
-double pp__alltoall_dedup_s(const pp__comm_group *g, double bytes, double k, int groups, int topk_groups)
+/* The same when each copy fans out to `fan` ranks once it arrives (the
+ * flex dispatcher's expert-TP shards): the NVLink side carries fan x. */
+double pp__alltoall_dedup_fan_s(const pp__comm_group *g, double bytes, double k, int groups, int topk_groups,
+                                double fan)
 {
-    if (g->tree_nodes <= 1 || g->nic_bw <= 0 || k <= 1) return pp__alltoall_s(g, bytes);
+    if (g->tree_nodes <= 1 || g->nic_bw <= 0 || k <= 1) return pp__alltoall_s(g, bytes * fan);
     if (g->n <= 1 || bytes <= 0) return 0;
     double n = g->n, m = g->local, d = n / m, reach = domains_reached(d, k, groups, topk_groups);
-    double off = bytes / k * reach * (d - 1) / d / g->nic_bw, on = (m - 1) / n * bytes / g->intra_bw;
+    double off = bytes / k * reach * (d - 1) / d / g->nic_bw, on = (m - 1) / n * bytes * fan / g->intra_bw;
     return NCCL_BASE_LATENCY + (n - 1) * alpha(g) + (on > off ? on : off);
+}
+
+double pp__alltoall_dedup_s(const pp__comm_group *g, double bytes, double k, int groups, int topk_groups)
+{
+    return pp__alltoall_dedup_fan_s(g, bytes, k, groups, topk_groups, 1);
 }
 
 double pp__sendrecv_s(const pp__comm_group *g, double bytes)

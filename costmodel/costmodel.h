@@ -131,6 +131,8 @@ double pp__alltoall_s(const pp__comm_group *g, double bytes);
  * its experts (DeepEP/HybridEP); with group-limited routing (topk_groups of
  * `groups` expert groups; 0 = none) only the domains of those groups. */
 double pp__alltoall_dedup_s(const pp__comm_group *g, double bytes, double k, int groups, int topk_groups);
+double pp__alltoall_dedup_fan_s(const pp__comm_group *g, double bytes, double k, int groups, int topk_groups,
+                                double fan);
 double pp__sendrecv_s(const pp__comm_group *g, double bytes);
 
 /* One micro-batch through one block on one GPU, s. */

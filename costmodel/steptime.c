@@ -127,6 +127,23 @@ static int early_stop(const pp_model *m, const pp_strategy *s, const pp__block_t
     return s->ft.mode != PP_MODE_LORA || !(s->ft.lora_targets & PP_LORA_DOWN);
 }
 
+/* The MoE dispatcher's gather over the expert-TP group, forward, per
+ * block and micro-batch (Megatron-Core token_dispatcher.py): without EP
+ * the all-gather dispatcher gathers the sequence-parallel shards of the
+ * hidden states over TP x EP and reduce-scatters the output; the all-to-all
+ * dispatcher all-gathers the routed tokens it received, topk x cf of the
+ * shard, over the etp group after the all-to-all and reduce-scatters them
+ * before the combine (dispatch_postprocess, combine_preprocess); the flex
+ * dispatcher sends to each shard itself (in its all-to-all). */
+static double expert_tp_gather(const pp_model *m, const pp_strategy *s, const groups *g, double act)
+{
+    int et = pp__etp(s);
+    if (et <= 1 || (s->ep > 1 && s->ep_dispatch)) return 0;
+    double cf = m->capacity_factor > 0 ? m->capacity_factor : 1;
+    double ea = act * et / s->tp * (s->ep > 1 ? m->topk * cf : 1);
+    return pp__allgather_s(&g->etp, ea) + pp__reducescatter_s(&g->etp, ea);
+}
+
 static void block_comm(const pp_model *m, const pp_strategy *s, const groups *g, int kind,
                        const pp__block_times *bt, int recomputed, block_comm_t *st)
 {
@@ -140,19 +157,16 @@ static void block_comm(const pp_model *m, const pp_strategy *s, const groups *g,
     double tp = (4 + (recomputed ? 2 : 0) + mlp_again) * one;
     if (recomputed && early_stop(m, s, bt)) /* nor is the down projection's reduction redone */
         tp -= s->sp ? pp__reducescatter_s(&g->tp, act) : pp__allreduce_s(&g->tp, act);
-    int et = pp__etp(s);
-    if (kind == PP_BLOCK_MOE && et < s->tp) {
-        /* folded experts: the MoE layer takes the sequence-parallel shard
-         * as it is; only an expert-TP group of etp > 1 gathers its etp shards */
-        double ea = act * et / s->tp;
-        double eone = et > 1 ? pp__allgather_s(&g->etp, ea) + pp__reducescatter_s(&g->etp, ea) : 0;
-        /* shared experts stay column/row-parallel over the dense TP group */
-        tp = (2 + (recomputed ? 1 : 0)) * (one + (m->shared_experts ? one : 0) + eone);
-    }
+    /* Megatron-Core's MoE layer: attention's pair, the shared experts'
+     * (column/row-parallel over TP) and the dispatcher's gather; DeepSpeed-
+     * MoE's experts sit beside TP like a dense MLP */
+    int mcore_moe = kind == PP_BLOCK_MOE && s->framework == PP_FW_MEGATRON;
+    double disp = mcore_moe ? (2 + (recomputed ? 1 : 0)) * expert_tp_gather(m, s, g, act) : 0;
+    if (mcore_moe) tp = (2 + (recomputed ? 1 : 0)) * (one + (m->shared_experts ? one : 0));
     /* Transformer Engine's userbuffers hide TP traffic behind the GEMMs,
-     * on SMs taken from them (TP_OVERLAP_SLOWDOWN) */
+     * on SMs taken from them (TP_OVERLAP_SLOWDOWN); not the dispatcher's */
     if (s->overlap_tp) tp = pp__exposed(TP_OVERLAP_SLOWDOWN, tp, bt->gemm_fwd_s * 3);
-    st->tp = tp;
+    st->tp = tp + disp; /* over the expert-TP group, beside EP's overlap too */
     /* CP, per block: ring attention passes the K,V chunk (cp-1) times forward
      * and K,V + dK,dV backward, under the attention core; the all-gather kind
      * gathers K,V before the core (exposed) and reduce-scatters dK,dV after
@@ -178,7 +192,13 @@ static void block_comm(const pp_model *m, const pp_strategy *s, const groups *g,
     if (kind == PP_BLOCK_MOE && s->ep > 1) {
         double cf = m->capacity_factor > 0 ? m->capacity_factor : 1;
         double bytes = tok * m->topk * cf * ab * m->hidden / rep;
-        double a2a = s->ep_dispatch ? pp__alltoall_dedup_s(&g->ep, bytes, m->topk * cf, m->expert_groups, m->topk_groups) : pp__alltoall_s(&g->ep, bytes);
+        /* the flex dispatcher sends a token to each of its experts' etp
+         * shards (router_topk = etp x topk over the TP x EP group,
+         * token_dispatcher.py MoEFlexTokenDispatcher): once per node over
+         * RDMA, etp times over NVLink */
+        double a2a = s->ep_dispatch ? pp__alltoall_dedup_fan_s(&g->ep, bytes, m->topk * cf, m->expert_groups,
+                                                               m->topk_groups, pp__etp(s))
+                                    : pp__alltoall_s(&g->ep, bytes);
         st->ep = (4 + (recomputed ? 2 : 0)) * a2a;
         /* Megatron's EP overlap runs one micro-batch's forward beside
          * another's backward, layer by layer: each all-to-all hides under

@@ -408,6 +408,7 @@ Test(megatron_flags, moe_and_mla)
     expect(&a, "--expert-model-parallel-size", "8");
     expect(&a, "--moe-token-dispatcher-type", "alltoall");
     cr_assert(!val(&a, "--moe-layer-freq"), "every block is MoE: the default");
+    cr_assert(!val(&a, "--moe-router-num-groups"), "Mixtral routes freely");
     free(a.buf);
     pp_free(t);
     m = fx_model("deepseek-v3");
@@ -430,6 +431,25 @@ Test(megatron_flags, moe_and_mla)
     expect(&a, "--moe-shared-expert-intermediate-size", "2048");
     expect(&a, "--num-experts", "256");
     expect(&a, "--moe-router-topk", "8");
+    /* node-limited routing (config.json n_group 8, topk_group 4), which the
+     * hierarchical dispatch's price assumes; Megatron's default is none */
+    expect(&a, "--moe-router-num-groups", "8");
+    expect(&a, "--moe-router-group-topk", "4");
+    {
+        /* read back: the file prices as emitted; without the groups it
+         * builds another router, and says which flag to add */
+        pp_strategy back;
+        pp_strategy_default(&back);
+        pp_notes w = {0};
+        pp_error re = {""};
+        cr_expect_eq(pp_megatron_parse(t, strlen(t), "a.sh", &m, &c, &back, &w, &re), PP_OK, "%s", re.msg);
+        char *cut = strstr(t, "  --moe-router-num-groups 8\n");
+        cr_assert(cut);
+        memmove(cut, cut + strlen("  --moe-router-num-groups 8\n"), strlen(cut + strlen("  --moe-router-num-groups 8\n")) + 1);
+        cr_expect_neq(pp_megatron_parse(t, strlen(t), "a.sh", &m, &c, &back, &w, &re), PP_OK);
+        cr_expect(strstr(re.msg, "--moe-router-num-groups is absent") && strstr(re.msg, "add --moe-router-num-groups 8"),
+                  "%s", re.msg);
+    }
     /* config.json: rope_theta 10000, rope_scaling yarn factor 40 from 4096 */
     expect(&a, "--position-embedding-type", "yarn");
     expect(&a, "--rotary-base", "10000");

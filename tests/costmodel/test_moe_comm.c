@@ -88,6 +88,31 @@ Test(moe_comm, group_limited_routing_reaches_fewer_domains)
     cr_expect_eq(m.topk_groups, 4);
 }
 
+/* The same routing when a group spans several nodes: EP 64 with experts
+ * split 4 ways lays 2 members a node over 32 DGX, so each of the 8 groups
+ * spans 4 nodes and a token's 4 groups 16 of them; its 8 experts fall in
+ * 16 (1 - (15/16)^8) = 6.42 nodes, not the 4 of whole groups a node (red
+ * team, session 27: it was capped at t = 4). Straddling groups (d neither
+ * divides nor is divided by G) get free routing's count. */
+Test(moe_comm, group_limited_routing_over_groups_spanning_nodes)
+{
+    pp_cluster c = fx_cluster("dgx-h100", 32, 0);
+    pp__comm_group g;
+    pp__group(&c, 64, 4, &g);
+    cr_assert_eq(g.local, 2);
+    double B = 8e9, k = 8, nic = 50e9 * 0.74, span = 16, reach = span * (1 - pow(1 - 1 / span, k));
+    double off = B / k * reach * 31.0 / 32 / nic, on = 1.0 / 64 * B / (450e9 * 0.80);
+    double hand = NCCL_BASE + 63 * 5e-6 + (on > off ? on : off);
+    cr_expect(fabs(pp__alltoall_dedup_s(&g, B, k, 8, 4) - hand) < 1e-9 * hand, "%.9g vs %.9g",
+              pp__alltoall_dedup_s(&g, B, k, 8, 4), hand);
+    /* more than the capped 4 nodes, less than free routing over 32 */
+    double capped = NCCL_BASE + 63 * 5e-6 + B / k * 4 * 31.0 / 32 / nic;
+    cr_expect_gt(pp__alltoall_dedup_s(&g, B, k, 8, 4), capped * 1.5);
+    cr_expect_lt(pp__alltoall_dedup_s(&g, B, k, 8, 4), pp__alltoall_dedup_s(&g, B, k, 0, 0));
+    /* 3 groups over 32 nodes straddle: free routing */
+    cr_expect(fabs(pp__alltoall_dedup_s(&g, B, k, 3, 2) - pp__alltoall_dedup_s(&g, B, k, 0, 0)) < 1e-12);
+}
+
 static pp_strategy qwen_layout(int ep, int etp)
 {
     pp_strategy s;
@@ -139,6 +164,37 @@ Test(moe_comm, folding_keeps_work_and_weights)
               a.memory.stages[0].params_bytes, b.memory.stages[0].params_bytes);
     cr_expect_lt(a.time.tp_comm_s, b.time.tp_comm_s, "folded MoE MLPs skip TP: %g vs %g", a.time.tp_comm_s,
                  b.time.tp_comm_s);
+}
+
+/* Megatron-Core's all-to-all dispatcher with experts split over etp > 1
+ * all-gathers the routed tokens it received over the expert-TP group and
+ * reduce-scatters them before the combine (token_dispatcher.py
+ * dispatch_postprocess): topk copies of the shard, so TP traffic grows with
+ * topk (red team, session 27: it was priced as a dense MLP's pair). The
+ * folded layout (etp 1) has no such gather; the flex dispatcher sends to
+ * each shard in its all-to-all instead. */
+Test(moe_comm, alltoall_dispatcher_gathers_routed_tokens_over_expert_tp)
+{
+    pp_model m8 = fx_model("qwen3-235b-a22b"), m2 = m8;
+    m2.topk = 2;
+    pp_cluster c = fx_cluster("dgx-h100", 0, 256);
+    pp_plan a, b;
+    pp_error e = {""};
+    pp_strategy s = qwen_layout(16, 0); /* etp = tp = 2; TE's overlap off: it hides by GEMM time */
+    s.overlap_tp = 0, s.pp = 1, s.dp = 128; /* one stage: no split moves blocks */
+    cr_assert_eq(pp_estimate(&m8, &c, &s, &a, &e), PP_OK, "%s", e.msg);
+    cr_assert_eq(pp_estimate(&m2, &c, &s, &b, &e), PP_OK, "%s", e.msg);
+    cr_expect_gt(a.time.tp_comm_s, b.time.tp_comm_s * 1.2, "%g vs %g", a.time.tp_comm_s, b.time.tp_comm_s);
+    s = qwen_layout(32, 1);
+    s.overlap_tp = 0, s.pp = 1, s.dp = 128; /* one stage: no split moves blocks */
+    cr_assert_eq(pp_estimate(&m8, &c, &s, &a, &e), PP_OK, "%s", e.msg);
+    cr_assert_eq(pp_estimate(&m2, &c, &s, &b, &e), PP_OK, "%s", e.msg);
+    cr_expect(fabs(a.time.tp_comm_s - b.time.tp_comm_s) < 1e-12, "%g vs %g", a.time.tp_comm_s, b.time.tp_comm_s);
+    s = qwen_layout(16, 0);
+    s.overlap_tp = 0, s.pp = 1, s.dp = 128, s.ep_dispatch = 1;
+    cr_assert_eq(pp_estimate(&m8, &c, &s, &a, &e), PP_OK, "%s", e.msg);
+    cr_assert_eq(pp_estimate(&m2, &c, &s, &b, &e), PP_OK, "%s", e.msg);
+    cr_expect(fabs(a.time.tp_comm_s - b.time.tp_comm_s) < 1e-12, "%g vs %g", a.time.tp_comm_s, b.time.tp_comm_s);
 }
 
 /* Megatron's EP overlap hides the all-to-alls under another micro-batch's
