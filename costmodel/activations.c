@@ -20,6 +20,10 @@ typedef struct act_dims {
     double gin;   /* bytes of a saved GEMM input: 1 under fp8, else ab */
     int proj_orig; /* the output projection keeps its 16-bit input under fp8 */
     int flash_ckpt; /* core_attn recompute checkpoints fused attention too */
+    double glu;   /* bytes an ffn unit the gated MLP keeps beside its GEMMs' inputs: the
+                     SiLU's output where PyTorch code runs it unfused, else 0 */
+    double norm;  /* bytes a hidden unit each norm keeps: its 16-bit input, or (eager
+                     RMSNorm) an fp32 copy of it and the normalised 16-bit tensor */
 } act_dims;
 
 double pp__act_bytes(const pp_strategy *s) { return s->precision == PP_PREC_FP32 ? 4.0 : 2.0; }
@@ -39,13 +43,24 @@ static act_dims dims(const pp_model *m, const pp_strategy *s)
     /* Transformer Engine keeps the FP8 cast of each GEMM input for the
      * weight gradient, not the 16-bit tensor */
     d.ab = pp__act_bytes(s);
-    d.gin = s->precision == PP_PREC_FP8 ? 1 : d.ab;
+    d.gin = s->precision == PP_PREC_FP8 && !(f && f->fp8_hp_inputs && !s->buf.fp8_te_linears) ? 1 : d.ab;
     /* ... except Megatron's attention output projection under the current-
      * scaling recipe its files launch: it keeps the 16-bit input, which
      * fused attention saves anyway (attention.py, multi_latent_attention.py:
      * set_save_original_input with fp8_recipe != delayed, TE >= 2.6) */
     d.proj_orig = s->precision == PP_PREC_FP8 && f && f->fp8_proj_original;
     d.flash_ckpt = f && f->flash_core_checkpoint;
+    /* HF Transformers' LlamaMLP, torchtitan's FeedForward and Megatron-
+     * DeepSpeed's swiglu compute silu(gate) * up in PyTorch: SiLU keeps its
+     * input, the product both operands and the down GEMM the product, four
+     * f-wide tensors; Megatron-Core's bias_swiglu keeps only its input */
+    d.glu = m->gated_mlp && f && f->unfused_glu ? d.ab : 0;
+    /* LlamaRMSNorm (HF modeling_llama.py): hidden_states.to(float32), pow
+     * and the rsqrt product keep the fp32 copy, weight * x.to(input dtype)
+     * the normalised tensor: in the activation dtype, or fp32 under AMP,
+     * whose residual stream is fp32 (the embedding's fp32 weights) */
+    int amp = f && f->weights == PP_W_AMP;
+    d.norm = m->norm == PP_NORM_RMSNORM && f && f->eager_rmsnorm ? 4 + (amp ? 4 : d.ab) : d.ab;
     return d;
 }
 
@@ -92,10 +107,11 @@ static double attn_act(const pp_model *m, const act_dims *d, unsigned rc, int fl
 
 /* MLP internals: the up (and gate) outputs in 16 bits and the activation's
  * output, which is the down GEMM's input: 4 s b f plain, 6 s b f gated in
- * 16-bit training (Korthikanti), one byte less per f under fp8. */
+ * 16-bit training (Korthikanti), one byte less per f under fp8; 8 s b f
+ * gated where PyTorch code keeps the SiLU's output too (glu). */
 static double mlp_inner(const pp_model *m, const act_dims *d, double tok, double f)
 {
-    return ((m->gated_mlp ? 2.0 : 1.0) * d->ab + d->gin) * tok * f;
+    return ((m->gated_mlp ? 2.0 : 1.0) * d->ab + d->glu + d->gin) * tok * f;
 }
 
 /* The MLP's saved tensors. rc (PP_RC_*): mlp recomputes a dense block's
@@ -178,7 +194,7 @@ double pp__block_act_bytes(const pp_model *m, const pp_strategy *s, int kind, pp
     if (r == PP_RECOMPUTE_FULL) return d.ab * d.tok * d.h / d.rep; /* the block input only */
     const pp__fw *f = pp__fw_get(s->framework);
     if (r == PP_RECOMPUTE_SELECTIVE && f && f->selective_ops) return op_sac_bytes(m, &d, s->attention == PP_ATTN_FLASH);
-    double norms = m->norms_per_block * d.ab * d.tok * d.h / d.rep; /* norm inputs */
+    double norms = m->norms_per_block * d.norm * d.tok * d.h / d.rep; /* what the norms keep */
     unsigned rc = r == PP_RECOMPUTE_SELECTIVE ? pp__rc_modules(s) : 0;
     return norms + attn_act(m, &d, rc, s->attention == PP_ATTN_FLASH) + mlp_act(m, &d, kind, rc);
 }

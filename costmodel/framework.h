@@ -91,6 +91,13 @@ typedef struct pp__fw {
                                  Megatron-FSDP) */
     int bf16_opt_states;      /* AdamW with bf16 moments and the master weight's low 16
                                  bits (Megatron-Core's precision-aware optimizer) */
+    int unfused_glu;          /* the gated MLP is PyTorch code, silu(gate) * up: it keeps the
+                                 SiLU's output beside its input, 8 bytes an ffn unit in 16
+                                 bits where Megatron-Core's fused bias_swiglu keeps 6 */
+    int eager_rmsnorm;        /* RMSNorm as HF Transformers writes it (LlamaRMSNorm): keeps an
+                                 fp32 copy of its input and the normalised 16-bit tensor */
+    int fp8_hp_inputs;        /* fp8 linears save their 16-bit inputs (torchao float8's
+                                 matmul_with_hp_or_float8_args), not a 1-byte cast (TE) */
     int recompute_early_stop; /* full recompute is torch.utils.checkpoint's non-reentrant
                                  variant, which stops re-running the forward once the
                                  last saved tensor is back (PyTorch >= 2.1) */

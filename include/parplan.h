@@ -360,6 +360,10 @@ typedef struct pp_buffers {
                                     2.1): 1 on, -1 off, 0 = as the framework's launch runs
                                     it (the default: HF Accelerate's FSDP only). For
                                     predicting runs of other launchers (llm-foundry) */
+    int fp8_te_linears;          /* 1: fp8 linears are Transformer Engine's, which save a
+                                    1-byte cast of their inputs, under any framework (llm-
+                                    foundry's fc_type te); 0: the framework's (fsdp:
+                                    torchao float8, 16-bit inputs). For predicting runs */
 } pp_buffers;
 
 typedef struct pp_strategy {

@@ -525,6 +525,7 @@ static void framework_rules(const row *r, scenario *sc)
         int pure = strstr(r->f[C_NOTES], "MP mode PURE") != NULL;
         if (mpt_triton(r)) sc->cluster.gpu.attn_eff /= triton_slowdown();
         s->buf.checkpoint_early_stop = !pure;
+        s->buf.fp8_te_linears = 1; /* amp_fp8 rows: fc_type te (submit_benchmarks.py) */
         s->framework = PP_FW_FSDP;
         s->grad_accum_dtype = pure ? PP_GRAD_16 : PP_GRAD_FP32;
         s->loss = PP_LOSS_FUSED;

@@ -119,7 +119,7 @@ static int entries(void)
     return n;
 }
 
-#define EST "estimate", "--model", "llama3-8b", "--cluster", "dgx-h100", "--zero", "1"
+#define EST "estimate", "--model", "llama3-8b", "--cluster", "dgx-h100", "--zero", "1", "--seq", "4096"
 #define PLAN "plan", "--model", "llama3-8b", "--cluster", "dgx-h100", "--global-batch", "64", "--top", "2"
 #define CMP "compare", "--model", "llama3-8b", "--clusters", "dgx-h100", "--gpus", "8", "--train-tokens", "1T"
 
@@ -464,7 +464,8 @@ Test(io_text, fail_if_oom)
     cr_expect_eq(r.code, 1, "exit %d; %s", r.code, r.err);
     cr_expect(strstr(r.out, "DOES NOT FIT") && strstr(r.err, "does not fit") && strstr(r.err, "--fail-if-oom"),
               "%s", r.err);
-    r = run(NULL, 0, "estimate", "--model", "llama3-8b", "--cluster", "dgx-h100", "--zero", "3", "--fail-if-oom", NULL);
+    r = run(NULL, 0, "estimate", "--model", "llama3-8b", "--cluster", "dgx-h100", "--zero", "3", "--seq", "4096",
+            "--fail-if-oom", NULL);
     cr_expect_eq(r.code, 0, "fits with ZeRO-3: exit %d; %s", r.code, r.err);
 }
 

@@ -511,11 +511,15 @@ static void set_precision(pp_strategy *s, int v) { s->precision = (pp_precision)
 /* Activations stored per micro-batch double from bf16 to fp32 where every
  * stored tensor is in the activation dtype: no dropout masks (1 byte), no
  * fp32 softmax statistics (flash attention's log-sum-exp, kept unless the
- * block is recomputed) and no fp32 router logits, no adapters. */
+ * block is recomputed), no fp32 router logits, no HF RMSNorm fp32 copies,
+ * no adapters. */
 static int all_in_act_dtype(const pp_model *m, const pp_strategy *s)
 {
     if (m->dropout > 0 || s->ft.mode != PP_MODE_FULL) return 0;
     if (s->recompute == PP_RECOMPUTE_FULL && s->recompute_layers < 0) return 1;
+    /* HF's RMSNorm keeps an fp32 copy of its input (and fp32 output under AMP) */
+    const pp__fw *f = pp__fw_get(s->framework);
+    if (m->norm == PP_NORM_RMSNORM && f && f->eager_rmsnorm) return 0;
     return s->attention == PP_ATTN_MATERIALISED && m->experts == 0;
 }
 

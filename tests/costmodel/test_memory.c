@@ -127,11 +127,36 @@ Test(memory, gqa_and_gated_mlp_hand_count)
     m.gated_mlp = 1;
     m.dropout = 0;
     pp_strategy s = strat(1, 0, PP_RECOMPUTE_NONE);
+    s.framework = PP_FW_MEGATRON; /* fused bias_swiglu: gate and up outputs, the product */
     s.attention = PP_ATTN_FLASH;
     s.seq = 8192;
     double h = 4096, per_tok = 4 * h + 2 * h + 2 * h + 4 * 1024 + 2 * h + 2 * h + 6 * 14336.0 + 4 * 32;
     double got = pp__block_act_bytes(&m, &s, PP_BLOCK_DENSE, PP_RECOMPUTE_NONE);
     cr_expect(fabs(got - per_tok * 8192) < 1, "got %.0f want %.0f", got, per_tok * 8192);
+    /* Megatron-DeepSpeed's swiglu, silu(x[0]) * x[1] in PyTorch: the SiLU's
+     * output too, 2f more a token */
+    s.framework = PP_FW_MEGATRON_DEEPSPEED;
+    got = pp__block_act_bytes(&m, &s, PP_BLOCK_DENSE, PP_RECOMPUTE_NONE);
+    cr_expect(fabs(got - (per_tok + 2 * 14336.0) * 8192) < 1, "mds: got %.0f", got);
+    /* HF Transformers under DeepSpeed (bf16 weights): LlamaMLP the same, and
+     * LlamaRMSNorm keeps an fp32 copy of its input (4h) and the bf16
+     * normalised tensor (2h) where a fused norm keeps the input (2h): 4h
+     * more for each of the two; under AMP (plain PyTorch) the residual
+     * stream is fp32, so the normalised tensor is fp32 too: 6h more each */
+    m.norm = PP_NORM_RMSNORM;
+    s.framework = PP_FW_DEEPSPEED;
+    got = pp__block_act_bytes(&m, &s, PP_BLOCK_DENSE, PP_RECOMPUTE_NONE);
+    cr_expect(fabs(got - (per_tok + 2 * 14336.0 + 2 * 4 * h) * 8192) < 1, "deepspeed: got %.0f", got);
+    s.framework = PP_FW_PYTORCH;
+    got = pp__block_act_bytes(&m, &s, PP_BLOCK_DENSE, PP_RECOMPUTE_NONE);
+    cr_expect(fabs(got - (per_tok + 2 * 14336.0 + 2 * 6 * h) * 8192) < 1, "pytorch: got %.0f", got);
+    /* torchtitan's nn.RMSNorm runs aten._fused_rms_norm: its input only */
+    s.framework = PP_FW_FSDP;
+    got = pp__block_act_bytes(&m, &s, PP_BLOCK_DENSE, PP_RECOMPUTE_NONE);
+    cr_expect(fabs(got - (per_tok + 2 * 14336.0) * 8192) < 1, "fsdp: got %.0f", got);
+    /* torchao float8 saves its linears' 16-bit inputs: fp8 changes nothing */
+    s.precision = PP_PREC_FP8;
+    cr_expect_float_eq(pp__block_act_bytes(&m, &s, PP_BLOCK_DENSE, PP_RECOMPUTE_NONE), got, 1);
 }
 
 /* ---- ZeRO Table 1: model states per GPU, GB (1e9), mixed precision Adam */
@@ -573,7 +598,7 @@ Test(memory, fsdp_loss_parallel_holds_sixteen_bytes_a_logit)
  * attention's and the MLP's normed inputs, tok x h each) where Megatron
  * keeps its 1/t sequence shard (Korthikanti Sec. 4.2.2). Same block, tp 4
  * with SP, no recompute: the fsdp block keeps 2 x 2 x tok x h x (1 - 1/4)
- * bytes more than Megatron's. */
+ * bytes more than Megatron's (and the unfused SiLU's output). */
 Test(memory, dtensor_tp_keeps_gathered_gemm_inputs)
 {
     pp_model m = fx_model("llama3-8b");
@@ -585,7 +610,8 @@ Test(memory, dtensor_tp_keeps_gathered_gemm_inputs)
     double meg = pp__block_act_bytes(&m, &s, PP_BLOCK_DENSE, PP_RECOMPUTE_NONE);
     s.framework = PP_FW_FSDP;
     double tt = pp__block_act_bytes(&m, &s, PP_BLOCK_DENSE, PP_RECOMPUTE_NONE);
-    double want = 2 * 2 * 4096.0 * 4096 * (1 - 0.25);
+    /* and torchtitan's FeedForward keeps the SiLU's output, f / 4 a token */
+    double want = 2 * 2 * 4096.0 * 4096 * (1 - 0.25) + 2 * 4096.0 * 14336 / 4;
     cr_expect(fabs(tt - meg - want) < 1e-9 * want, "fsdp - megatron %.0f B, by hand %.0f B", tt - meg, want);
     /* full recompute keeps the block input, a sequence shard, either way */
     cr_expect_float_eq(pp__block_act_bytes(&m, &s, PP_BLOCK_DENSE, PP_RECOMPUTE_FULL), 2 * 4096.0 * 4096 / 4, 1);
@@ -806,9 +832,9 @@ Test(memory, megatron_fp8_projection_keeps_its_16bit_input)
     double h = 4096, per_tok = 4 * h + h + 2 * h + 4 * 1024 + 2 * h + 4 * 32 + h + 5 * 14336.0;
     double got = pp__block_act_bytes(&m, &s, PP_BLOCK_DENSE, PP_RECOMPUTE_NONE);
     cr_expect(fabs(got - per_tok * 4096) < 1, "got %.0f want %.0f", got, per_tok * 4096);
-    s.framework = PP_FW_MEGATRON_DEEPSPEED; /* TE's default there: the FP8 cast as well (1h more) */
-    double mds = pp__block_act_bytes(&m, &s, PP_BLOCK_DENSE, PP_RECOMPUTE_NONE);
-    cr_expect(fabs(mds - got - h * 4096) < 1, "megatron-deepspeed keeps %.0f more, by hand %.0f", mds - got, h * 4096);
+    s.framework = PP_FW_MEGATRON_DEEPSPEED; /* TE's default there: the FP8 cast as well (1h more), */
+    double mds = pp__block_act_bytes(&m, &s, PP_BLOCK_DENSE, PP_RECOMPUTE_NONE), more = (h + 2 * 14336.0) * 4096;
+    cr_expect(fabs(mds - got - more) < 1, "megatron-deepspeed keeps %.0f more, by hand %.0f", mds - got, more); /* and its unfused swiglu's SiLU output */
 }
 
 /* mlp recompute keeps the dropout mask: it belongs to the bias-dropout-add
