@@ -556,6 +556,7 @@ static void tt_batch(fr *r, const cJSON *root, pp_strategy *s)
         return (void)jr_fail(&r->jr, P, "mixed_precision_param", "\"%s\": expected bfloat16 or float32", mpp);
     }
     s->grad_accum_dtype = PP_GRAD_FP32;
+    s->buf.fsdp_no_sync = 0; /* torchtitan reduce-scatters every micro-batch */
     s->seq = seq;
     int dp = s->dp;
     if (global < 0) global = local * dp;

@@ -153,8 +153,11 @@ static pp_grad_accum grad_default(const pp__fw *f, const pp_strategy *s)
 {
     if (s->precision == PP_PREC_FP32) return PP_GRAD_16; /* unused: fp32 gradients */
     switch (f->weights) {
-    case PP_W_AMP:
-    case PP_W_FSDP: return PP_GRAD_FP32; /* .grad of fp32 parameters */
+    case PP_W_AMP: return PP_GRAD_FP32; /* .grad of fp32 parameters */
+    /* torchtitan reduces in fp32 (mixed_precision_reduce); Accelerate's
+     * FSDP2 policy in the parameter dtype (utils/dataclasses.py
+     * set_mixed_precision: reduce_dtype = param_dtype) */
+    case PP_W_FSDP: return pp__fsdp_accelerate(s) ? PP_GRAD_16 : PP_GRAD_FP32;
     default: break;
     }
     if (f->buckets == PP_BUCKETS_VIEWS) /* Megatron: --bf16 forces fp32 main_grad */
@@ -304,6 +307,23 @@ const char *pp__torchtitan_only(const pp_strategy *s)
     if (s->cp > 1 && s->shard > 0 && s->shard == s->cp && s->shard < s->dp * s->cp) return "replicated context-parallel groups";
     return NULL;
 }
+
+/* FSDP2 as the HF Trainer runs it under Accelerate (parplan's launcher
+ * unless the plan needs torchtitan; buf.fsdp_no_sync says otherwise for
+ * files read back and published runs). With gradient accumulation every
+ * micro-batch but the last runs in accelerator.no_sync
+ * (transformers trainer.py; DeepSpeed excepted), which for FSDP2 is
+ * set_requires_gradient_sync(False) (accelerate accelerator.py no_sync):
+ * FSDP2 keeps each unit's unsharded gradient and reduce-scatters once, in
+ * the last backward (torch _fsdp_param_group.py post_backward). */
+int pp__fsdp_accelerate(const pp_strategy *s)
+{
+    const pp__fw *f = pp__fw_get(s->framework);
+    if (!f || f->weights != PP_W_FSDP) return 0;
+    return s->buf.fsdp_no_sync < 0 ? !pp__torchtitan_only(s) : s->buf.fsdp_no_sync;
+}
+
+int pp__fsdp_no_sync(const pp_strategy *s) { return s->pp == 1 && s->grad_accum > 1 && pp__fsdp_accelerate(s); }
 
 const char *pp__torchtitan_flavor(const pp_model *m)
 {

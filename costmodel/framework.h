@@ -130,6 +130,8 @@ const char *pp__torchtitan_flavor(const pp_model *m);
  * TP plans are not the DTensor TP parplan prices), or NULL: the one test
  * behind rule fw-launcher and the launch files' choice. */
 const char *pp__torchtitan_only(const pp_strategy *s);
+int pp__fsdp_accelerate(const pp_strategy *s);
+int pp__fsdp_no_sync(const pp_strategy *s);
 
 /* The vocabulary the framework builds: Megatron pads it to a multiple of
  * make_vocab_size_divisible_by x tp; pp__megatron_divisor is the divisor

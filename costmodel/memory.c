@@ -355,7 +355,11 @@ static states model_states(const pp_model *m, const pp_strategy *s, const pp_gpu
     const pp__fw *fw = pp__fw_get(s->framework);
     int zs = pp__zero_states(s);
     double nd = (double)s->dp * s->cp, f = shard_fraction(s, sp);
-    double w = weight_bytes(fw, s, gpu), g = pp__grad_bytes(s);
+    /* FSDP's sharded gradients take the sharded parameters' dtype, fp32,
+     * whatever dtype the reduce-scatter ran in (FSDP2 foreach_reduce casts
+     * the output to the parameter's dtype; FSDP1 without
+     * keep_low_precision_grads the same) */
+    double w = weight_bytes(fw, s, gpu), g = fw->weights == PP_W_FSDP ? 4 : pp__grad_bytes(s);
     double k = opt_bytes(m, fw, s), k_lora = pp__optimizer_bytes_per_param(m, s->optimizer, PP_PREC_FP32);
     double all = sp->dense + sp->expert;
     /* adapters: fp32 under PEFT's default autocast; 16-bit in QLoRA's recipe
@@ -461,7 +465,11 @@ static void comm_buffers(const pp_strategy *s, const pp_gpu *gpu, const stage_pa
          * to_accumulated_grad_if_needed), a unit's 16-bit ones added at a
          * time; else the unit's 16-bit gradients and their fp32 cast for
          * its reduce-scatter */
-        if (nd <= 1) o->bucket_bytes = 0;
+        if (pp__fsdp_no_sync(s)) /* HF Trainer + Accelerate: every unit's unsharded
+                                    gradients accumulate (in the reduce dtype) until the
+                                    last micro-batch's reduce-scatter, on one GPU too */
+            o->bucket_bytes = train * (g >= 4 ? 4 : wg);
+        else if (nd <= 1) o->bucket_bytes = 0;
         else if (s->pp > 1) o->bucket_bytes = unit * wg + train * 4;
         else o->bucket_bytes = unit * (wg + (wg < 4 ? 4 : 0));
         break;

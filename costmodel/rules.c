@@ -74,7 +74,7 @@ static const rule_def defs[PP_RULE_COUNT] = {
     [PP_RULE_FW_GRAD_ACCUM] = {{"fw-grad-accum", "grad_accum_dtype", "the framework accumulates gradients in that dtype"}, D(FW) | D(PREC) | D(ZERO) | D(OFFLOAD) | D(BEHAV)},
     [PP_RULE_FW_OUTPUTS] = {{"fw-pipeline-outputs", "free_pipeline_outputs", "pipeline outputs are kept or freed as the framework does"}, D(FW) | D(DEG) | D(BEHAV)},
     [PP_RULE_FW_LOSS] = {{"fw-loss", "loss", "the framework has the loss kernel"}, D(FW) | D(BEHAV)},
-    [PP_RULE_FW_LAUNCHER] = {{"fw-launcher", "model", "a launcher of the framework runs the model with these settings"}, D(FW) | D(DEG) | D(ZERO) | D(PREC) | D(RC) | D(BASE) | D(LAUNCH)},
+    [PP_RULE_FW_LAUNCHER] = {{"fw-launcher", "model", "a launcher of the framework runs the model with these settings"}, D(FW) | D(DEG) | D(ZERO) | D(PREC) | D(RC) | D(BASE) | D(LAUNCH) | D(BEHAV)},
     [PP_RULE_FW_ETP] = {{"fw-etp", "etp", "experts take their own tensor-parallel degree (etp dividing tp) only in Megatron-Core, for a mixture-of-experts model"}, D(FW) | D(DEG) | D(EP)},
     [PP_RULE_FW_EP_OVERLAP] = {{"fw-ep-overlap", "overlap_ep", "EP all-to-all overlap is Megatron-Core's, with ep > 1, pp 1 or the interleaved schedule, no full recomputation, 16-bit"}, D(FW) | D(EP) | D(DEG) | D(RC) | D(SCHED) | D(PREC) | D(BEHAV)},
     [PP_RULE_FW_EP_DISPATCH] = {{"fw-ep-dispatch", "ep_dispatch", "hierarchical EP dispatch (DeepEP/HybridEP) is Megatron-Core's flex dispatcher (a no-op with ep 1)"}, D(FW) | D(EP) | D(BEHAV)},
@@ -901,7 +901,20 @@ static int fw_launcher_ok(const why *w)
                   "cannot build it; BigScience's fork can (--position-embedding-type alibi, --embed-layernorm)",
                   m->position == PP_POS_ALIBI ? "ALiBi positions" : "a norm after the embedding");
     const char *why_tt = pp__torchtitan_only(s);
-    if (FW(w)->weights != PP_W_FSDP || !why_tt) return 1;
+    if (FW(w)->weights != PP_W_FSDP) return 1;
+    /* Accelerate's FSDP2 policy reduces in the parameter dtype (utils/
+     * dataclasses.py set_mixed_precision: reduce_dtype = param_dtype); its
+     * YAML has no key for another */
+    if (pp__fsdp_accelerate(s) && s->precision != PP_PREC_FP32 && s->grad_accum_dtype == PP_GRAD_FP32)
+        return no(w, "grad_accum_dtype", "fp32", "HF Accelerate's FSDP2 reduces gradients in the parameter dtype "
+                  "(mixed_precision %s); torchtitan reduces in fp32 (with pipeline stages, fp8, selective recompute or "
+                  "tp > 1), or set mixed_precision_policy in your own FullyShardedDataParallelPlugin",
+                  s->precision == PP_PREC_BF16 ? "bf16" : "fp16");
+    if (!why_tt) return 1;
+    /* torchtitan v0.2.2 takes mixed_precision_reduce float32 only */
+    if (s->precision != PP_PREC_FP32 && s->grad_accum_dtype == PP_GRAD_16)
+        return no(w, "grad_accum_dtype", "16bit", "FSDP with %s is launched by torchtitan, which reduces gradients in "
+                  "fp32 only (mixed_precision_reduce)", why_tt);
     if (s->ft.mode != PP_MODE_FULL)
         return no(w, "mode", ename(PP_ENUM_MODE, s->ft.mode), "FSDP with %s is launched by torchtitan, which has no "
                   "LoRA; parplan launches HF Accelerate (LoRA) without %s", why_tt, why_tt);

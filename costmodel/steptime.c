@@ -91,6 +91,7 @@ typedef struct stage_t {
     double compute, recompute, tp, cp, ep, p2p, zero3, bwd; /* per micro-batch */
     double nblocks, nmoe, nrecomputed, edge_units;          /* blocks; MoE; fully recomputed; embedding/head */
     double ep_alone;                                        /* per step: EP the overlap leaves (block_comm) */
+    double zero3_step;                                      /* per step: the reduce-scatter no_sync defers */
     double tensors;                                         /* parameter tensors (zero3_per_tensor) */
     double buckets, ebuckets;                               /* Megatron's gradient buckets: dense, experts */
     double last_el, edge_el;                                /* elements in the bucket group reduced last;
@@ -400,7 +401,11 @@ static double legacy_host_s(const pp_strategy *s, const stage_t *st)
     return legacy_zero3(s) ? unit_gathers(s, st) * st->tensors * DS_LEGACY_HOST_S : 0;
 }
 
-static double zero3_traffic(const pp_strategy *s, const groups *g, const stage_t *st)
+/* Which part of a micro-batch's ZeRO-3/FSDP traffic: the gathers (and
+ * legacy host stalls), the gradient reductions, or both. */
+enum { ZT_GATHER = 1, ZT_REDUCE = 2, ZT_ALL = 3 };
+
+static double zero3_traffic(const pp_strategy *s, const groups *g, const stage_t *st, int parts)
 {
     int fsdp = is_fsdp(s), unit = per_block(s), legacy = legacy_zero3(s);
     double w = pp__gather_bytes(s), gb = pp__grad_bytes(s) > 4 ? 4 : pp__grad_bytes(s);
@@ -418,16 +423,17 @@ static double zero3_traffic(const pp_strategy *s, const groups *g, const stage_t
                 split_calls(pp__reducescatter_s, &g->edp, fr * st->expert * gb, unit ? eunits : rs_calls);
     double ar = fsdp && g->replica.n > 1
                     ? split_calls(pp__allreduce_s, &g->replica, fr * st->dense * gb / sh->n, units) : 0;
-    return gathers * ag + rs + ar + (legacy ? legacy_host_s(s, st) : 0);
+    return (parts & ZT_GATHER ? gathers * ag + (legacy ? legacy_host_s(s, st) : 0) : 0) + (parts & ZT_REDUCE ? rs + ar : 0);
 }
 
 /* ZeRO-3/FSDP traffic per micro-batch, overlapped with compute (legacy
- * ZeRO-3's host stall never is). */
+ * ZeRO-3's host stall never is); under no_sync only the gathers. */
 static double zero3_exposed(const pp_strategy *s, const groups *g, const stage_t *st)
 {
     if (!gathers_per_microbatch(s)) return 0;
     double host = legacy_host_s(s, st);
-    return pp__exposed(g->slowdown, zero3_traffic(s, g, st) - host, s->overlap_dp ? st->compute : 0) + host;
+    int parts = pp__fsdp_no_sync(s) ? ZT_GATHER : ZT_ALL;
+    return pp__exposed(g->slowdown, zero3_traffic(s, g, st, parts) - host, s->overlap_dp ? st->compute : 0) + host;
 }
 
 /* Megatron's distributed optimizer (zero 1), per step: one ring reduce-
@@ -485,14 +491,21 @@ static void dp_comm(const pp_strategy *s, const groups *g, stage_t *st)
     double lastb = is_views(s) && st->last_el > 0 ? st->last_el : s->buf.reduce_bucket;
     double last_bucket = pp__allreduce_s(&g->dp, (lastb < dense ? lastb : dense) * gb);
     double hide = s->overlap_dp ? st->bwd : 0;
+    if (pp__fsdp_no_sync(s)) { /* gathers every micro-batch, one reduce-scatter in the last backward */
+        double red = zero3_traffic(s, g, st, ZT_REDUCE);
+        st->zero3_step = pp__exposed(g->slowdown, red, s->overlap_dp ? st->bwd : 0);
+        st->dp_total = m * zero3_traffic(s, g, st, ZT_GATHER) + red;
+        st->dp_exposed = m * st->zero3 + st->zero3_step;
+        return;
+    }
     if (gathers_per_microbatch(s)) { /* ZeRO-3, FSDP: gathers and reduce-scatters every micro-batch */
-        st->dp_total = m * zero3_traffic(s, g, st);
+        st->dp_total = m * zero3_traffic(s, g, st, ZT_ALL);
         st->dp_exposed = m * st->zero3;
         if (st->dp_exposed > st->dp_total) st->dp_exposed = st->dp_total;
         return;
     }
     if (is_fsdp(s)) { /* pipelined FSDP: one gather and one reduce-scatter a step, beside a micro-batch */
-        st->dp_total = zero3_traffic(s, g, st);
+        st->dp_total = zero3_traffic(s, g, st, ZT_ALL);
         st->dp_exposed = pp__exposed(g->slowdown, st->dp_total, hide);
         return;
     }
@@ -755,7 +768,7 @@ void pp_time_estimate(const pp_model *m, const pp_cluster *c, const pp_strategy 
     double zero3 = mcount * worst.zero3; /* reported inside dp_comm_exposed_s */
     t->bubble_s = (s->pp - 1) * worst_mb / chunks(s);
     t->dp_comm_s = dp_total;
-    t->dp_comm_exposed_s = gathers_per_microbatch(s) ? zero3 : dp_exposed;
+    t->dp_comm_exposed_s = gathers_per_microbatch(s) ? zero3 + worst.zero3_step : dp_exposed;
     t->optimizer_s = opt;
     t->offload_s = off;
     t->step_s = t->compute_s + t->recompute_s + t->tp_comm_s + t->cp_comm_s + t->ep_comm_s + t->pp_comm_s +

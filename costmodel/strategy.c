@@ -137,6 +137,8 @@ void pp_buffers_default(pp_buffers *b)
     b->host_reserve = PP_COST_HOST_RESERVE;
     b->free_pipeline_outputs = -1;
     b->expandable_segments = -1;
+    b->fp8_te_linears = 0;
+    b->fsdp_no_sync = -1;
 }
 
 void pp_strategy_default(pp_strategy *s)

@@ -364,6 +364,13 @@ typedef struct pp_buffers {
                                     1-byte cast of their inputs, under any framework (llm-
                                     foundry's fc_type te); 0: the framework's (fsdp:
                                     torchao float8, 16-bit inputs). For predicting runs */
+    int fsdp_no_sync;            /* FSDP with gradient accumulation: 1 every micro-batch
+                                    but the last in no_sync (the HF Trainer under
+                                    Accelerate: unsharded gradients accumulate, one
+                                    reduce-scatter a step); 0 a reduce-scatter each micro-
+                                    batch (torchtitan, Composer); -1 = as the launcher
+                                    parplan writes: Accelerate unless the plan needs
+                                    torchtitan (the default) */
 } pp_buffers;
 
 typedef struct pp_strategy {

@@ -37,7 +37,7 @@ typedef struct key {
  *   flight: the offset of the p values in the pool. */
 typedef struct slot {
     key k;
-    double v[7];
+    double v[8];
 } slot;
 
 #define UNPROBED (-HUGE_VAL)
@@ -206,6 +206,15 @@ static slot *states_probe(pp__bounds *b, const pp__space *sp, const pp__cand *k)
     pp_time_estimate(sp->m, sp->c, &st, &b->time, &b->thr);
     s->v[2] = b->time.optimizer_s; /* the update of every parameter this GPU keeps */
     s->v[3] = b->time.dp_comm_s;   /* DP/ZeRO traffic of one micro-batch's step */
+    s->v[7] = s->v[3];             /* of which repeats each micro-batch */
+    if (st.framework == PP_FW_FSDP) {
+        /* HF Trainer + Accelerate (no_sync) reduce-scatters once a step: with
+         * two micro-batches the traffic is 2 gathers + 1 reduction */
+        st.global_batch = 2 * st.dp, st.grad_accum = 2;
+        pp_time_estimate(sp->m, sp->c, &st, &b->time, &b->thr);
+        s->v[7] = fmin(s->v[3], fmax(0, b->time.dp_comm_s - s->v[3]));
+        b->probes++;
+    }
     /* the embedding and head alone: what the blocks' states are not */
     st.stage_layers[0] = 0;
     pp_memory_estimate(sp->m, sp->c, &st, &b->mem);
@@ -335,9 +344,10 @@ void pp__bounds_cand(pp__bounds *b, const pp__space *sp, pp__cand *k)
     double veff = k->schedule == PP_SCHED_INTERLEAVED ? k->v : 1;
     k->lb_opt = st->v[2] / k->pp; /* the slowest stage's update is at least the average */
     /* exposed DP/ZeRO time >= slowdown x traffic, hidden or not (comm.c); the
-     * slowest stage carries at least 1/p of it; ZeRO-3 repeats it per micro-batch */
+     * slowest stage carries at least 1/p of it; ZeRO-3 repeats it per micro-batch
+     * (its gathers only, under no_sync: v[7]) */
     int per_mb = k->fw == PP_FW_FSDP ? k->pp == 1 : k->zero == 3; /* gathers every micro-batch */
-    double dp = pp__overlap_slowdown(sp->c) * st->v[3] * (per_mb ? (double)m : 1) / k->pp;
+    double dp = pp__overlap_slowdown(sp->c) * (per_mb ? m * st->v[7] + st->v[3] - st->v[7] : st->v[3]) / k->pp;
     double step = (m + (k->pp - 1) / veff) * T / k->pp + k->lb_opt + dp;
     switch (sp->o.objective) {
     case PP_OBJ_COST: k->lb = step * sp->gpus * sp->price / 3600 / ((double)sp->o.global_batch * sp->seq); break;

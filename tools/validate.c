@@ -507,6 +507,7 @@ static void framework_rules(const row *r, scenario *sc)
      * compiles the loss with the model under --training.compile: the fused
      * loss. The compiled blocks are not priced. */
     if (is(nm, "torchtitan")) {
+        s->buf.fsdp_no_sync = 0;
         if (s->tp > 1) s->sp = 1;
         if (s->pp > 1 && s->zero == 3) s->zero = 2;
         if (strstr(r->f[C_NOTES], "--training.compile")) s->loss = PP_LOSS_FUSED;
@@ -526,6 +527,7 @@ static void framework_rules(const row *r, scenario *sc)
         if (mpt_triton(r)) sc->cluster.gpu.attn_eff /= triton_slowdown();
         s->buf.checkpoint_early_stop = !pure;
         s->buf.fp8_te_linears = 1; /* amp_fp8 rows: fc_type te (submit_benchmarks.py) */
+        s->buf.fsdp_no_sync = 0;   /* Composer syncs FSDP every micro-batch (ddp_sync_context: DDP only) */
         s->framework = PP_FW_FSDP;
         s->grad_accum_dtype = pure ? PP_GRAD_16 : PP_GRAD_FP32;
         s->loss = PP_LOSS_FUSED;

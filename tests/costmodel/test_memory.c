@@ -565,11 +565,21 @@ Test(memory, fsdp_pipeline_accumulates_unsharded_fp32_gradients)
     }
     /* without pipeline stages FSDP2 reduce-scatters each unit as it
      * finishes: the largest's (the norm and head) 16-bit gradients and
-     * their fp32 cast */
-    s.pp = 1, s.zero = 3, s.dp = 8;
+     * their fp32 cast (torchtitan: fp32 reduce; one micro-batch a step) */
+    s.pp = 1, s.zero = 3, s.dp = 8, s.global_batch = 8, s.grad_accum_dtype = PP_GRAD_FP32;
     cr_assert_eq(pp_estimate(&m, &c, &s, &p, &err), PP_OK, "%s", err.msg);
     cr_expect(fabs(p.memory.stages[0].bucket_bytes - 3 * unit[1]) < 1e-9 * unit[1], "pp 1: %.0f B, one unit %.0f B",
               p.memory.stages[0].bucket_bytes, 3 * unit[1]);
+    /* the HF Trainer under Accelerate with 2 micro-batches a step: the first
+     * runs in no_sync, so every unit's unsharded bf16 gradient (Accelerate's
+     * reduce dtype is the parameter dtype) waits for the last backward:
+     * 2 bytes x every parameter, on every GPU */
+    s.global_batch = 16, s.grad_accum_dtype = PP_GRAD_AUTO;
+    cr_assert_eq(pp_estimate(&m, &c, &s, &p, &err), PP_OK, "%s", err.msg);
+    double P = 32 * block + 2 * emb + 4096;
+    cr_expect(fabs(p.memory.stages[0].bucket_bytes - 2 * P) < 1e-9 * P, "no_sync: %.0f B, by hand %.0f B",
+              p.memory.stages[0].bucket_bytes, 2 * P);
+    cr_expect_eq(p.strategy.grad_accum_dtype, PP_GRAD_16);
 }
 
 /* torchtitan's loss_parallel under TP runs DTensor's decomposed

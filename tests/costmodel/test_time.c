@@ -676,3 +676,34 @@ Test(time, mla_up_proj_recompute_flops_by_hand)
     want = 2 * tok * (7168 * a * qk + 512 * a * kvo) / 2;
     cr_expect(fabs(fl / want - 1) < 1e-12, "no q LoRA: %.6g FLOPs, by hand %.6g", fl, want);
 }
+
+/* The HF Trainer under Accelerate runs every micro-batch but the last in
+ * no_sync: FSDP2 gathers each unit every micro-batch but reduce-scatters
+ * once a step, in bf16 (Accelerate's reduce dtype is the parameter dtype).
+ * Llama-3-8B on 8 H100, ZeRO-3: with one micro-batch a step the traffic is
+ * AG + RS, with two 2 AG + RS; torchtitan (selective recompute is its)
+ * reduces every micro-batch, in fp32: exactly twice. */
+Test(time, accelerate_no_sync_reduces_once_a_step)
+{
+    pp_model m = fx_model("llama3-8b");
+    pp_cluster c = fx_cluster("dgx-h100", 1, 0);
+    double dp[2][2];
+    for (int tt = 0; tt < 2; tt++)
+        for (int k = 0; k < 2; k++) {
+            pp_strategy s;
+            pp_strategy_default(&s);
+            s.framework = PP_FW_FSDP;
+            s.dp = 8, s.zero = 3, s.seq = 4096, s.micro_batch = 1, s.global_batch = 8 * (k + 1);
+            s.recompute = tt ? PP_RECOMPUTE_SELECTIVE : PP_RECOMPUTE_FULL;
+            pp_plan p;
+            pp_error err = {""};
+            cr_assert_eq(pp_estimate(&m, &c, &s, &p, &err), PP_OK, "%s", err.msg);
+            cr_expect_eq(p.strategy.grad_accum_dtype, tt ? PP_GRAD_FP32 : PP_GRAD_16);
+            dp[tt][k] = p.time.dp_comm_s;
+        }
+    double ag = dp[0][1] - dp[0][0], rs = dp[0][0] - ag;
+    cr_expect_gt(ag, 0);
+    cr_expect_gt(rs, 0, "the reduce-scatter still moves bytes: %g s", rs);
+    cr_expect_lt(dp[0][1], 2 * dp[0][0] * (1 - 1e-6), "no_sync: %g s against 2 x %g s", dp[0][1], dp[0][0]);
+    cr_expect(fabs(dp[1][1] - 2 * dp[1][0]) < 1e-9 * dp[1][1], "torchtitan: %g vs 2 x %g s", dp[1][1], dp[1][0]);
+}
