@@ -96,7 +96,13 @@ static char *training_args(const pp_plan *p, const pp_hparams *hp, const char *d
     cJSON_AddBoolToObject(o, "bf16", s->precision == PP_PREC_BF16);
     cJSON_AddBoolToObject(o, "fp16", s->precision == PP_PREC_FP16);
     cJSON_AddBoolToObject(o, "tf32", 0);
-    cJSON_AddStringToObject(o, "optim", hf_optim(s->optimizer));
+    /* FSDP's CPU offload runs the step on the CPU's fp32 shards: torch's
+     * AdamW defaults to foreach only on CUDA (optimizer.py
+     * _default_to_fused_or_foreach), so adamw_torch would loop tensor by
+     * tensor there; the fused CPU kernel (torch >= 2.4) is one pass, as
+     * priced (steptime.c optimizer_time) */
+    int cpu_step = s->framework == PP_FW_FSDP && s->offload != PP_OFFLOAD_NONE && s->optimizer == PP_OPT_ADAMW;
+    cJSON_AddStringToObject(o, "optim", cpu_step ? "adamw_torch_fused" : hf_optim(s->optimizer));
     cJSON_AddNumberToObject(o, "learning_rate", hp->lr);
     cJSON_AddNumberToObject(o, "weight_decay", hp->weight_decay);
     cJSON_AddNumberToObject(o, "adam_beta1", hp->beta1);
@@ -121,6 +127,11 @@ static char *bnb_config(const pp_strategy *s)
     cJSON_AddStringToObject(o, "bnb_4bit_quant_type", "nf4");
     cJSON_AddBoolToObject(o, "bnb_4bit_use_double_quant", 1);
     cJSON_AddStringToObject(o, "bnb_4bit_compute_dtype", s->precision == PP_PREC_FP16 ? "float16" : "bfloat16");
+    /* 4-bit weights sharded by ZeRO-3 need a 16-bit storage dtype to be
+     * flattened and partitioned with the rest (peft docs/source/accelerate/
+     * deepspeed.md: bnb_4bit_quant_storage = the torch_dtype) */
+    if (s->zero == 3)
+        cJSON_AddStringToObject(o, "bnb_4bit_quant_storage", s->precision == PP_PREC_FP16 ? "float16" : "bfloat16");
     return json_text(o);
 }
 

@@ -441,12 +441,14 @@ static void comm_buffers(const pp_strategy *s, const pp_gpu *gpu, const stage_pa
     const pp__fw *fw = pp__fw_get(s->framework);
     double nd = (double)s->dp * s->cp, w = pp__weight_bytes_on(s, gpu);
     double g = pp__grad_bytes(s), all = sp->dense + sp->expert, train = sp->trainable + sp->lora;
+    /* offloaded parameters come to the GPU unit by unit even on one rank */
+    int fetched = nd > 1 || s->offload == PP_OFFLOAD_OPT_PARAMS || s->offload == PP_OFFLOAD_NVME;
     o->bucket_bytes = 0;
     o->zero_gather_bytes = 0;
     switch (fw->buckets) {
     case PP_BUCKETS_DEEPSPEED:
         o->bucket_bytes = nd > 1 ? fmin(s->buf.reduce_bucket, train) * g : 0;
-        if (s->zero == 3 && nd > 1) {
+        if (s->zero == 3 && fetched) {
             /* the gathered block being computed plus the one prefetched, capped
              * by stage3_max_live_parameters, plus the prefetch bucket */
             double live = fmin(s->buf.max_live_params, 2 * sp->largest_block);
@@ -457,7 +459,7 @@ static void comm_buffers(const pp_strategy *s, const pp_gpu *gpu, const stage_pa
     case PP_BUCKETS_FSDP: {
         double wg = s->precision == PP_PREC_FP32 ? 4 : 2, unit = largest_unit(sp);
         double live = s->zero == 3 && s->pp == 1 ? 2 * unit : all; /* pipelined: gathered all step */
-        o->zero_gather_bytes = nd > 1 ? live * wg : 0;
+        o->zero_gather_bytes = fetched ? live * wg : 0;
         /* pipelined: torch.distributed.pipelining runs each backward with
          * gradient sync off and reduce-scatters after the step's last
          * (stage.py backward_maybe_with_nosync), so FSDP2 accumulates the

@@ -417,7 +417,9 @@ static double zero3_traffic(const pp_strategy *s, const groups *g, const stage_t
     double ag_calls = unit ? units : legacy ? st->tensors : fmax(1, fmin(4 * units, ceil(st->dense / s->buf.prefetch_bucket)));
     double rs_calls = unit ? units : legacy ? st->tensors : fmax(1, fr * st->dense / s->buf.reduce_bucket);
     const pp__comm_group *sh = fsdp ? &g->shard : &g->dp;
-    double ag = split_calls(pp__allgather_s, sh, gathered_bytes(st, st->dense, w), ag_calls) +
+    /* QLoRA's frozen linear weights are gathered as stored, in NF4 */
+    double q = fmin(st->quantized, st->dense), dense_bytes = gathered_bytes(st, st->dense - q, w) + q * pp__qlora_bytes_per_param();
+    double ag = split_calls(pp__allgather_s, sh, dense_bytes, ag_calls) +
                 split_calls(pp__allgather_s, &g->edp, st->expert * w, unit ? eunits : 4 * eunits);
     double rs = split_calls(pp__reducescatter_s, sh, fr * st->dense * gb, rs_calls) +
                 split_calls(pp__reducescatter_s, &g->edp, fr * st->expert * gb, unit ? eunits : rs_calls);
@@ -552,6 +554,13 @@ static double nvme_step(const pp_cluster *c, int per_node, double train, double 
     return (grads_out > bwd ? grads_out - bwd : 0) + step;
 }
 
+/* Host <-> GPU copies reach 0.87 of the PCIe rate: nvbandwidth on 8 x H200
+ * (Gen5 x16) measured 55.4 GB/s host to device and 55.1 back, 88% and 87%
+ * of 63 (tests/reference/interconnects.csv, stas00 ml-engineering). */
+#define PCIE_COPY_EFF 0.87
+
+static double host_copy_bw(const pp_cluster *c) { return (c->pcie.bw > 0 ? c->pcie.bw : 16e9) * PCIE_COPY_EFF; }
+
 /* Offloaded parameters fetched per step, s of exposed traffic: every
  * gather of a unit first copies the rank's 16-bit partition host -> GPU
  * (DeepSpeed's partitioned parameters, FSDP2's CPUOffloadPolicy shards),
@@ -561,7 +570,13 @@ static double nvme_step(const pp_cluster *c, int per_node, double train, double 
 static double param_fetch_exposed(const pp_cluster *c, const pp_strategy *s, const stage_t *st, int per_node,
                                   double part)
 {
-    double w = s->precision == PP_PREC_FP32 ? 4 : 2, pcie = c->pcie.bw > 0 ? c->pcie.bw : 16e9, g = unit_gathers(s, st);
+    double w16 = s->precision == PP_PREC_FP32 ? 4 : 2, pcie = host_copy_bw(c), g = unit_gathers(s, st);
+    /* bytes an element of the partition: FSDP2 copies a trained weight's
+     * fp32 shard before casting it (_fsdp_param.py all_gather_inputs:
+     * .to(device), then the param dtype; Accelerate keeps trained weights
+     * fp32); frozen ones move in their 16-bit dtype, QLoRA's in NF4 */
+    double all = st->dense + st->expert, tf = all > 0 ? st->trainable / all : 1, qf = all > 0 ? st->quantized / all : 0;
+    double w = (is_fsdp(s) ? 4 : w16) * tf + pp__qlora_bytes_per_param() * qf + w16 * fmax(0, 1 - tf - qf);
     double copy = g * w * part / pcie, nvme = 0;
     if (s->offload == PP_OFFLOAD_NVME) nvme = g * w * fmax(0, part - PP_DS_MAX_IN_CPU) * per_node / pp__nvme_read_bw(c);
     double fetch = fmax(copy, nvme), times = gathers_per_microbatch(s) ? s->grad_accum : 1;
@@ -592,7 +607,7 @@ static void optimizer_time(const pp_model *m, const pp_cluster *c, const pp_stra
     int per_node = pp_cluster_gpus(c) < c->gpus_per_node ? pp_cluster_gpus(c) : c->gpus_per_node;
     double host_bw = c->host_mem_bw > 0 ? c->host_mem_bw : HOST_MEM_BW_DEFAULT;
     st->optimizer = shard * per_node * (bytes + 4) / host_bw; /* CPU-Adam, fp32 grads */
-    double pcie = c->pcie.bw > 0 ? c->pcie.bw : 16e9;
+    double pcie = host_copy_bw(c);
     double grads = shard * 4 / pcie, params = shard * 2 / pcie; /* grads out, params back */
     st->offload = params + (grads > st->bwd ? grads - st->bwd : 0);
     if (s->offload == PP_OFFLOAD_OPT_PARAMS || s->offload == PP_OFFLOAD_NVME)
@@ -613,7 +628,7 @@ static void act_offload_time(const pp_model *m, const pp_cluster *c, const pp_st
 {
     double bytes = pp__act_offload_bytes(m, s, first, last);
     if (bytes <= 0) return;
-    double pcie = c->pcie.bw > 0 ? c->pcie.bw : 16e9, t = bytes / pcie, fwd = st->compute - st->bwd;
+    double pcie = host_copy_bw(c), t = bytes / pcie, fwd = st->compute - st->bwd;
     st->offload += s->grad_accum * (fmax(0, t - fwd) + fmax(0, t - st->bwd));
 }
 

@@ -324,3 +324,37 @@ Test(readback, accelerate_hsdp_estimate)
     cr_expect_eq(t.read, 1);
     rmdir(root);
 }
+
+/* The files say what the price assumed (red team, session 27): QLoRA's
+ * 4-bit weights sharded by ZeRO-3 need bnb_4bit_quant_storage in
+ * 16 bits; FSDP's CPU offload runs the optimizer on the CPU, where only
+ * the fused AdamW is one pass (adamw_torch would loop per tensor). */
+Test(readback, launch_files_carry_what_was_priced)
+{
+    pp_model m;
+    pp_cluster c;
+    pp_error err = {""};
+    cr_assert_eq(pp_model_load("llama3-8b", &m, &err), PP_OK);
+    cr_assert_eq(pp_cluster_load("pcie-4x-4090", &c, &err), PP_OK);
+    const struct { pp_framework fw; int zero; pp_offload off; pp_train_mode mode; const char *file, *want; } cases[] = {
+        {PP_FW_DEEPSPEED, 3, PP_OFFLOAD_OPT_PARAMS, PP_MODE_QLORA, "bnb_config.json", "\"bnb_4bit_quant_storage\":\t\"bfloat16\""},
+        {PP_FW_FSDP, 3, PP_OFFLOAD_OPT_PARAMS, PP_MODE_FULL, "training_args.json", "\"optim\":\t\"adamw_torch_fused\""},
+        {PP_FW_FSDP, 3, PP_OFFLOAD_NONE, PP_MODE_FULL, "training_args.json", "\"optim\":\t\"adamw_torch\""},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        pp_strategy s;
+        pp_strategy_default(&s);
+        s.framework = cases[i].fw, s.zero = cases[i].zero, s.offload = cases[i].off, s.ft.mode = cases[i].mode;
+        s.dp = 4, s.micro_batch = 1, s.global_batch = 8, s.seq = 2048, s.recompute = PP_RECOMPUTE_FULL;
+        pp_plan p;
+        cr_assert_eq(pp_estimate(&m, &c, &s, &p, &err), PP_OK, "case %zu: %s", i, err.msg);
+        pp_launch l;
+        cr_assert_eq(pp_launch_files(&m, &c, &p, NULL, &l, &err), PP_OK, "case %zu: %s", i, err.msg);
+        const char *text = NULL;
+        for (int k = 0; k < l.n; k++)
+            if (!strcmp(l.files[k].name, cases[i].file)) text = l.files[k].text;
+        cr_expect(text && strstr(text, cases[i].want), "case %zu: %s lacks %s:\n%s", i, cases[i].file, cases[i].want,
+                  text ? text : "(no file)");
+        pp_launch_free(&l);
+    }
+}

@@ -100,7 +100,8 @@ Test(act_offload, memory_moves_to_the_host)
 
 /* Time. The copies run on streams of their own beside the compute: out
  * during the forward, back during the backward, so per micro-batch
- *   exposed = max(0, t - forward) + max(0, t - backward),  t = H / PCIe.
+ *   exposed = max(0, t - forward) + max(0, t - backward),  t = H / (0.87 PCIe),
+ * host copies reaching 0.87 of the link (nvbandwidth, Gen5: 88% and 87%).
  * Over a 1 GB/s link every copy outlasts its pass, so over m micro-batches
  *   offload_s = m (2 t - forward - backward) = 2 m t - compute_s.
  * On links where the forward is shorter than t and the backward longer
@@ -116,13 +117,13 @@ Test(act_offload, exposed_copy_time_by_hand)
     pp_error err = {""};
     const int mb = 4;
     cr_assert_eq(run(&m, &c, 24, mb, &p, &err), PP_OK, "%s", err.msg);
-    double t = p.memory.stages[0].act_offload_bytes / 1e9;
+    double t = p.memory.stages[0].act_offload_bytes / (1e9 * 0.87); /* copies at 0.87 of the link (steptime.c) */
     double want = 2 * mb * t - p.time.compute_s;
     cr_expect(want > 0);
     cr_expect(fabs(p.time.offload_s - want) < 1e-9 * want, "offload %.9g s, by hand %.9g s", p.time.offload_s, want);
     double per_mb = p.time.compute_s / mb, off[2];
     for (int i = 0; i < 2; i++) {
-        c.pcie.bw = p.memory.stages[0].act_offload_bytes / ((i ? 0.55 : 0.45) * per_mb);
+        c.pcie.bw = p.memory.stages[0].act_offload_bytes / ((i ? 0.55 : 0.45) * per_mb * 0.87);
         pp_plan q;
         cr_assert_eq(run(&m, &c, 24, mb, &q, &err), PP_OK, "%s", err.msg);
         off[i] = q.time.offload_s;
