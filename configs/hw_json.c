@@ -43,7 +43,7 @@ static const double pcie_gb_s[7] = {[3] = 15.75, [4] = 31.5, [5] = 63.0, [6] = 1
 
 static const char *const gpu_keys[] = {
     "name", "aliases", "full_name", "vendor", "source", "mem_gib", "hbm_tb_s", "tflops", "tdp_w",
-    "price_usd_per_gpu_hour", "price_date", "efficiency", "fp8_transpose", NULL};
+    "price_usd_per_gpu_hour", "price_date", "efficiency", "fp8_transpose", "p2p", NULL};
 static const char *const eff_keys[] = {"matmul", "attention", "cudnn_attention_speedup", "hbm", "source", NULL};
 static const char *const catalog_keys[] = {"gpus", NULL};
 static const char *const cluster_keys[] = {
@@ -179,6 +179,8 @@ static void read_gpu(jr_ctx *c, const cJSON *g, const char *path, gpu_entry *e)
     read_tflops(c, g, path, out);
     read_efficiency(c, g, path, out);
     jr_bool(c, g, path, "fp8_transpose", 0, &out->fp8_transpose);
+    int p2p = 1;
+    if (jr_bool(c, g, path, "p2p", 0, &p2p)) out->no_p2p = !p2p;
     num_pos(c, g, path, "tdp_w", 1, 1e4, &out->tdp_w);
     read_price(c, g, path, out);
 }

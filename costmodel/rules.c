@@ -69,7 +69,7 @@ static const rule_def defs[PP_RULE_COUNT] = {
     [PP_RULE_FW_FINETUNE] = {{"fw-finetune", "mode", "the framework has the fine-tuning mode"}, D(FW) | D(BASE)},
     [PP_RULE_FW_ARCH] = {{"fw-arch", "model", "the framework's arguments can build the model"}, D(FW) | D(BASE)},
     [PP_RULE_FW_ORDER] = {{"fw-order", "order", "the framework orders ranks tp-cp-dp-pp"}, D(FW) | D(BASE)},
-    [PP_RULE_FW_TP_OVERLAP] = {{"fw-tp-overlap", "overlap_tp", "TP overlap needs the framework's support, tp > 1 and sequence parallelism"}, D(FW) | D(DEG) | D(SP) | D(BEHAV)},
+    [PP_RULE_FW_TP_OVERLAP] = {{"fw-tp-overlap", "overlap_tp", "TP overlap needs the framework's support, tp > 1, sequence parallelism and peer-to-peer GPUs"}, D(FW) | D(DEG) | D(SP) | D(BEHAV)},
     [PP_RULE_FW_DP_OVERLAP] = {{"fw-dp-overlap", "overlap_dp", "the framework overlaps DP traffic with the backward pass there"}, D(FW) | D(DEG) | D(ZERO) | D(BEHAV)},
     [PP_RULE_FW_GRAD_ACCUM] = {{"fw-grad-accum", "grad_accum_dtype", "the framework accumulates gradients in that dtype"}, D(FW) | D(PREC) | D(ZERO) | D(OFFLOAD) | D(BEHAV)},
     [PP_RULE_FW_OUTPUTS] = {{"fw-pipeline-outputs", "free_pipeline_outputs", "pipeline outputs are kept or freed as the framework does"}, D(FW) | D(DEG) | D(BEHAV)},
@@ -691,6 +691,9 @@ static int fw_ep_dispatch_ok(const why *w)
 static int fw_tp_overlap_ok(const why *w)
 {
     const pp_strategy *s = w->x->s;
+    if (s->overlap_tp && w->x->c->gpu.no_p2p)
+        return no(w, NULL, "on", "Transformer Engine's TP overlap maps the other GPUs' memory (userbuffers), and %s has "
+                  "no peer-to-peer access (NVIDIA/nccl issue #1127)", w->x->c->gpu.name);
     if (!s->overlap_tp || (FW(w)->tp_overlap && s->sp && s->tp > 1)) return 1;
     if (!FW(w)->tp_overlap)
         return no(w, NULL, "on", "%s does not overlap tensor-parallel communication with GEMMs (megatron does, "

@@ -187,6 +187,9 @@ typedef struct pp_gpu {
                                    Engine keeps a transposed FP8 copy of each FP8 weight for the
                                    backward pass (TE utils.py is_non_tn_fp8_gemm_supported: false
                                    below sm100) */
+    int no_p2p;                 /* no peer-to-peer access between GPUs (GeForce RTX 4090: NCCL
+                                   stages through host memory, and Transformer Engine's TP
+                                   overlap, which maps the peers' memory, cannot run) */
     char price_date[16];        /* YYYY-MM-DD */
     char source[PP_TEXT_LEN];
 } pp_gpu;
