@@ -470,6 +470,12 @@ pp_status pp_megatron_args(const pp_model *m, const pp_cluster *c, const pp_plan
     /* validate_args: "FSDP requires CUDA_DEVICE_MAX_CONNECTIONS > 1 or unset";
      * Megatron-Bridge's FSDP recipes set 32 (perf_recipes/llama/gb200/llama3.py) */
     if (o->flavor == PP_MEGATRON_LM && s.zero == 3) pp__sb_printf(&b, "export CUDA_DEVICE_MAX_CONNECTIONS=32\n");
+    /* and before Blackwell (sm100: FP8 without Hopper's TN-only layout),
+     * TP or CP asserts it is 1, unless the EP overlap asks for more
+     * (validate_args, arguments.py d98e8a64dd l.1453-1478) */
+    int sm100 = !strcmp(c->gpu.vendor, "NVIDIA") && !c->gpu.fp8_transpose && c->gpu.peak_flops[PP_PREC_FP8] > 0;
+    if (o->flavor == PP_MEGATRON_LM && s.zero != 3 && (s.tp > 1 || s.cp > 1) && !sm100 && !s.overlap_ep)
+        pp__sb_printf(&b, "export CUDA_DEVICE_MAX_CONNECTIONS=1\n");
     /* the allocator parplan priced (docs/memory.md, "Allocator") */
     if (s.buf.expandable_segments > 0) pp__sb_printf(&b, "export PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True\n");
     pp__sb_printf(&b, "MEGATRON_ARGS=(\n");

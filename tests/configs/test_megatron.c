@@ -409,6 +409,14 @@ Test(megatron_flags, moe_and_mla)
     expect(&a, "--moe-token-dispatcher-type", "alltoall");
     cr_assert(!val(&a, "--moe-layer-freq"), "every block is MoE: the default");
     cr_assert(!val(&a, "--moe-router-num-groups"), "Mixtral routes freely");
+    /* TP before Blackwell: validate_args asserts CUDA_DEVICE_MAX_CONNECTIONS=1 */
+    cr_expect(strstr(t, "export CUDA_DEVICE_MAX_CONNECTIONS=1\n"), "%s", t);
+    {
+        pp_cluster b = fx_cluster("dgx-b200", 2, 0);
+        char *tb = must_args(&m, &b, &s, PP_MEGATRON_LM);
+        cr_expect(!strstr(tb, "CUDA_DEVICE_MAX_CONNECTIONS"), "sm100 has no such requirement:\n%s", tb);
+        pp_free(tb);
+    }
     free(a.buf);
     pp_free(t);
     m = fx_model("deepseek-v3");
