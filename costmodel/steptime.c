@@ -479,6 +479,41 @@ static void distopt_comm(const pp_strategy *s, const groups *g, stage_t *st, dou
 }
 
 /* DP/ZeRO gradient traffic per step and the part left exposed. */
+static int is_deepspeed(const pp_strategy *s)
+{
+    const pp__fw *f = pp__fw_get(s->framework);
+    return f && f->buckets == PP_BUCKETS_DEEPSPEED;
+}
+
+/* DeepSpeed v0.14.5 below ZeRO-3, per step (stage_1_and_2.py, engine.py,
+ * bf16_optimizer.py at eb07d41f):
+ *   - gradients are all-reduced bucket by bucket, not reduce-scattered:
+ *     average_tensor all-reduces each bucket whole with
+ *     use_multi_rank_bucket_allreduce (true by default) and so does
+ *     gradient_reduction_w_predivide without reduce_scatter;
+ *   - in communication_data_type, the 16-bit dtype (BF16_Optimizer's fp32
+ *     gradients are cast for it: engine.py allreduce_bucket), fp32 in fp32
+ *     training and under Ulysses (allreduce_bucket: sequence_parallel_size
+ *     > 1 reduces in fp32);
+ *   - ZeRO-0, ZeRO-1 and BF16_Optimizer reduce at the accumulation
+ *     boundary, ZeRO-2 every micro-batch, each time with its last bucket
+ *     after the backward (independent_gradient_partition_epilogue, then
+ *     synchronize);
+ *   - ZeRO-1/2 and BF16_Optimizer all-gather the updated 16-bit partitions
+ *     after the step (all_gather_dp_groups), before the next forward. */
+static void deepspeed_comm(const pp_strategy *s, const groups *g, stage_t *st, double dense, double ex, double hide)
+{
+    int zs = pp__zero_states(s);
+    double cb = s->precision == PP_PREC_FP32 || (s->cp > 1 && pp__ds_wrapper_of(s) == PP_DS_ZERO) ? 4 : 2;
+    double ar = pp__allreduce_s(&g->dp, dense * cb) + pp__allreduce_s(&g->edp, ex * cb);
+    double last = pp__allreduce_s(&g->dp, fmin(s->buf.reduce_bucket, dense) * cb), w = pp__gather_bytes(s);
+    double ag = zs >= 1 ? pp__allgather_s(&g->dp, dense * w) + pp__allgather_s(&g->edp, ex * w) : 0;
+    double rest = fmax(0, ar - last), once = ar > 0 ? pp__exposed(g->slowdown, rest, hide) + (ar - rest) : 0;
+    double m = zs == 2 ? s->grad_accum : 1;
+    st->dp_total = m * ar + ag;
+    st->dp_exposed = m * once + ag;
+}
+
 static void dp_comm(const pp_strategy *s, const groups *g, stage_t *st)
 {
     double gb = pp__grad_bytes(s) > 4 ? 4 : pp__grad_bytes(s), w = pp__gather_bytes(s);
@@ -513,6 +548,10 @@ static void dp_comm(const pp_strategy *s, const groups *g, stage_t *st)
     }
     if (pp__zero_states(s) == 1 && is_views(s)) {
         distopt_comm(s, g, st, gb, w, dense, ex);
+        return;
+    }
+    if (is_deepspeed(s)) {
+        deepspeed_comm(s, g, st, dense, ex, hide);
         return;
     }
     switch (pp__zero_states(s)) {
