@@ -58,15 +58,21 @@ void pp__group(const pp_cluster *c, int size, int stride, pp__comm_group *g)
     double ei = c->nccl_eff_intra > 0 ? c->nccl_eff_intra : NCCL_EFF_INTRA;
     double ee = c->nccl_eff_inter > 0 ? c->nccl_eff_inter : NCCL_EFF_INTER;
     g->crosses_nodes = gl.crosses_nodes;
+    /* AMD's xGMI is a full mesh, g - 1 links a GPU (MI300X: 7 x 64 GB/s a
+     * direction, "only 64 GB/s/dir to any one peer": hardware.csv): k
+     * members of a group in a node reach each other over k - 1 of them */
+    double mesh = 1;
+    if (c->intra.kind == PP_LINK_XGMI && c->gpus_per_node > 1 && gl.per_node >= 1 && gl.per_node < c->gpus_per_node)
+        mesh = (double)(gl.per_node > 1 ? gl.per_node - 1 : 1) / (c->gpus_per_node - 1);
     if (gl.tier == PP_TOPO_INTRA) {
-        g->bw = c->intra.bw * ei;
+        g->bw = c->intra.bw * mesh * ei;
         g->latency = c->intra.latency;
     } else {
         /* NCCL runs one ring channel per NIC: m members of the group in a
          * node drive m NICs, bounded by the intra-node link. On a
          * multi-node NVLink domain NCCL fuses the clique's hosts into one
          * topology (src/graph/topo.cc), so m counts the domain's members. */
-        double nic = c->inter.bw * gl.per_domain * ee, intra = c->intra.bw * ei;
+        double nic = c->inter.bw * gl.per_domain * ee, intra = c->intra.bw * mesh * ei;
         g->bw = nic < intra ? nic : intra;
         g->nic_bw = c->inter.bw * ee;
         g->intra_bw = intra;

@@ -225,3 +225,18 @@ Test(moe_comm, ep_overlap_hides_but_never_adds)
     cr_expect_eq(pp_estimate(&m, &c, &s, &b, &e), PP_ERR_INPUT, "Megatron refuses EP overlap with full recompute");
     cr_expect(strstr(e.msg, "[rule fw-ep-overlap]"), "%s", e.msg);
 }
+
+/* MI300X's xGMI is a full mesh of 7 links, 64 GB/s a direction each
+ * (hardware.csv: "only 64 GB/s/dir to any one peer"): a group of k GPUs in
+ * the node reaches its peers over k - 1 links, not the 7 of all 8 (red
+ * team, session 27: a TP pair was priced at 448 GB/s). */
+Test(moe_comm, xgmi_mesh_groups_use_their_links)
+{
+    pp_cluster c = fx_cluster("mi300x-8x", 1, 0);
+    double link = c.intra.bw / 7;
+    for (int k = 2; k <= 8; k *= 2) {
+        pp__comm_group g;
+        pp__group(&c, k, 1, &g);
+        cr_expect(fabs(g.bw - 0.80 * link * (k - 1)) < 1e-6 * g.bw, "k %d: %g B/s, by hand %g", k, g.bw, 0.80 * link * (k - 1));
+    }
+}
