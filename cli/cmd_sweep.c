@@ -66,6 +66,7 @@ pp_status sweep_drive_local(pp_sweep_queue *q, void *user)
     x->total = pp_sweep_queue_total(q);
     while ((got = pp_sweep_queue_next(q, 1, &index, &line, &st)) == 1) {
         x->failed += st != PP_OK;
+        x->bad += st == PP_ERR_INPUT;
         x->rc = sweep_out_line(x->out, line);
         pp_free(line);
         if (x->rc) return PP_ERR_IO;
@@ -80,7 +81,7 @@ static int run_serial(sweep_cfg *cfg)
     pp_sweep *sw = NULL;
     sweep_done done = {0};
     sweep_out out = {0};
-    sweep_tally x = {&out, 0, 0, 0, cfg->bar, sweep_now()};
+    sweep_tally x = {&out, 0, 0, 0, 0, cfg->bar, sweep_now()};
     int rc = sweep_read_spec(cfg->spec_path, &cfg->spec, &cfg->len);
     pp_status st = PP_OK;
     if (!rc && (st = pp_sweep_open(cfg->spec, cfg->len, cfg->spec_path, &sw, &err)) != PP_OK) rc = cli_fail(st, &err);
@@ -103,9 +104,15 @@ int sweep_end(sweep_out *out, int rc, const sweep_tally *x)
 {
     int frc = sweep_out_finish(out, !rc);
     rc = rc ? rc : frc;
-    if (!rc && x->failed)
+    /* every scenario refused as bad input: the spec is bad input (exit 2),
+     * not "nothing fits"; each line says which field */
+    int all_bad = !rc && x->total > 0 && x->bad == x->total;
+    if (all_bad)
+        fprintf(stderr, "%s: every one of the %d scenarios is bad input (see their \"error\": field and what was "
+                "expected)\n", SWEEP_ME, x->total);
+    else if (!rc && x->failed)
         fprintf(stderr, "%s: %d of %d scenarios gave no plan (see their \"error\")\n", SWEEP_ME, x->failed, x->total);
-    return rc ? rc : x->failed ? 1 : 0;
+    return rc ? rc : all_bad ? 2 : x->failed ? 1 : 0;
 }
 
 static int run(const cli_args *a)

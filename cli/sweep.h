@@ -61,6 +61,7 @@ int sweep_out_finish(sweep_out *w, int ok);
 typedef struct sweep_tally {
     sweep_out *out;
     int failed, total; /* scenarios without a plan; scenarios run */
+    int bad;           /* of the failed, those refused as bad input */
     int rc;            /* exit code of a failed write */
     int bar;
     double t0;

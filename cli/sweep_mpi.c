@@ -162,6 +162,7 @@ static int emit_ready(coord *c, pp_sweep_queue *q)
         if (got == -2) c->fail = PP_ERR_NOMEM;
         if (got != 1) break;
         c->t.failed += st != PP_OK;
+        c->t.bad += st == PP_ERR_INPUT;
         c->t.rc = sweep_out_line(c->t.out, line);
         pp_free(line);
         if (c->t.rc) c->aborting = 1;

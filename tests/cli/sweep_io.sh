@@ -121,5 +121,12 @@ head -n 3 ref.jsonl > j.jsonl.part
 expect 2 'j.jsonl.part holds an interrupted sweep: --resume j.jsonl continues it, --force starts over' "$P" sweep spec.json --output j.jsonl
 "$P" sweep spec.json --output j.jsonl --force && cmp -s j.jsonl ref.jsonl || fail "--force over a journal"
 
+# ---- every scenario bad input: exit 2 (not 1, "nothing fits"); a mix exits 1 ----
+echo '{"grid": {"model": ["llama3-8bx"], "cluster": ["dgx-h100"], "gpus": [8], "global_batch": [64], "seq": [2048]}}' > allbad.json
+expect 2 'every one of the 1 scenarios is bad input' "$P" sweep allbad.json --output allbad.jsonl
+grep -q '"field":"$.model"' allbad.jsonl || fail "all bad: the line names the field"
+echo '{"grid": {"model": ["llama3-8bx", "llama3-8b"], "cluster": ["dgx-h100"], "gpus": [8], "global_batch": [64], "seq": [2048]}}' > somebad.json
+expect 1 '1 of 2 scenarios gave no plan' "$P" sweep somebad.json --output somebad.jsonl
+
 [ $fails = 0 ] && echo "sweep_io: all cases passed" || echo "sweep_io: $fails failed" >&2
 exit $((fails > 0))
