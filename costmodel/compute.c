@@ -193,6 +193,22 @@ static double moe_gemms(const pp_model *m, const hw *h, const hw *r, const pp_st
     return routed + shared + gemm_s(r, tok, m->hidden, m->experts);
 }
 
+/* The forward GEMMs TE's TP overlap pairs its collectives with (userbuffers
+ * overlap each all-gather with the GEMM that consumes it and each reduce-
+ * scatter with the GEMM that produces it): QKV, output projection, MLP up
+ * and down (a MoE block's shared experts'; its routed experts' tokens come
+ * through the dispatcher). */
+static void pair_gemms(const pp_model *m, const hw *h, const pp_strategy *s, int kind, double tok, double out[4])
+{
+    double t = s->tp, a = m->heads, v = m->mla.kv_lora_rank > 0 ? m->mla.v_head_dim : pp__head_dim(m);
+    double proj = gemm_s(h, tok, a * v / t, m->hidden);
+    out[0] = attn_proj_gemms(m, h, tok, t) - proj;
+    out[1] = proj;
+    double f = kind != PP_BLOCK_MOE ? m->ffn : (double)m->expert_ffn * m->shared_experts;
+    out[2] = f > 0 ? gemm_s(h, tok, m->hidden, (m->gated_mlp ? 2 : 1) * f / t) : 0;
+    out[3] = f > 0 ? gemm_s(h, tok, f / t, m->hidden) : 0;
+}
+
 void pp__block_time(const pp_model *m, const pp_cluster *c, const pp_strategy *s, int kind,
                     pp__block_times *out)
 {
@@ -203,6 +219,7 @@ void pp__block_time(const pp_model *m, const pp_cluster *c, const pp_strategy *s
     gemm += kind == PP_BLOCK_MOE ? moe_gemms(m, &h, &r, s, tok) : mlp_gemms(m, &h, tok, m->ffn, t);
     double core = pp__attn_core_fwd_s(m, c, s);
     double elem = elementwise_bytes(m, s, kind, tok) / h.hbm;
+    pair_gemms(m, &h, s, kind, tok, out->pair_s);
     /* the down projection saves its input before it runs (autograd packs a
      * GEMM's inputs first); only the residual add (and its dropout, which
      * saves a mask: then nothing is skipped) follows it. MoE blocks end in

@@ -140,6 +140,11 @@ typedef struct pp__block_times {
     double fwd_s, bwd_s;
     double core_fwd_s;   /* attention core share of fwd_s */
     double gemm_fwd_s;   /* GEMM share of fwd_s (what TP overlap can hide behind) */
+    double pair_s[4];    /* forward time of the GEMM each sequence-parallel collective
+                            pairs with under TE's TP overlap: the QKV projection (its
+                            all-gather), the output projection (its reduce-scatter),
+                            the MLP's up and down projections (a MoE block: the shared
+                            experts'; 0 without them) */
     double tail_fwd_s;   /* the GEMM after the block's last saved tensor (a dense
                             block's MLP down projection, when no dropout follows):
                             what a recomputation that stops early skips */
