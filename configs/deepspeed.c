@@ -374,7 +374,8 @@ static void launcher_notes(const pp_model *m, const pp_strategy *s, const pp_mem
                  s->ft.mode == PP_MODE_LORA ? "LoRA" : s->ft.mode == PP_MODE_QLORA ? "QLoRA" : "full",
                  s->ft.freeze_embeddings || s->ft.freeze_layers ? ", frozen parts" : "",
                  s->ft.mode == PP_MODE_QLORA && s->zero == 3
-                     ? "; QLoRA under ZeRO-3 needs bnb_4bit_quant_storage set to the 16-bit dtype" : "");
+                     ? "; QLoRA under ZeRO-3 needs bnb_4bit_quant_storage in the 16-bit dtype (bnb_config.json "
+                       "sets it) and the model loaded in that torch_dtype" : "");
     if (!mem->fits)
         pp__note(notes, "the plan's predicted peak %.1f GiB per GPU %s %.1f GiB usable%s: this config is expected to "
                         "run out of memory", mem->peak_bytes / 1073741824.0,

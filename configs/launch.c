@@ -517,7 +517,18 @@ static pp_status finetune_files(const pp_model *m, const pp_plan *p, pp_launch *
     char *t = NULL;
     pp_status st = pp_peft_config_to_string(m, p, &t, err);
     if (st == PP_OK) st = add_file(out, "adapter_config.json", t, err);
-    if (st == PP_OK && p->strategy.ft.mode == PP_MODE_QLORA) st = add_file(out, "bnb_config.json", bnb_config(&p->strategy), err);
+    if (st == PP_OK && p->strategy.ft.mode == PP_MODE_QLORA) {
+        st = add_file(out, "bnb_config.json", bnb_config(&p->strategy), err);
+        /* peft's prepare_model_for_kbit_training casts every 16-bit
+         * parameter left (the embedding, the head) to fp32 (peft
+         * utils/other.py); qlora.py and TRL with bf16 keep them 16-bit, as
+         * priced (red-team review, session 27) */
+        pp_param_counts pc;
+        pp_model_param_counts(m, &pc);
+        pp__note(&out->notes, "QLoRA: priced with the embedding and output layer in 16 bits (qlora.py; TRL with bf16); "
+                              "peft's prepare_model_for_kbit_training casts them to fp32, up to %.2f GB more per GPU (ZeRO-3 shards it): skip it "
+                              "or cast them back", (pc.embedding + pc.lm_head) * 2 / 1e9);
+    }
     return st;
 }
 
