@@ -92,10 +92,20 @@ static double gemm_sf(const hw *h, double m, double k, double n, double misalign
 
 static double gemm_s(const hw *h, double m, double k, double n) { return gemm_sf(h, m, k, n, GEMM_MISALIGNED); }
 
+/* An MLP of width f split t ways: its up (and gate) GEMM, its down GEMM. */
+static double mlp_up_s(const pp_model *m, const hw *h, double tok, double f, double t)
+{
+    return gemm_s(h, tok, m->hidden, (m->gated_mlp ? 2 : 1) * f / t);
+}
+
+static double mlp_down_s(const pp_model *m, const hw *h, double tok, double f, double t)
+{
+    return gemm_s(h, tok, f / t, m->hidden);
+}
+
 static double mlp_gemms(const pp_model *m, const hw *h, double tok, double f, double t)
 {
-    double up = gemm_s(h, tok, m->hidden, (m->gated_mlp ? 2 : 1) * f / t);
-    return up + gemm_s(h, tok, f / t, m->hidden);
+    return mlp_up_s(m, h, tok, f, t) + mlp_down_s(m, h, tok, f, t);
 }
 
 static double attn_proj_gemms(const pp_model *m, const hw *h, double tok, double t)
@@ -198,15 +208,16 @@ static double moe_gemms(const pp_model *m, const hw *h, const hw *r, const pp_st
  * scatter with the GEMM that produces it): QKV, output projection, MLP up
  * and down (a MoE block's shared experts'; its routed experts' tokens come
  * through the dispatcher). */
-static void pair_gemms(const pp_model *m, const hw *h, const pp_strategy *s, int kind, double tok, double out[4])
+static void pair_gemms(const pp_model *m, const hw *h, const pp_strategy *s, int kind, double tok, double attn,
+                       double out[4])
 {
     double t = s->tp, a = m->heads, v = m->mla.kv_lora_rank > 0 ? m->mla.v_head_dim : pp__head_dim(m);
     double proj = gemm_s(h, tok, a * v / t, m->hidden);
-    out[0] = attn_proj_gemms(m, h, tok, t) - proj;
+    out[0] = attn - proj;
     out[1] = proj;
     double f = kind != PP_BLOCK_MOE ? m->ffn : (double)m->expert_ffn * m->shared_experts;
-    out[2] = f > 0 ? gemm_s(h, tok, m->hidden, (m->gated_mlp ? 2 : 1) * f / t) : 0;
-    out[3] = f > 0 ? gemm_s(h, tok, f / t, m->hidden) : 0;
+    out[2] = f > 0 ? mlp_up_s(m, h, tok, f, t) : 0;
+    out[3] = f > 0 ? mlp_down_s(m, h, tok, f, t) : 0;
 }
 
 void pp__block_time(const pp_model *m, const pp_cluster *c, const pp_strategy *s, int kind,
@@ -214,19 +225,20 @@ void pp__block_time(const pp_model *m, const pp_cluster *c, const pp_strategy *s
 {
     hw h = hardware(c, s->precision);
     double tok = (double)s->micro_batch * s->seq / s->cp, t = s->tp;
-    double gemm = attn_proj_gemms(m, &h, tok, t);
+    double attn = attn_proj_gemms(m, &h, tok, t);
     hw r = hardware(c, s->precision == PP_PREC_FP8 ? PP_PREC_BF16 : s->precision);
-    gemm += kind == PP_BLOCK_MOE ? moe_gemms(m, &h, &r, s, tok) : mlp_gemms(m, &h, tok, m->ffn, t);
+    pair_gemms(m, &h, s, kind, tok, attn, out->pair_s);
+    /* a dense block's MLP: its up and down GEMMs, as paired */
+    double gemm = attn + (kind == PP_BLOCK_MOE ? moe_gemms(m, &h, &r, s, tok) : out->pair_s[2] + out->pair_s[3]);
     double core = pp__attn_core_fwd_s(m, c, s);
     double elem = elementwise_bytes(m, s, kind, tok) / h.hbm;
-    pair_gemms(m, &h, s, kind, tok, out->pair_s);
     /* the down projection saves its input before it runs (autograd packs a
      * GEMM's inputs first); only the residual add (and its dropout, which
      * saves a mask: then nothing is skipped) follows it. MoE blocks end in
      * the weighted combine, which saves the experts' outputs. */
     out->tail_fwd_s = out->tail_flops = 0;
     if (kind != PP_BLOCK_MOE && m->dropout <= 0) {
-        out->tail_fwd_s = gemm_s(&h, tok, m->ffn / t, m->hidden);
+        out->tail_fwd_s = out->pair_s[3]; /* the MLP's down GEMM */
         out->tail_flops = 2 * tok * m->ffn / t * m->hidden;
     }
     double cast_f = fp8_cast_bytes(m, s, kind, tok, 0) / h.hbm, cast_b = fp8_cast_bytes(m, s, kind, tok, 1) / h.hbm;

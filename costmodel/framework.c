@@ -27,7 +27,8 @@ static const pp__fw table[PP_FW_COUNT] = {
      * torch.optim.AdamW's default foreach path holds one parameter-sized
      * temporary. Gradient checkpointing is per block (HF). */
     [PP_FW_PYTORCH] = {
-        .name = "pytorch", .ce_upcast = 1, .unfused_glu = 1, .eager_rmsnorm = 1, .title = "PyTorch (DDP, HF Trainer, PEFT, bitsandbytes)",
+        .name = "pytorch", .title = "PyTorch (DDP, HF Trainer, PEFT, bitsandbytes)",
+        .ce_upcast = 1, .unfused_glu = 1, .eager_rmsnorm = 1,
         .zero = B(0), .zero_pp = B(0), .cp_comm = ~0u, .offload = B(PP_OFFLOAD_NONE),
         .schedules = B(PP_SCHED_1F1B), .precisions = P16, .recompute = RC_BLOCKS, .optimizers = ALL_OPT,
         .modes = ALL_MODES, .freeze = 1, .losses = B(PP_LOSS_FP32) | B(PP_LOSS_CHUNKED), .split = PP_SPLIT_EVEN,
@@ -43,7 +44,7 @@ static const pp__fw table[PP_FW_COUNT] = {
      * (deepspeed.moe.layer.MoE): both are megatron-deepspeed. An HF MoE
      * model under DeepSpeed keeps its experts data-parallel. */
     [PP_FW_DEEPSPEED] = {
-        .name = "deepspeed", .ce_upcast = 1, .unfused_glu = 1, .eager_rmsnorm = 1, .title = "DeepSpeed v0.14.5",
+        .name = "deepspeed", .title = "DeepSpeed v0.14.5", .ce_upcast = 1, .unfused_glu = 1, .eager_rmsnorm = 1,
         .zero = ALL_ZERO, .zero_pp = B(0) | B(1), .pp = 1, .cp = 1, .cp_comm = B(PP_CP_A2A),
         .offload = ALL_OFFLOAD, .schedules = B(PP_SCHED_1F1B), .precisions = P16, .recompute = RC_BLOCKS,
         .optimizers = ALL_OPT, .modes = ALL_MODES, .freeze = 1, .losses = B(PP_LOSS_FP32) | B(PP_LOSS_CHUNKED),
@@ -109,7 +110,8 @@ static const pp__fw table[PP_FW_COUNT] = {
      * torchtitan v0.2.2 passes early_stop=False (its default since PR #1580,
      * August 2025: a leak with MoE all-to-alls). */
     [PP_FW_FSDP] = {
-        .name = "fsdp", .ce_upcast = 1, .unfused_glu = 1, .fp8_hp_inputs = 1, .title = "PyTorch FSDP2 (torchtitan, HF Accelerate)",
+        .name = "fsdp", .title = "PyTorch FSDP2 (torchtitan, HF Accelerate)",
+        .ce_upcast = 1, .unfused_glu = 1, .fp8_hp_inputs = 1,
         .zero = B(2) | B(3), .zero_pp = B(2), .tp = 1, .pp = 1, .cp = 1, .sp = 2, .shard = 1,
         .cp_comm = B(PP_CP_ALLGATHER) | B(PP_CP_RING), .offload = B(PP_OFFLOAD_NONE) | B(PP_OFFLOAD_OPT_PARAMS),
         .schedules = B(PP_SCHED_1F1B) | B(PP_SCHED_INTERLEAVED) | B(PP_SCHED_GPIPE),

@@ -174,22 +174,29 @@ static void block_comm(const pp_model *m, const pp_strategy *s, const groups *g,
     *st = (block_comm_t){0, 0, 0, 0};
     double tok = (double)s->micro_batch * s->seq / s->cp, rep = s->sp ? s->tp : 1, ab = pp__act_bytes(s);
     double act = ab * tok * m->hidden;
-    /* TP: 2 all-reduces fwd, 2 bwd (SP: all-gather + reduce-scatter, same volume) */
-    double one = s->sp ? pp__allgather_s(&g->tp, act) + pp__reducescatter_s(&g->tp, act) : pp__allreduce_s(&g->tp, act);
     /* a recomputed dense MLP gathers its input and reduces its output again */
     int mlp_again = !recomputed && kind != PP_BLOCK_MOE && (pp__rc_modules(s) & PP_RC_MLP);
-    double tp = (4 + (recomputed ? 2 : 0) + mlp_again) * one;
-    if (recomputed && early_stop(m, s, bt)) /* nor is the down projection's reduction redone */
-        tp -= s->sp ? pp__reducescatter_s(&g->tp, act) : pp__allreduce_s(&g->tp, act);
     /* Megatron-Core's MoE layer: attention's pair, the shared experts'
      * (column/row-parallel over TP) and the dispatcher's gather; DeepSpeed-
      * MoE's experts sit beside TP like a dense MLP */
     int mcore_moe = kind == PP_BLOCK_MOE && s->framework == PP_FW_MEGATRON;
     double disp = mcore_moe ? (2 + (recomputed ? 1 : 0)) * expert_tp_gather(m, s, g, act) : 0;
-    if (mcore_moe) tp = (2 + (recomputed ? 1 : 0)) * (one + (m->shared_experts ? one : 0));
-    /* Transformer Engine's userbuffers hide TP traffic behind the GEMMs,
-     * on SMs taken from them (TP_OVERLAP_SLOWDOWN); not the dispatcher's */
-    if (s->overlap_tp) tp = tp_overlapped(m, s, g, bt, kind, act, recomputed, mlp_again);
+    double tp;
+    if (s->overlap_tp) {
+        /* Transformer Engine's userbuffers hide TP traffic behind the GEMMs,
+         * on SMs taken from them (TP_OVERLAP_SLOWDOWN); not the dispatcher's */
+        tp = tp_overlapped(m, s, g, bt, kind, act, recomputed, mlp_again);
+    } else {
+        /* TP: 2 all-reduces fwd, 2 bwd (SP: all-gather + reduce-scatter, same volume) */
+        double red = s->sp ? pp__reducescatter_s(&g->tp, act) : pp__allreduce_s(&g->tp, act);
+        double one = s->sp ? pp__allgather_s(&g->tp, act) + red : red;
+        if (mcore_moe) {
+            tp = (2 + (recomputed ? 1 : 0)) * (one + (m->shared_experts ? one : 0));
+        } else {
+            tp = (4 + (recomputed ? 2 : 0) + mlp_again) * one;
+            if (recomputed && early_stop(m, s, bt)) tp -= red; /* nor is the down projection's reduction redone */
+        }
+    }
     st->tp = tp + disp; /* over the expert-TP group, beside EP's overlap too */
     /* CP, per block: ring attention passes the K,V chunk (cp-1) times forward
      * and K,V + dK,dV backward, under the attention core; the all-gather kind
@@ -441,14 +448,16 @@ static double zero3_traffic(const pp_strategy *s, const groups *g, const stage_t
     double rs_calls = unit ? units : legacy ? st->tensors : fmax(1, fr * st->dense / s->buf.reduce_bucket);
     const pp__comm_group *sh = fsdp ? &g->shard : &g->dp;
     /* QLoRA's frozen linear weights are gathered as stored, in NF4 */
-    double q = fmin(st->quantized, st->dense), dense_bytes = gathered_bytes(st, st->dense - q, w) + q * pp__qlora_bytes_per_param();
+    double q = fmin(st->quantized, st->dense);
+    double dense_bytes = gathered_bytes(st, st->dense - q, w) + q * pp__qlora_bytes_per_param();
     double ag = split_calls(pp__allgather_s, sh, dense_bytes, ag_calls) +
                 split_calls(pp__allgather_s, &g->edp, st->expert * w, unit ? eunits : 4 * eunits);
     double rs = split_calls(pp__reducescatter_s, sh, fr * st->dense * gb, rs_calls) +
                 split_calls(pp__reducescatter_s, &g->edp, fr * st->expert * gb, unit ? eunits : rs_calls);
     double ar = fsdp && g->replica.n > 1
                     ? split_calls(pp__allreduce_s, &g->replica, fr * st->dense * gb / sh->n, units) : 0;
-    return (parts & ZT_GATHER ? gathers * ag + (legacy ? legacy_host_s(s, st) : 0) : 0) + (parts & ZT_REDUCE ? rs + ar : 0);
+    double gather = gathers * ag + (legacy ? legacy_host_s(s, st) : 0);
+    return (parts & ZT_GATHER ? gather : 0) + (parts & ZT_REDUCE ? rs + ar : 0);
 }
 
 /* ZeRO-3/FSDP traffic per micro-batch, overlapped with compute (legacy
@@ -501,7 +510,6 @@ static void distopt_comm(const pp_strategy *s, const groups *g, stage_t *st, dou
     st->dp_exposed = rs1 + ag1 + pp__exposed(g->slowdown, rs - rs1, st->bwd) + pp__exposed(g->slowdown, ag - ag1, fwd);
 }
 
-/* DP/ZeRO gradient traffic per step and the part left exposed. */
 static int is_deepspeed(const pp_strategy *s)
 {
     const pp__fw *f = pp__fw_get(s->framework);
@@ -524,6 +532,14 @@ static int is_deepspeed(const pp_strategy *s)
  *     synchronize);
  *   - ZeRO-1/2 and BF16_Optimizer all-gather the updated 16-bit partitions
  *     after the step (all_gather_dp_groups), before the next forward. */
+/* An all-reduce of `ar` s overlapping the backward (`hide`) but for its
+ * last bucket (`last` s), reduced after the backward ends. */
+static double last_bucket_exposed(const groups *g, double ar, double last, double hide)
+{
+    double rest = fmax(0, ar - last);
+    return ar > 0 ? pp__exposed(g->slowdown, rest, hide) + (ar - rest) : 0;
+}
+
 static void deepspeed_comm(const pp_strategy *s, const groups *g, stage_t *st, double dense, double ex, double hide)
 {
     int zs = pp__zero_states(s);
@@ -531,37 +547,29 @@ static void deepspeed_comm(const pp_strategy *s, const groups *g, stage_t *st, d
     double ar = pp__allreduce_s(&g->dp, dense * cb) + pp__allreduce_s(&g->edp, ex * cb);
     double last = pp__allreduce_s(&g->dp, fmin(s->buf.reduce_bucket, dense) * cb), w = pp__gather_bytes(s);
     double ag = zs >= 1 ? pp__allgather_s(&g->dp, dense * w) + pp__allgather_s(&g->edp, ex * w) : 0;
-    double rest = fmax(0, ar - last), once = ar > 0 ? pp__exposed(g->slowdown, rest, hide) + (ar - rest) : 0;
     double m = zs == 2 ? s->grad_accum : 1;
     st->dp_total = m * ar + ag;
-    st->dp_exposed = m * once + ag;
+    st->dp_exposed = m * last_bucket_exposed(g, ar, last, hide) + ag;
 }
 
+/* DP/ZeRO gradient traffic per step and the part left exposed. */
 static void dp_comm(const pp_strategy *s, const groups *g, stage_t *st)
 {
     double gb = pp__grad_bytes(s) > 4 ? 4 : pp__grad_bytes(s), w = pp__gather_bytes(s);
     /* only trained weights have gradients; ZeRO-3 still gathers them all */
     double all = st->dense + st->expert, fr = all > 0 ? st->trainable / all : 1;
     double dense = st->dense * fr, ex = st->expert * fr, m = s->grad_accum;
-    double ar = pp__allreduce_s(&g->dp, dense * gb) + pp__allreduce_s(&g->edp, ex * gb);
-    double rs = pp__reducescatter_s(&g->dp, dense * gb) + pp__reducescatter_s(&g->edp, ex * gb);
-    double ag = pp__allgather_s(&g->dp, dense * w) + pp__allgather_s(&g->edp, ex * w);
-    /* Megatron's DDP reduces its buckets as the distributed optimizer does:
-     * the one holding the first layers and the embedding last */
-    double lastb = is_views(s) && st->last_el > 0 ? st->last_el : s->buf.reduce_bucket;
-    double last_bucket = pp__allreduce_s(&g->dp, (lastb < dense ? lastb : dense) * gb);
     double hide = s->overlap_dp ? st->bwd : 0;
     if (pp__fsdp_no_sync(s)) { /* gathers every micro-batch, one reduce-scatter in the last backward */
         double red = zero3_traffic(s, g, st, ZT_REDUCE);
-        st->zero3_step = pp__exposed(g->slowdown, red, s->overlap_dp ? st->bwd : 0);
+        st->zero3_step = pp__exposed(g->slowdown, red, hide);
         st->dp_total = m * zero3_traffic(s, g, st, ZT_GATHER) + red;
         st->dp_exposed = m * st->zero3 + st->zero3_step;
         return;
     }
     if (gathers_per_microbatch(s)) { /* ZeRO-3, FSDP: gathers and reduce-scatters every micro-batch */
         st->dp_total = m * zero3_traffic(s, g, st, ZT_ALL);
-        st->dp_exposed = m * st->zero3;
-        if (st->dp_exposed > st->dp_total) st->dp_exposed = st->dp_total;
+        st->dp_exposed = fmin(m * st->zero3, st->dp_total);
         return;
     }
     if (is_fsdp(s)) { /* pipelined FSDP: one gather and one reduce-scatter a step, beside a micro-batch */
@@ -577,20 +585,14 @@ static void dp_comm(const pp_strategy *s, const groups *g, stage_t *st)
         deepspeed_comm(s, g, st, dense, ex, hide);
         return;
     }
-    switch (pp__zero_states(s)) {
-    case 0:
-    case 1: /* one all-reduce (or RS + AG) after the last micro-batch's backward */
-        st->dp_total = ar;
-        /* the last bucket is reduced after the backward pass ends */
-        st->dp_exposed = ar > 0 ? pp__exposed(g->slowdown, ar, hide < ar - last_bucket ? hide : ar - last_bucket) : 0;
-        break;
-    case 2: /* reduce-scatter every micro-batch, all-gather after the step */
-        st->dp_total = m * rs + ag;
-        st->dp_exposed = m * pp__exposed(g->slowdown, rs, hide) + ag;
-        break;
-    default: break;
-    }
-    if (st->dp_exposed > st->dp_total) st->dp_exposed = st->dp_total;
+    /* DDP (plain PyTorch, Megatron's zero 0): one all-reduce after the last
+     * micro-batch's backward; Megatron reduces its buckets as the
+     * distributed optimizer does, the one holding the first layers and the
+     * embedding last */
+    double ar = pp__allreduce_s(&g->dp, dense * gb) + pp__allreduce_s(&g->edp, ex * gb);
+    double lastb = is_views(s) && st->last_el > 0 ? st->last_el : s->buf.reduce_bucket;
+    st->dp_total = ar;
+    st->dp_exposed = fmin(last_bucket_exposed(g, ar, pp__allreduce_s(&g->dp, fmin(lastb, dense) * gb), hide), ar);
 }
 
 double pp__nvme_read_bw(const pp_cluster *c) { return c->nvme_read_bw > 0 ? c->nvme_read_bw : PP_NVME_READ_BW_DEFAULT; }

@@ -210,8 +210,9 @@ static slot *states_probe(pp__bounds *b, const pp__space *sp, const pp__cand *k)
     if (st.framework == PP_FW_FSDP) {
         /* HF Trainer + Accelerate (no_sync) reduce-scatters once a step: with
          * two micro-batches the traffic is 2 gathers + 1 reduction */
-        st.global_batch = 2 * st.dp, st.grad_accum = 2;
-        pp_time_estimate(sp->m, sp->c, &st, &b->time, &b->thr);
+        pp_strategy two = st;
+        two.global_batch = 2 * st.dp, two.grad_accum = 2;
+        pp_time_estimate(sp->m, sp->c, &two, &b->time, &b->thr);
         s->v[7] = fmin(s->v[3], fmax(0, b->time.dp_comm_s - s->v[3]));
         b->probes++;
     }
