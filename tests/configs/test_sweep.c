@@ -500,6 +500,17 @@ Test(sweep, error_field_reads_every_message_form)
 /* The request gives the plan pp_estimate gives for the strategy built by
  * hand with the CLI's defaults (dp = GPUs / (tp pp cp), global batch =
  * micro-batch x dp), rendered by pp_plan_to_json. */
+/* A library request's status and two texts its answer must hold (b may be
+ * NULL). */
+static void request_says(const char *json, pp_status want, const char *a, const char *b)
+{
+    pp_status st;
+    char *out = pp_estimate_request(json, &st);
+    cr_expect_eq(st, want, "%s", out);
+    cr_expect(strstr(out, a) && (!b || strstr(out, b)), "%s", out);
+    pp_free(out);
+}
+
 Test(sweep, estimate_request_equals_the_library_estimate)
 {
     pp_status st;
@@ -528,40 +539,23 @@ Test(sweep, estimate_request_equals_the_library_estimate)
     cJSON_Delete(w);
     pp_free(want);
     pp_free(out);
-    out = pp_estimate_request("{\"model\": \"llama3-8b\", \"cluster\": \"dgx-h100\", \"tp\": 0}", &st);
-    cr_expect_eq(st, PP_ERR_INPUT);
-    cr_expect(strstr(out, "\"field\":\"$.tp\"") != NULL, "%s", out);
-    pp_free(out);
-    out = pp_estimate_request("{\"model\": \"llama3-8b\", \"cluster\": \"dgx-h100\", \"lora_rank\": 8}", &st);
-    cr_expect_eq(st, PP_ERR_INPUT);
-    cr_expect(strstr(out, "\"field\":\"$.lora_rank\"") != NULL, "%s", out);
-    pp_free(out);
+#define REQ "{\"model\": \"llama3-8b\", \"cluster\": \"dgx-h100\", "
+#define MEG REQ "\"framework\": \"megatron\", "
+    request_says(REQ "\"tp\": 0}", PP_ERR_INPUT, "\"field\":\"$.tp\"", NULL);
+    request_says(REQ "\"lora_rank\": 8}", PP_ERR_INPUT, "\"field\":\"$.lora_rank\"", NULL);
     /* a rule on the strategy's overlap_tp is the request's key tp_overlap (found by fuzz_estimate_request's seeds) */
-    out = pp_estimate_request("{\"model\": \"llama3-8b\", \"cluster\": \"dgx-h100\", \"tp\": 2, \"sp\": true,"
-                              " \"tp_overlap\": true, \"framework\": \"megatron-deepspeed\"}", &st);
-    cr_expect_eq(st, PP_ERR_INPUT);
-    cr_expect(strstr(out, "\"field\":\"$.tp_overlap\"") && strstr(out, "\"message\":\"$.tp_overlap = on: "), "%s", out);
-    pp_free(out);
+    request_says(REQ "\"tp\": 2, \"sp\": true, \"tp_overlap\": true, \"framework\": \"megatron-deepspeed\"}",
+                 PP_ERR_INPUT, "\"field\":\"$.tp_overlap\"", "\"message\":\"$.tp_overlap = on: ");
     /* recompute_modules: a list of names read into the plan's strategy; an unknown name names the key */
-    out = pp_estimate_request("{\"model\": \"llama3-8b\", \"cluster\": \"dgx-h100\", \"framework\": \"megatron\","
-                              " \"recompute\": \"selective\", \"recompute_modules\": [\"core_attn\", \"mlp\"]}", &st);
-    cr_expect_eq(st, PP_OK, "%s", out);
-    cr_expect(strstr(out, "\"recompute_modules\":[\"core_attn\",\"mlp\"]") != NULL, "%s", out);
-    pp_free(out);
-    out = pp_estimate_request("{\"model\": \"llama3-8b\", \"cluster\": \"dgx-h100\", \"framework\": \"megatron\","
-                              " \"recompute\": \"selective\", \"recompute_modules\": [\"attn\"]}", &st);
-    cr_expect_eq(st, PP_ERR_INPUT);
-    cr_expect(strstr(out, "recompute_modules") != NULL, "%s", out);
-    pp_free(out);
+    request_says(MEG "\"recompute\": \"selective\", \"recompute_modules\": [\"core_attn\", \"mlp\"]}", PP_OK,
+                 "\"recompute_modules\":[\"core_attn\",\"mlp\"]", NULL);
+    request_says(MEG "\"recompute\": \"selective\", \"recompute_modules\": [\"attn\"]}", PP_ERR_INPUT,
+                 "recompute_modules", NULL);
     /* fp8_param_gather: a bool, read into the plan; anything else names the key */
-    out = pp_estimate_request("{\"model\": \"llama3-8b\", \"cluster\": \"dgx-h100\", \"framework\": \"megatron\","
-                              " \"zero\": 1, \"precision\": \"fp8\", \"fp8_param_gather\": false}", &st);
-    cr_expect_eq(st, PP_OK, "%s", out);
-    cr_expect(strstr(out, "\"fp8_param_gather\":false") != NULL, "%s", out);
-    pp_free(out);
-    out = pp_estimate_request("{\"model\": \"llama3-8b\", \"cluster\": \"dgx-h100\", \"framework\": \"megatron\","
-                              " \"zero\": 1, \"precision\": \"fp8\", \"fp8_param_gather\": \"yes\"}", &st);
-    cr_expect_eq(st, PP_ERR_INPUT);
-    cr_expect(strstr(out, "fp8_param_gather") != NULL, "%s", out);
-    pp_free(out);
+    request_says(MEG "\"zero\": 1, \"precision\": \"fp8\", \"fp8_param_gather\": false}", PP_OK,
+                 "\"fp8_param_gather\":false", NULL);
+    request_says(MEG "\"zero\": 1, \"precision\": \"fp8\", \"fp8_param_gather\": \"yes\"}", PP_ERR_INPUT,
+                 "fp8_param_gather", NULL);
+#undef MEG
+#undef REQ
 }

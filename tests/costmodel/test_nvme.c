@@ -110,6 +110,16 @@ Test(nvme, step_traffic_by_hand)
     cr_expect(nv.time.step_s > 4 * cpu.time.step_s, "NVMe %.4g s vs CPU %.4g s", nv.time.step_s, cpu.time.step_s);
 }
 
+/* DeepSpeed ZeRO-3 over dp ranks; each test sets what it varies. */
+static pp_strategy ds_zero3(int dp, int seq, long global_batch)
+{
+    pp_strategy s;
+    pp_strategy_default(&s);
+    s.framework = PP_FW_DEEPSPEED;
+    s.dp = dp, s.zero = 3, s.seq = seq, s.global_batch = global_batch;
+    return s;
+}
+
 /* Parameter offload copies each rank's partition host -> GPU before every
  * gather, not the whole stage: Llama-3-8B on one DGX H100, DeepSpeed
  * ZeRO-3 over 8 ranks, seq 512. Offloading the parameters too adds, per
@@ -121,10 +131,7 @@ Test(nvme, parameter_offload_copies_the_partition)
     pp_cluster c = fx_cluster("dgx-h100", 1, 0);
     pp_plan p[2];
     for (int i = 0; i < 2; i++) {
-        pp_strategy s;
-        pp_strategy_default(&s);
-        s.framework = PP_FW_DEEPSPEED;
-        s.dp = 8, s.zero = 3, s.seq = 512, s.global_batch = 16;
+        pp_strategy s = ds_zero3(8, 512, 16);
         s.offload = i ? PP_OFFLOAD_OPT_PARAMS : PP_OFFLOAD_OPTIMIZER;
         pp_error err = {""};
         cr_assert_eq(pp_estimate(&m, &c, &s, &p[i], &err), PP_OK, "%s", err.msg);
@@ -178,11 +185,8 @@ Test(nvme, qlora_moves_its_weights_as_stored)
     pp_cluster c = fx_cluster("pcie-4x-4090", 0, 0);
     pp_plan p[2];
     for (int i = 0; i < 2; i++) {
-        pp_strategy s;
-        pp_strategy_default(&s);
-        s.framework = PP_FW_DEEPSPEED;
-        s.dp = 4, s.zero = 3, s.seq = 2048, s.global_batch = 16, s.recompute = PP_RECOMPUTE_FULL;
-        s.offload = PP_OFFLOAD_OPT_PARAMS;
+        pp_strategy s = ds_zero3(4, 2048, 16);
+        s.recompute = PP_RECOMPUTE_FULL, s.offload = PP_OFFLOAD_OPT_PARAMS;
         s.ft.mode = i ? PP_MODE_QLORA : PP_MODE_LORA;
         pp_error err = {""};
         cr_assert_eq(pp_estimate(&m, &c, &s, &p[i], &err), PP_OK, "%s", err.msg);

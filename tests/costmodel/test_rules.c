@@ -327,6 +327,16 @@ Test(rules, quoted_values_have_no_control_characters)
     cr_expect(strstr(err.msg, "?tp-cp?"), "%s", err.msg);
 }
 
+/* Rule r refuses case i of a table, naming the field it says. */
+static void refuses_naming(const pp_model *m, const pp_cluster *c, const pp_strategy *b, pp_rule r, const char *field,
+                           size_t i)
+{
+    pp_error e = {""};
+    pp__rule_ctx x = {m, c, b, 0};
+    cr_assert(!pp__rule_eval(&x, r, &e), "case %zu passes", i);
+    cr_assert_str_eq(e.field, field, "%s", e.msg);
+}
+
 /* Megatron on 16 H100s: dp 2 x tp 8, the distributed optimizer. */
 static void megatron_16(pp_strategy *s)
 {
@@ -352,9 +362,7 @@ Test(rules, bf16_states_need_adamw_zero1_bf16_params)
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
         pp_strategy b = s;
         b.zero = bad[i].zero, b.precision = (pp_precision)bad[i].prec, b.optimizer = (pp_optimizer)bad[i].opt;
-        pp__rule_ctx x = {&m, &c, &b, 0};
-        cr_assert(!pp__rule_eval(&x, PP_RULE_FW_OPT_STATES, &e), "case %zu passes", i);
-        cr_assert_str_eq(e.field, bad[i].field, "%s", e.msg);
+        refuses_naming(&m, &c, &b, PP_RULE_FW_OPT_STATES, bad[i].field, i);
     }
     pp_strategy b = s;
     b.opt_states = 2;
@@ -384,9 +392,7 @@ Test(rules, fp8_params_follow_megatrons_asserts)
         pp_strategy b = s;
         b.zero = bad[i].zero, b.precision = (pp_precision)bad[i].prec, b.offload = (pp_offload)bad[i].offload;
         b.ft.mode = (pp_train_mode)bad[i].mode;
-        pp__rule_ctx x = {&m, &c, &b, 0};
-        cr_assert(!pp__rule_eval(&x, PP_RULE_FW_FP8_PARAMS, &e), "case %zu passes", i);
-        cr_assert_str_eq(e.field, bad[i].field, "%s", e.msg);
+        refuses_naming(&m, &c, &b, PP_RULE_FW_FP8_PARAMS, bad[i].field, i);
         /* resolved from the default instead, it is off there */
         b.fp8_param_gather = -1;
         b.filled = 0;
