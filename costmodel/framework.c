@@ -75,6 +75,7 @@ static const pp__fw table[PP_FW_COUNT] = {
         .recompute = RC_ALL, .partial_recompute = 1, .optimizers = B(PP_OPT_ADAMW) | B(PP_OPT_SGD),
         .modes = B(PP_MODE_FULL), .losses = B(PP_LOSS_FP32) | B(PP_LOSS_FUSED), .split = PP_SPLIT_ANY,
         .megatron_arch = 1, .fixed_order = 1, .tp_overlap = 1, .dp_overlap_pp = 1, .act_offload = 1, .etp = 1,
+        .mcore_moe = 1,
         .bf16_opt_states = 1, .fp8_param_gather = 1, .recompute_modules = 1, .fp8_proj_original = 1, .flash_core_checkpoint = 1,
         .weights = PP_W_MASTER16, .buckets = PP_BUCKETS_VIEWS, .opt_temp = PP_OPT_TEMP_NONE, .grads_persist = 1,
         .free_outputs = 1, .cp_default = PP_CP_RING, .z3_per_block = 1, .alloc_env = 1, .te_attention = 1,
@@ -236,7 +237,8 @@ void pp__fw_fill(pp_strategy *s, const pp_cluster *c)
     if (s->cp_comm == PP_CP_AUTO) s->cp_comm = f->cp_default, s->filled |= PP_FILLED_CP_COMM;
     if (s->loss == PP_LOSS_AUTO) s->loss = PP_LOSS_FP32, s->filled |= PP_FILLED_LOSS;
     if (s->overlap_dp < 0) s->overlap_dp = overlap_default(f, s), s->filled |= PP_FILLED_OVERLAP_DP;
-    if (s->overlap_tp < 0) s->overlap_tp = f->tp_overlap && s->sp && s->tp > 1 && !c->gpu.no_p2p, s->filled |= PP_FILLED_OVERLAP_TP;
+    if (s->overlap_tp < 0)
+        s->overlap_tp = f->tp_overlap && s->sp && s->tp > 1 && !c->gpu.no_p2p, s->filled |= PP_FILLED_OVERLAP_TP;
     if (s->buf.free_pipeline_outputs < 0) s->buf.free_pipeline_outputs = f->free_outputs, s->filled |= PP_FILLED_OUTPUTS;
     if (s->buf.expandable_segments < 0)
         s->buf.expandable_segments = expandable_default(f, c), s->filled |= PP_FILLED_ALLOCATOR;

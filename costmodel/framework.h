@@ -91,6 +91,9 @@ typedef struct pp__fw {
                                  Megatron-FSDP) */
     int bf16_opt_states;      /* AdamW with bf16 moments and the master weight's low 16
                                  bits (Megatron-Core's precision-aware optimizer) */
+    int mcore_moe;            /* MoE through Megatron-Core's token dispatcher (the expert-TP
+                                 gather of routed tokens, the flex dispatcher); DeepSpeed-MoE
+                                 keeps its experts beside TP like a dense MLP */
     int unfused_glu;          /* the gated MLP is PyTorch code, silu(gate) * up: it keeps the
                                  SiLU's output beside its input, 8 bytes an ffn unit in 16
                                  bits where Megatron-Core's fused bias_swiglu keeps 6 */

@@ -179,7 +179,8 @@ static void block_comm(const pp_model *m, const pp_strategy *s, const groups *g,
     /* Megatron-Core's MoE layer: attention's pair, the shared experts'
      * (column/row-parallel over TP) and the dispatcher's gather; DeepSpeed-
      * MoE's experts sit beside TP like a dense MLP */
-    int mcore_moe = kind == PP_BLOCK_MOE && s->framework == PP_FW_MEGATRON;
+    const pp__fw *f = pp__fw_get(s->framework);
+    int mcore_moe = kind == PP_BLOCK_MOE && f && f->mcore_moe;
     double disp = mcore_moe ? (2 + (recomputed ? 1 : 0)) * expert_tp_gather(m, s, g, act) : 0;
     double tp;
     if (s->overlap_tp) {
