@@ -45,7 +45,7 @@ static int read_cfg(const cli_args *a, sweep_cfg *cfg)
         return 2;
     }
     cfg->o.format = fmt && !strcmp(fmt, "csv") ? PP_SWEEP_CSV : PP_SWEEP_JSONL;
-    if ((rc = cli_int(a, "jobs", 1, 1024, 0, &cfg->o.jobs)) || (rc = cli_int(a, "top", 1, PP_TOP_MAX, 0, &cfg->o.top)) ||
+    if ((rc = cli_int(a, "jobs", 1, PP_SWEEP_MAX_JOBS, 0, &cfg->o.jobs)) || (rc = cli_int(a, "top", 1, PP_TOP_MAX, 0, &cfg->o.top)) ||
         (rc = cli_enum_list(a, "framework", PP_ENUM_FRAMEWORK, &cfg->o.frameworks)) ||
         (rc = parse_shard(cli_get(a, "shard"), &cfg->o)))
         return rc;
@@ -66,7 +66,7 @@ pp_status sweep_drive_local(pp_sweep_queue *q, void *user)
     x->total = pp_sweep_queue_total(q);
     while ((got = pp_sweep_queue_next(q, 1, &index, &line, &st)) == 1) {
         x->failed += st != PP_OK;
-        x->bad += st == PP_ERR_INPUT;
+        x->bad += st == PP_ERR_INPUT || st == PP_ERR_IO; /* both exit 2 (pp_status_exit_code) */
         x->rc = sweep_out_line(x->out, line);
         pp_free(line);
         if (x->rc) return PP_ERR_IO;

@@ -605,13 +605,21 @@ static void tt_compile_read(fr *r, const cJSON *cc, pp_strategy *s)
             else jr_fail(&r->jr, "$.compile", "components", "\"%.40s\": expected \"model\" or \"loss\"", c->valuestring);
         }
     }
-    if (r->jr.st != PP_OK || !on) return;
-    if (strcmp(backend, "inductor")) { /* only Inductor generates the fused kernels */
+    if (r->jr.st != PP_OK) return;
+    int inductor = on && !strcmp(backend, "inductor"); /* only Inductor generates the fused kernels */
+    /* torchao's float8 casts are priced as Inductor fuses them (compute.c) */
+    if (s->precision == PP_PREC_FP8 && !(inductor && model))
+        fwarn(r, "$.compile", "components", "float8 without compiling the model: torchao's casts run eager, several "
+              "times the bytes parplan prices (torchtitan docs/float8.md: compile is \"required for competitive "
+              "performance\")");
+    if (!on) return;
+    if (!inductor) {
         fwarn(r, "$.compile", "backend", "\"%s\": priced as the eager run (no Inductor fusion)", backend);
         return;
     }
     if (loss) s->loss = PP_LOSS_FUSED;
-    if (model) fwarn(r, "$.compile", "components", "torch.compile of the model's blocks is not priced");
+    if (model) fwarn(r, "$.compile", "components", "torch.compile of the model's blocks is not priced beyond "
+                     "float8's casts");
 }
 
 static void tt_rest(fr *r, const cJSON *root, pp_strategy *s)

@@ -240,9 +240,14 @@ static char *torchtitan_toml(const pp_model *m, const pp_cluster *c, const pp_pl
             }
         pp__sb_printf(&b, "]\n");
     }
-    /* the fused loss: the compiled loss alone (components/loss.py
-     * build_cross_entropy_loss), which keeps the 16-bit logits only */
-    if (s->loss == PP_LOSS_FUSED) pp__sb_printf(&b, "\n[compile]\nenable = true\ncomponents = [\"loss\"]\n");
+    /* the fused loss: the compiled loss (components/loss.py
+     * build_cross_entropy_loss), which keeps the 16-bit logits only; fp8:
+     * the compiled model, whose float8 casts Inductor fuses (docs/float8.md:
+     * "required for competitive performance"; compute.c prices them so) */
+    int closs = s->loss == PP_LOSS_FUSED, cmodel = s->precision == PP_PREC_FP8;
+    if (closs || cmodel)
+        pp__sb_printf(&b, "\n[compile]\nenable = true\ncomponents = [%s%s%s]\n", cmodel ? "\"model\"" : "",
+                      closs && cmodel ? ", " : "", closs ? "\"loss\"" : "");
     if (s->recompute == PP_RECOMPUTE_SELECTIVE) /* the per-op policy; torchtitan's default is every 2nd block */
         pp__sb_printf(&b, "\n[activation_checkpoint]\nmode = \"selective\"\nselective_ac_option = \"op\"\n");
     else

@@ -310,8 +310,9 @@ static void parallel_flags(pp__sbuf *b, const pp_model *m, const pp_strategy *s,
     split_flags(b, m, s, lm);
     if (s->sp) flag(b, "--sequence-parallel");
     if (s->cp > 1) flag_int(b, lm ? "--context-parallel-size" : "--ds-sequence-parallel-size", s->cp);
-    /* Megatron passes the value to Transformer Engine, which takes "all_gather" */
-    if (lm && s->cp > 1) pp__sb_printf(b, "  --cp-comm-type %s\n", s->cp_comm == PP_CP_ALLGATHER ? "all_gather" : "p2p");
+    /* Megatron passes the value to Transformer Engine: "p2p", "all_gather", "a2a" */
+    static const char *const cp_type[PP_CP_COUNT] = {"p2p", "all_gather", "a2a"};
+    if (lm && s->cp > 1) pp__sb_printf(b, "  --cp-comm-type %s\n", cp_type[(unsigned)s->cp_comm < PP_CP_COUNT ? s->cp_comm : 0]);
     if (s->ep > 1) flag_int(b, lm ? "--expert-model-parallel-size" : "--moe-expert-parallel-size", s->ep);
     if (lm && s->etp > 0 && s->etp != s->tp) flag_int(b, "--expert-tensor-parallel-size", s->etp);
     if (lm && s->zero >= 1) flag(b, "--use-distributed-optimizer");
@@ -476,6 +477,11 @@ pp_status pp_megatron_args(const pp_model *m, const pp_cluster *c, const pp_plan
     int sm100 = !strcmp(c->gpu.vendor, "NVIDIA") && !c->gpu.fp8_transpose && c->gpu.peak_flops[PP_PREC_FP8] > 0;
     if (o->flavor == PP_MEGATRON_LM && s.zero != 3 && (s.tp > 1 || s.cp > 1) && !sm100 && !s.overlap_ep)
         pp__sb_printf(&b, "export CUDA_DEVICE_MAX_CONNECTIONS=1\n");
+    /* TE's userbuffers need CUDA multicast, or UB_SKIPMC=1 "on devices older
+     * than compute capability 9.0" (TE comm_gemm_overlap README; base.py
+     * initialize_ub asserts otherwise): NVIDIA GPUs without FP8 */
+    if (s.overlap_tp && !strcmp(c->gpu.vendor, "NVIDIA") && c->gpu.peak_flops[PP_PREC_FP8] <= 0)
+        pp__sb_printf(&b, "export UB_SKIPMC=1\n");
     /* the allocator parplan priced (docs/memory.md, "Allocator") */
     if (s.buf.expandable_segments > 0) pp__sb_printf(&b, "export PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True\n");
     pp__sb_printf(&b, "MEGATRON_ARGS=(\n");

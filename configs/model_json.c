@@ -98,7 +98,8 @@ static void read_moe(jr_ctx *c, const cJSON *root, pp_model *m)
         jr_int(c, moe, "$.moe", "topk_groups", 0, 0, 4096, &m->topk_groups);
         jr_int(c, moe, "$.moe", "expert_ffn", 1, 1, 1 << 22, &m->expert_ffn);
         jr_num(c, moe, "$.moe", "capacity_factor", 0, 0, 64, &m->capacity_factor);
-        jr_int(c, moe, "$.moe", "first_dense_layers", 0, 0, PP_MAX_LAYERS, &first_dense);
+        /* at least one MoE block: the blocks are read before (m->layers) */
+        jr_int(c, moe, "$.moe", "first_dense_layers", 0, 0, m->layers > 0 ? m->layers - 1 : PP_MAX_LAYERS, &first_dense);
         jr_int(c, moe, "$.moe", "every", 0, 1, PP_MAX_LAYERS, &every);
     }
     pp__model_set_moe_layers(m, first_dense, every);

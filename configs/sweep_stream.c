@@ -264,6 +264,13 @@ pp_status pp_sweep_stream(const pp_sweep *s, const pp_sweep_opts *o, pp_status (
         return pp__fail(err, PP_ERR_INPUT, "--shard K/N: expected 1 <= K <= N, got %d/%d", o->shard_k, o->shard_n);
     if (o->window < 0 || o->nskip < 0 || (o->nskip > 0 && !o->skip) || o->format < 0 || o->format >= PP_SWEEP_FORMAT_COUNT)
         return pp__fail(err, PP_ERR_INPUT, "sweep options: expected window, nskip >= 0, a skip list when nskip > 0, a known format");
+    /* the CLI's bounds (--jobs 1..1024, --top 1..PP_TOP_MAX), 0 = default */
+    if (o->jobs < 0 || o->jobs > PP_SWEEP_MAX_JOBS)
+        return pp__fail(err, PP_ERR_INPUT, "sweep options: jobs: expected 0 (default) or 1 to %d threads, got %d",
+                        PP_SWEEP_MAX_JOBS, o->jobs);
+    if (o->top < 0 || o->top > PP_TOP_MAX)
+        return pp__fail(err, PP_ERR_INPUT, "sweep options: top: expected 0 (each scenario's) or 1 to %d plans, got %d",
+                        PP_TOP_MAX, o->top);
     int jobs = o->jobs > 0 ? o->jobs : default_jobs();
     pp_sweep_queue q = {.sw = s, .o = o, .n = pp_sweep_size(s)};
     q.window = o->window > 0 ? o->window : 64 + 32 * jobs;

@@ -189,6 +189,29 @@ static double fp8_cast_bytes(const pp_model *m, const pp_strategy *s, int kind, 
     return FP8_CAST_BYTES * el * tok;
 }
 
+/* torchao's float8 linears (torchtitan's "quantize.linear.float8"; the
+ * framework's fp8_hp_inputs, unless the run's linears are Transformer
+ * Engine's) cache nothing across calls: float8_linear.py casts the weight in
+ * every forward and again, transposed, in every backward. A tensorwise cast
+ * is an amax pass (read 2) and the scaled cast (read 2, write 1), two passes
+ * even compiled (the scale needs the whole tensor's amax first): 5 bytes a
+ * weight element a cast. Bytes per GPU of one block, forward or backward. */
+#define TORCHAO_WEIGHT_CAST_BYTES 5.0
+
+static double torchao_weight_cast_bytes(const pp_model *m, const pp_strategy *s, int kind)
+{
+    const pp__fw *f = pp__fw_get(s->framework);
+    if (s->precision != PP_PREC_FP8 || !f || !f->fp8_hp_inputs || s->buf.fp8_te_linears) return 0;
+    double h = m->hidden, t = s->tp, hd = pp__head_dim(m), q = m->heads * hd, kv = m->kv_heads * hd;
+    double w = h * (q + 2 * kv) / t + q * h / t, g = m->gated_mlp ? 3 : 2;
+    if (kind != PP_BLOCK_MOE) {
+        w += g * h * m->ffn / t;
+    } else {
+        w += g * h * m->expert_ffn * ((double)m->experts / s->ep / pp__etp(s) + (double)m->shared_experts / t);
+    }
+    return TORCHAO_WEIGHT_CAST_BYTES * w;
+}
+
 /* The routed and shared experts' GEMMs at h's rate; the router at r's
  * (BF16 under fp8 recipes: Megatron's TopKRouter is outside TE). */
 static double moe_gemms(const pp_model *m, const hw *h, const hw *r, const pp_strategy *s, double tok)
@@ -241,7 +264,9 @@ void pp__block_time(const pp_model *m, const pp_cluster *c, const pp_strategy *s
         out->tail_fwd_s = out->pair_s[3]; /* the MLP's down GEMM */
         out->tail_flops = 2 * tok * m->ffn / t * m->hidden;
     }
-    double cast_f = fp8_cast_bytes(m, s, kind, tok, 0) / h.hbm, cast_b = fp8_cast_bytes(m, s, kind, tok, 1) / h.hbm;
+    double wcast = torchao_weight_cast_bytes(m, s, kind);
+    double cast_f = (fp8_cast_bytes(m, s, kind, tok, 0) + wcast) / h.hbm;
+    double cast_b = (fp8_cast_bytes(m, s, kind, tok, 1) + wcast) / h.hbm;
     out->fwd_s = gemm + core + elem + cast_f;
     double core_bwd = s->attention == PP_ATTN_FLASH ? 2.5 * core : 2 * core;
     out->bwd_s = 2 * gemm + core_bwd + 2 * elem + cast_b;

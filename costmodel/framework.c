@@ -238,7 +238,7 @@ void pp__fw_fill(pp_strategy *s, const pp_cluster *c)
     if (s->loss == PP_LOSS_AUTO) s->loss = PP_LOSS_FP32, s->filled |= PP_FILLED_LOSS;
     if (s->overlap_dp < 0) s->overlap_dp = overlap_default(f, s), s->filled |= PP_FILLED_OVERLAP_DP;
     if (s->overlap_tp < 0)
-        s->overlap_tp = f->tp_overlap && s->sp && s->tp > 1 && !c->gpu.no_p2p, s->filled |= PP_FILLED_OVERLAP_TP;
+        s->overlap_tp = f->tp_overlap && s->sp && s->tp > 1 && !c->gpu.no_p2p && c->intra.kind == PP_LINK_NVLINK, s->filled |= PP_FILLED_OVERLAP_TP;
     if (s->buf.free_pipeline_outputs < 0) s->buf.free_pipeline_outputs = f->free_outputs, s->filled |= PP_FILLED_OUTPUTS;
     if (s->buf.expandable_segments < 0)
         s->buf.expandable_segments = expandable_default(f, c), s->filled |= PP_FILLED_ALLOCATOR;

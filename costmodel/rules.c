@@ -69,7 +69,7 @@ static const rule_def defs[PP_RULE_COUNT] = {
     [PP_RULE_FW_FINETUNE] = {{"fw-finetune", "mode", "the framework has the fine-tuning mode"}, D(FW) | D(BASE)},
     [PP_RULE_FW_ARCH] = {{"fw-arch", "model", "the framework's arguments can build the model"}, D(FW) | D(BASE)},
     [PP_RULE_FW_ORDER] = {{"fw-order", "order", "the framework orders ranks tp-cp-dp-pp"}, D(FW) | D(BASE)},
-    [PP_RULE_FW_TP_OVERLAP] = {{"fw-tp-overlap", "overlap_tp", "TP overlap needs the framework's support, tp > 1, sequence parallelism and peer-to-peer GPUs"}, D(FW) | D(DEG) | D(SP) | D(BEHAV)},
+    [PP_RULE_FW_TP_OVERLAP] = {{"fw-tp-overlap", "overlap_tp", "TP overlap needs the framework's support, tp > 1, sequence parallelism and peer-to-peer GPUs on NVLink"}, D(FW) | D(DEG) | D(SP) | D(BEHAV)},
     [PP_RULE_FW_DP_OVERLAP] = {{"fw-dp-overlap", "overlap_dp", "the framework overlaps DP traffic with the backward pass there"}, D(FW) | D(DEG) | D(ZERO) | D(BEHAV)},
     [PP_RULE_FW_GRAD_ACCUM] = {{"fw-grad-accum", "grad_accum_dtype", "the framework accumulates gradients in that dtype"}, D(FW) | D(PREC) | D(ZERO) | D(OFFLOAD) | D(BEHAV)},
     [PP_RULE_FW_OUTPUTS] = {{"fw-pipeline-outputs", "free_pipeline_outputs", "pipeline outputs are kept or freed as the framework does"}, D(FW) | D(DEG) | D(BEHAV)},
@@ -77,7 +77,7 @@ static const rule_def defs[PP_RULE_COUNT] = {
     [PP_RULE_FW_LAUNCHER] = {{"fw-launcher", "model", "a launcher of the framework runs the model with these settings"}, D(FW) | D(DEG) | D(ZERO) | D(PREC) | D(RC) | D(BASE) | D(LAUNCH) | D(BEHAV)},
     [PP_RULE_FW_ETP] = {{"fw-etp", "etp", "experts take their own tensor-parallel degree (etp dividing tp) only in Megatron-Core, for a mixture-of-experts model"}, D(FW) | D(DEG) | D(EP)},
     [PP_RULE_FW_EP_OVERLAP] = {{"fw-ep-overlap", "overlap_ep", "EP all-to-all overlap is Megatron-Core's, with ep > 1, pp 1 or the interleaved schedule, no full recomputation, 16-bit"}, D(FW) | D(EP) | D(DEG) | D(RC) | D(SCHED) | D(PREC) | D(BEHAV)},
-    [PP_RULE_FW_EP_DISPATCH] = {{"fw-ep-dispatch", "ep_dispatch", "hierarchical EP dispatch (DeepEP/HybridEP) is Megatron-Core's flex dispatcher (a no-op with ep 1)"}, D(FW) | D(EP) | D(BEHAV)},
+    [PP_RULE_FW_EP_DISPATCH] = {{"fw-ep-dispatch", "ep_dispatch", "hierarchical EP dispatch (DeepEP/HybridEP) is Megatron-Core's flex dispatcher, on NVIDIA GPUs (a no-op with ep 1)"}, D(FW) | D(EP) | D(BEHAV)},
     [PP_RULE_FW_ALLOCATOR] = {{"fw-allocator", "expandable_segments", "expandable segments are set by a launch file that gives PYTORCH_CUDA_ALLOC_CONF to every rank (Megatron-LM's argument script)"}, D(FW) | D(BEHAV)},
     [PP_RULE_FW_RC_MODULES] = {{"fw-recompute-modules", "recompute_modules", "recompute modules are Megatron-Core's, with recompute selective; mla_up_proj needs multi-latent attention, moe_act experts"}, D(FW) | D(RC) | D(BASE)},
     [PP_RULE_FW_OPT_STATES] = {{"fw-opt-states", "opt_states", "bf16 optimizer states are Megatron-Core's precision-aware optimizer: AdamW, the distributed optimizer (zero 1), bf16 or fp8 training, full training"}, D(FW) | D(ZERO) | D(PREC) | D(BASE)},
@@ -685,6 +685,11 @@ static int fw_ep_dispatch_ok(const why *w)
     if (s->ep_dispatch != 1) return no(w, NULL, I(s->ep_dispatch), "expected 0 (all-to-all) or 1 (hierarchical)");
     if (s->ep < 2) return 1; /* nothing to dispatch across ranks: the same plan */
     if (!FW(w)->etp) return no_fw(w, "on", has_etp, 1, "hierarchical expert dispatch");
+    /* DeepEP's HybridEP kernels use NVIDIA's TMA instructions (DeepEP
+     * README, "Hybrid-EP"); AMD's port is another branch (Mori-EP) */
+    if (strcmp(w->x->c->gpu.vendor, "NVIDIA"))
+        return no(w, NULL, "on", "hierarchical expert dispatch runs DeepEP's HybridEP kernels (NVIDIA TMA instructions); "
+                  "%s is a %s GPU", w->x->c->gpu.name, w->x->c->gpu.vendor);
     return 1;
 }
 
@@ -694,6 +699,13 @@ static int fw_tp_overlap_ok(const why *w)
     if (s->overlap_tp && w->x->c->gpu.no_p2p)
         return no(w, NULL, "on", "Transformer Engine's TP overlap maps the other GPUs' memory (userbuffers), and %s has "
                   "no peer-to-peer access (NVIDIA/nccl issue #1127)", w->x->c->gpu.name);
+    /* TE examples/pytorch/comm_gemm_overlap/README.md, Requirements:
+     * "Tensor-parallel GPUs must be on a single node, and connected over
+     * NVLink/NVSwitch" */
+    if (s->overlap_tp && w->x->c->intra.kind != PP_LINK_NVLINK)
+        return no(w, NULL, "on", "Transformer Engine's TP overlap (userbuffers) needs the tensor-parallel GPUs connected "
+                  "over NVLink/NVSwitch, and %s's GPUs are linked by %s", w->x->c->name,
+                  w->x->c->intra.kind == PP_LINK_PCIE ? "PCIe" : w->x->c->intra.kind == PP_LINK_XGMI ? "xGMI" : "another fabric");
     if (!s->overlap_tp || (FW(w)->tp_overlap && s->sp && s->tp > 1)) return 1;
     if (!FW(w)->tp_overlap)
         return no(w, NULL, "on", "%s does not overlap tensor-parallel communication with GEMMs (megatron does, "
@@ -918,6 +930,12 @@ static int fw_launcher_ok(const why *w)
     if (s->precision != PP_PREC_FP32 && s->grad_accum_dtype == PP_GRAD_16)
         return no(w, "grad_accum_dtype", "16bit", "FSDP with %s is launched by torchtitan, which reduces gradients in "
                   "fp32 only (mixed_precision_reduce)", why_tt);
+    /* torchtitan v0.2.2 components/optimizer.py: OptimizersContainer
+     * "currently only supports Adam and AdamW" */
+    if (s->optimizer != PP_OPT_ADAMW)
+        return no(w, "optimizer", ename(PP_ENUM_OPTIMIZER, s->optimizer), "FSDP with %s is launched by torchtitan, "
+                  "whose optimizers are Adam and AdamW; parplan launches HF Accelerate (any optimizer) without %s",
+                  why_tt, why_tt);
     if (s->ft.mode != PP_MODE_FULL)
         return no(w, "mode", ename(PP_ENUM_MODE, s->ft.mode), "FSDP with %s is launched by torchtitan, which has no "
                   "LoRA; parplan launches HF Accelerate (LoRA) without %s", why_tt, why_tt);

@@ -1325,9 +1325,12 @@ typedef enum pp_sweep_format { PP_SWEEP_JSONL, PP_SWEEP_CSV, PP_SWEEP_FORMAT_COU
 
 #define PP_SWEEP_MAX 2147483647 /* scenarios one spec may hold (INT_MAX) */
 
+#define PP_SWEEP_MAX_JOBS 1024 /* threads a sweep may ask for */
+
 typedef struct pp_sweep_opts {
     int jobs;                   /* threads running scenarios, the caller's included (it runs
-                                   them while it waits for results); 0 = the OpenMP default */
+                                   them while it waits for results); 0 = the OpenMP default;
+                                   at most PP_SWEEP_MAX_JOBS */
     int shard_k, shard_n;       /* run indices i with i % n == k - 1; 0/0 = all */
     pp_sweep_format format;
     int top;                    /* > 0: "top" for scenarios that do not give one (the

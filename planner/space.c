@@ -403,6 +403,7 @@ static void enum_behaviours(enum_ctx *e)
     int hier = s->ep_dispatch, epov = s->overlap_ep;
     if (s->ep > 1 && moe_options(e)) {
         s->ep_dispatch = ep_crosses_domains(e);
+        if (s->ep_dispatch && !pp__rule_eval(&e->x, PP_RULE_FW_EP_DISPATCH, NULL)) s->ep_dispatch = 0; /* not NVIDIA */
         s->overlap_ep = s->pp == 1;
         if (!pp__rule_eval(&e->x, PP_RULE_FW_EP_OVERLAP, NULL))
             s->overlap_ep = 0;

@@ -125,6 +125,9 @@ expect 2 'j.jsonl.part holds an interrupted sweep: --resume j.jsonl continues it
 echo '{"grid": {"model": ["llama3-8bx"], "cluster": ["dgx-h100"], "gpus": [8], "global_batch": [64], "seq": [2048]}}' > allbad.json
 expect 2 'every one of the 1 scenarios is bad input' "$P" sweep allbad.json --output allbad.jsonl
 grep -q '"field":"$.model"' allbad.jsonl || fail "all bad: the line names the field"
+# a path that cannot be read is bad input too (PP_ERR_IO exits 2)
+echo '{"grid": {"model": ["no-such-model.json"], "cluster": ["dgx-h100"], "gpus": [8], "global_batch": [64], "seq": [2048]}}' > nofile.json
+expect 2 'every one of the 1 scenarios is bad input' "$P" sweep nofile.json --output nofile.jsonl
 echo '{"grid": {"model": ["llama3-8bx", "llama3-8b"], "cluster": ["dgx-h100"], "gpus": [8], "global_batch": [64], "seq": [2048]}}' > somebad.json
 expect 1 '1 of 2 scenarios gave no plan' "$P" sweep somebad.json --output somebad.jsonl
 

@@ -843,3 +843,30 @@ Test(megatron_flags, recompute_modules)
     cr_expect(strstr(t, "  --recompute-granularity selective\n  --recompute-modules mlp layernorm\n"), "%s", t);
     pp_free(t);
 }
+
+/* The file says what was priced: each CP exchange as Megatron names it
+ * (--cp-comm-type p2p | all_gather | a2a), and TE's TP overlap on a GPU
+ * without CUDA multicast (before compute capability 9.0) with UB_SKIPMC=1,
+ * which TE's initialize_ub otherwise asserts. */
+Test(megatron_flags, cp_exchange_and_userbuffers_environment)
+{
+    pp_model m = fx_model("llama3-8b");
+    pp_cluster c = fx_cluster("dgx-h100", 2, 0);
+    static const char *const want[PP_CP_COUNT] = {"p2p", "all_gather", "a2a"};
+    for (int k = 0; k < PP_CP_COUNT; k++) {
+        pp_strategy s = base(&m, &c, 2, 1, 4);
+        s.sp = 1, s.cp_comm = (pp_cp_comm)k;
+        char *t = must_args(&m, &c, &s, PP_MEGATRON_LM);
+        argv_t a = bash_args(t);
+        expect(&a, "--cp-comm-type", want[k]);
+        cr_expect(!strstr(t, "UB_SKIPMC"), "H100 has multicast:\n%s", t);
+        free(a.buf);
+        pp_free(t);
+    }
+    pp_cluster a100 = fx_cluster("dgx-a100-80g", 2, 0);
+    pp_strategy s = base(&m, &a100, 8, 1, 1);
+    s.sp = 1, s.overlap_tp = 1;
+    char *t = must_args(&m, &a100, &s, PP_MEGATRON_LM);
+    cr_expect(strstr(t, "--tp-comm-overlap") && strstr(t, "export UB_SKIPMC=1\n"), "%s", t);
+    pp_free(t);
+}

@@ -10,6 +10,7 @@
  * named in the row (also in the preset's `source`). docs/models.md has the
  * same comparison as a table.
  */
+#include <cjson/cJSON.h>
 #include <criterion/criterion.h>
 #include <ctype.h>
 #include <math.h>
@@ -393,4 +394,34 @@ Test(presets, model_json_round_trips)
         cr_expect_eq(memcmp(b.block_kind, a.block_kind, sizeof a.block_kind), 0, "%s: block kinds differ", name);
         cr_expect_eq(b.params_reported, a.params_reported, "%s", name);
     }
+}
+
+/* A MoE model keeps at least one MoE block: first_dense_layers covering
+ * every block (33 of Mixtral's 32 turned it dense, exit 0) is refused,
+ * naming the field, as dense_blocks out of range is. */
+Test(presets, first_dense_layers_leaves_a_moe_block)
+{
+    static pp_model a, b;
+    pp_error err = {""};
+    cr_assert_eq(pp_model_load("mixtral-8x7b", &a, &err), PP_OK, "%s", err.msg);
+    char *js = pp_model_to_json(&a);
+    cJSON *root = cJSON_Parse(js);
+    pp_free(js);
+    cJSON *moe = cJSON_GetObjectItemCaseSensitive(root, "moe");
+    cr_assert_not_null(moe);
+    for (int fd = 30; fd <= 33; fd++) {
+        cJSON_DeleteItemFromObjectCaseSensitive(moe, "first_dense_layers");
+        cJSON_AddNumberToObject(moe, "first_dense_layers", fd);
+        char *t = cJSON_PrintUnformatted(root);
+        pp_status st = pp_model_parse(t, strlen(t), "m.json", &b, &err);
+        free(t);
+        if (fd < 32) {
+            cr_expect_eq(st, PP_OK, "%d: %s", fd, err.msg);
+            cr_expect_eq(b.block_kind[31], PP_BLOCK_MOE);
+        } else {
+            cr_expect_eq(st, PP_ERR_INPUT, "%d dense blocks of 32", fd);
+            cr_expect(strstr(err.msg, "first_dense_layers") != NULL, "%s", err.msg);
+        }
+    }
+    cJSON_Delete(root);
 }

@@ -833,6 +833,18 @@ Test(training_args, checkpoint_kwargs_and_early_stop)
                     "[activation_checkpoint]\nmode = \"full\"\n[quantize.linear.float8]\nfilter_fqns = [\"output\"]\n"));
     cr_expect_eq(estimate(ARGS(MG_MODEL, "--fsdp-config", "t.toml"), &out, &err), 0, "%s", err);
     cr_expect(strstr(err, "$.quantize.linear.float8.filter_fqns"), "%s", err);
+    /* eager float8: torchao's casts are priced as Inductor fuses them */
+    cr_expect(strstr(err, "float8 without compiling the model"), "%s", err);
+    drop_dir(out, err);
+    /* what an fp8 torchtitan plan writes: the compiled model */
+    fresh_dir();
+    cr_expect_eq(estimate(ARGS(MG_MODEL, "--framework", "fsdp", "--pp", "2", "--dp", "4", "--zero", "2", "--precision",
+                               "fp8", "--global-batch", "64"), &out, &err), 0, "%s", err);
+    char tp[700];
+    snprintf(tp, sizeof tp, "%s/emitted/torchtitan.toml", dir);
+    char *tt = slurp(tp);
+    cr_expect(strstr(tt, "[compile]\nenable = true\ncomponents = [\"model\""), "%s", tt);
+    free(tt);
     drop_dir(out, err);
     /* what the HF Trainer plan writes: the reentrant checkpoint it is priced with */
     fresh_dir();

@@ -407,6 +407,25 @@ Test(sweep, an_emit_callback_stops_the_sweep)
     cr_expect(strstr(err.msg, "stopped") != NULL, "%s", err.msg);
 }
 
+/* The library keeps the CLI's bounds: --jobs 1..1024 (0 = default), --top
+ * 1..PP_TOP_MAX (0 = each scenario's); a caller passing 100000 threads got
+ * libgomp's abort or a segfault, and -1 was taken as the default. */
+Test(sweep, options_out_of_range_are_bad_input)
+{
+    static const struct { int jobs, top; const char *says; } bad[] = {
+        {-1, 0, "jobs"}, {PP_SWEEP_MAX_JOBS + 1, 0, "jobs"}, {100000, 0, "jobs"}, {1, -1, "top"}, {1, PP_TOP_MAX + 1, "top"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        pp_sweep_opts o = {0};
+        int n = 0, failed = 0;
+        pp_error err = {""};
+        o.jobs = bad[i].jobs, o.top = bad[i].top, o.emit = stop_at_three, o.user = &n;
+        cr_expect_eq(pp_sweep_run(spec, strlen(spec), "spec", &o, &failed, &err), PP_ERR_INPUT, "case %zu", i);
+        cr_expect(strstr(err.msg, bad[i].says) != NULL, "case %zu: %s", i, err.msg);
+        cr_expect_eq(n, 0, "case %zu: nothing run", i);
+    }
+}
+
 /* ------------------------------------------------------------ lines */
 
 Test(sweep, top_fills_scenarios_without_one)

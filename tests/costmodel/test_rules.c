@@ -439,3 +439,43 @@ Test(rules, recompute_modules_follow_megatrons_asserts)
     pp__rule_ctx x = {&d, &c, &b, 0};
     cr_expect(pp__rule_eval(&x, PP_RULE_FW_RC_MODULES, &e), "all five on DeepSeek-V3: %s", e.msg);
 }
+
+/* Launches that cannot run as priced (red-team round 4): torchtitan builds
+ * Adam/AdamW only; Transformer Engine's TP overlap needs NVLink; HybridEP is
+ * NVIDIA's. Each refused naming its field; each allowed where it runs. */
+Test(rules, launches_the_hardware_and_launcher_can_run)
+{
+    pp_model m = fx_model("llama3-70b");
+    pp_error e = {""};
+    /* FSDP with pipeline stages is torchtitan's: AdamW yes, Adafactor no */
+    pp_cluster h = fx_cluster("dgx-h100", 0, 16);
+    pp_strategy s;
+    pp_strategy_default(&s);
+    s.framework = PP_FW_FSDP, s.dp = 4, s.pp = 4, s.zero = 2, s.global_batch = 64, s.seq = 4096;
+    s.optimizer = PP_OPT_ADAMW;
+    pp__rule_ctx x = {&m, &h, &s, 0};
+    cr_expect(pp__rule_eval(&x, PP_RULE_FW_LAUNCHER, &e), "%s", e.msg);
+    s.optimizer = PP_OPT_ADAFACTOR;
+    refuses_naming(&m, &h, &s, PP_RULE_FW_LAUNCHER, "optimizer", 0);
+    s.pp = 1, s.dp = 16; /* HF Accelerate launches it: any optimizer */
+    cr_expect(pp__rule_eval(&x, PP_RULE_FW_LAUNCHER, &e), "%s", e.msg);
+    /* TP overlap: on NVLink yes, on the PCIe L40S box no */
+    megatron_16(&s);
+    s.sp = 1, s.overlap_tp = 1;
+    cr_expect(pp__rule_eval(&x, PP_RULE_FW_TP_OVERLAP, &e), "%s", e.msg);
+    pp_cluster l = fx_cluster("l40s-8x-eth", 0, 16);
+    s.tp = 2, s.dp = 8;
+    refuses_naming(&m, &l, &s, PP_RULE_FW_TP_OVERLAP, "overlap_tp", 1);
+    pp_plan p;
+    s.overlap_tp = -1; /* left to the framework: off there */
+    cr_assert_eq(pp_estimate(&m, &l, &s, &p, &e), PP_OK, "%s", e.msg);
+    cr_expect(!p.strategy.overlap_tp);
+    /* hierarchical dispatch: DeepSeek-V3 over two nodes of H100 yes, MI300X no */
+    pp_model ds = fx_model("deepseek-v3");
+    pp_cluster a = fx_cluster("mi300x-8x", 0, 16);
+    pp_strategy_default(&s);
+    s.framework = PP_FW_MEGATRON, s.dp = 16, s.ep = 16, s.zero = 1, s.global_batch = 64, s.seq = 4096, s.ep_dispatch = 1;
+    pp__rule_ctx y = {&ds, &h, &s, 0};
+    cr_expect(pp__rule_eval(&y, PP_RULE_FW_EP_DISPATCH, &e), "%s", e.msg);
+    refuses_naming(&ds, &a, &s, PP_RULE_FW_EP_DISPATCH, "ep_dispatch", 2);
+}

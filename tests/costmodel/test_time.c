@@ -706,3 +706,34 @@ Test(time, accelerate_no_sync_reduces_once_a_step)
     cr_expect_lt(dp[0][1], 2 * dp[0][0] * (1 - 1e-6), "no_sync: %g s against 2 x %g s", dp[0][1], dp[0][0]);
     cr_expect(fabs(dp[1][1] - 2 * dp[1][0]) < 1e-9 * dp[1][1], "torchtitan: %g vs 2 x %g s", dp[1][1], dp[1][0]);
 }
+
+/* torchao's float8 linears (FSDP plans, launched by torchtitan) cast each
+ * weight in every forward and, transposed, in every backward: 5 bytes an
+ * element a cast (amax read 2; scaled cast read 2, write 1). Transformer
+ * Engine's linears (fp8_te_linears) cache the cast across micro-batches.
+ * Llama-3-8B block weights by hand:
+ *   4096 x (4096 + 2 x 1024) + 4096 x 4096 + 3 x 4096 x 14336 = 218,103,808,
+ * so the step differs by 32 blocks x 8 micro-batches x 2 casts x 5 B x that
+ * at the H100's elementwise bandwidth. */
+Test(time, torchao_float8_casts_weights_every_microbatch)
+{
+    pp_model m = fx_model("llama3-8b");
+    pp_cluster c = fx_cluster("dgx-h100", 1, 0);
+    double step[2];
+    for (int te = 0; te < 2; te++) {
+        pp_strategy s;
+        pp_strategy_default(&s);
+        s.framework = PP_FW_FSDP, s.dp = 8, s.zero = 3, s.precision = PP_PREC_FP8;
+        s.micro_batch = 1, s.global_batch = 64, s.seq = 4096, s.recompute = PP_RECOMPUTE_NONE;
+        s.buf.fp8_te_linears = te;
+        pp_plan p;
+        pp_error err = {""};
+        cr_assert_eq(pp_estimate(&m, &c, &s, &p, &err), PP_OK, "%s", err.msg);
+        cr_assert_eq(p.strategy.grad_accum, 8);
+        step[te] = p.time.compute_s;
+    }
+    double w = 4096.0 * (4096 + 2 * 1024) + 4096.0 * 4096 + 3 * 4096.0 * 14336;
+    cr_assert_float_eq(w, 218103808.0, 0.5);
+    double want = 32 * 8 * 2 * 5 * w / pp__hbm_bw_eff(&c.gpu);
+    cr_expect(fabs(step[0] - step[1] - want) < 1e-9 * want, "got %.9g s, want %.9g s", step[0] - step[1], want);
+}
