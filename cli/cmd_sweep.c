@@ -85,7 +85,7 @@ static int run_serial(sweep_cfg *cfg)
     int rc = sweep_read_spec(cfg->spec_path, &cfg->spec, &cfg->len);
     pp_status st = PP_OK;
     if (!rc && (st = pp_sweep_open(cfg->spec, cfg->len, cfg->spec_path, &sw, &err)) != PP_OK) rc = cli_fail(st, &err);
-    if (!rc) rc = sweep_out_open(&out, cfg, pp_sweep_size(sw), &done);
+    if (!rc) rc = sweep_out_open(&out, cfg, sw, &done);
     if (!rc) {
         cfg->o.skip = done.idx;
         cfg->o.nskip = done.n;

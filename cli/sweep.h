@@ -47,10 +47,10 @@ typedef struct sweep_out {
 
 /* Reads the spec (a regular file or stdin; never blocks on a FIFO). */
 int sweep_read_spec(const char *path, char **text, size_t *len);
-/* Opens the output and reads the --resume file into done (n scenarios in
- * the spec); with --resume FILE --output FILE it continues FILE's journal,
- * cutting a half-written last line. */
-int sweep_out_open(sweep_out *w, const sweep_cfg *cfg, int n, sweep_done *done);
+/* Opens the output and reads the --resume file into done (its lines must
+ * be scenarios of sw with cfg's options); with --resume FILE --output FILE
+ * it continues FILE's journal, cutting a half-written last line. */
+int sweep_out_open(sweep_out *w, const sweep_cfg *cfg, const pp_sweep *sw, sweep_done *done);
 /* Appends one result line; on failure keeps the complete lines and says so. */
 int sweep_out_line(sweep_out *w, const char *line);
 /* ok = 1: flushes, syncs and renames the journal into place. ok = 0 (the

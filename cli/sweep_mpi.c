@@ -223,7 +223,7 @@ static int run_rank0(sweep_cfg *cfg, pp_sweep *sw, int size)
     sweep_out out = {0};
     coord c = {{&out, 0, 0, 0, cfg->bar, sweep_now()}, size, calloc((size_t)size, sizeof(peer)), 0, 0, PP_OK};
     pp_error err = {""};
-    int rc = c.peers ? sweep_out_open(&out, cfg, pp_sweep_size(sw), &done) : 3, opened = !rc;
+    int rc = c.peers ? sweep_out_open(&out, cfg, sw, &done) : 3, opened = !rc;
     MPI_Bcast(&rc, 1, MPI_INT, 0, MPI_COMM_WORLD);
     if (!rc) {
         cfg->o.skip = done.idx;

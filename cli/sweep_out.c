@@ -129,9 +129,27 @@ typedef struct scan {
     int kind;                    /* 0 JSONL, 1 CSV, -1 empty */
 } scan;
 
-/* Reads path line by line (any size, constant memory) into d. */
-static int scan_file(const char *path, int n, sweep_done *d, scan *sc)
+/* Whether a JSON result line echoes scenario idx of this spec with these
+ * options (top, framework): a journal of another spec, or of the same one
+ * run with another --top or --framework, would mix plans of two sweeps.
+ * CSV rows echo no scenario: only their indices are checked. */
+static int echoes_scenario(const char *line, const pp_sweep *sw, const pp_sweep_opts *o, int idx)
 {
+    const char *at = strstr(line, ",\"scenario\":");
+    if (!at) return 1; /* a line without an echo: nothing to compare */
+    char *want = pp_sweep_scenario(sw, o, idx);
+    if (!want) return 1; /* out of memory: the index check stands */
+    size_t n = strlen(want);
+    at += strlen(",\"scenario\":");
+    int same = !strncmp(at, want, n) && at[n] == ',';
+    pp_free(want);
+    return same;
+}
+
+/* Reads path line by line (any size, constant memory) into d. */
+static int scan_file(const char *path, const pp_sweep *sw, const pp_sweep_opts *o, sweep_done *d, scan *sc)
+{
+    int n = pp_sweep_size(sw);
     int fd = open_regular(path, "--resume ");
     FILE *f = fd < 0 ? NULL : fdopen(fd, "rb");
     if (!f) return fd >= 0 ? (close(fd), 3) : 2;
@@ -158,6 +176,10 @@ static int scan_file(const char *path, int n, sweep_done *d, scan *sc)
             fprintf(stderr, "%s: --resume %s: line %lld has index %d but the spec holds %d scenarios: is it from another spec?\n",
                     SWEEP_ME, path, sc->lines, idx, n);
             rc = 2;
+        } else if (k == 0 && !echoes_scenario(line, sw, o, idx)) {
+            fprintf(stderr, "%s: --resume %s: line %lld (index %d) is not scenario %d of this spec with these options "
+                            "(--top, --framework): is it from another sweep?\n", SWEEP_ME, path, sc->lines, idx, idx);
+            rc = 2;
         } else if (k != 2 && !done_add(d, idx)) {
             rc = 3;
         }
@@ -176,13 +198,13 @@ static int scan_file(const char *path, int n, sweep_done *d, scan *sc)
 
 /* --resume R with another output: R is only read (R.part when R is
  * missing: the journal of an interrupted run); a half line is ignored. */
-static int scan_resume(const char *path, int n, sweep_done *d)
+static int scan_resume(const char *path, const pp_sweep *sw, const pp_sweep_opts *o, sweep_done *d)
 {
     char part[PATH_MAX + 8];
     scan sc;
     snprintf(part, sizeof part, "%s.part", path);
     if (access(path, F_OK) != 0 && access(part, F_OK) == 0) path = part;
-    int rc = scan_file(path, n, d, &sc);
+    int rc = scan_file(path, sw, o, d, &sc);
     if (!rc && sc.half) fprintf(stderr, "%s: --resume %s: ignored a half-written last line\n", SWEEP_ME, path);
     return rc;
 }
@@ -243,7 +265,7 @@ static int open_in_place(sweep_out *w, const char *path)
 /* --resume FILE --output FILE: the journal to continue (FILE.part, or the
  * finished FILE, moved to FILE.part once it has been read and accepted),
  * its half line cut off. */
-static int continue_journal(sweep_out *w, int n, sweep_done *d)
+static int continue_journal(sweep_out *w, const pp_sweep *sw, const pp_sweep_opts *o, sweep_done *d)
 {
     scan sc;
     int rc;
@@ -253,7 +275,7 @@ static int continue_journal(sweep_out *w, int n, sweep_done *d)
                 w->shown, w->part);
         return 0;
     }
-    if ((rc = scan_file(src, n, d, &sc))) return rc;
+    if ((rc = scan_file(src, sw, o, d, &sc))) return rc;
     if (sc.kind >= 0 && sc.kind != w->csv) {
         fprintf(stderr, "%s: --resume %s: holds %s but --format is %s: give the same --format\n", SWEEP_ME, w->shown,
                 sc.kind ? "CSV rows" : "JSON lines", w->csv ? "csv" : "jsonl");
@@ -291,7 +313,7 @@ static int open_journal(sweep_out *w, int append)
     return w->f ? 0 : 3;
 }
 
-int sweep_out_open(sweep_out *w, const sweep_cfg *cfg, int n, sweep_done *d)
+int sweep_out_open(sweep_out *w, const sweep_cfg *cfg, const pp_sweep *sw, sweep_done *d)
 {
     struct stat st;
     int rc;
@@ -311,11 +333,11 @@ int sweep_out_open(sweep_out *w, const sweep_cfg *cfg, int n, sweep_done *d)
         w->final[0] = '\0'; /* a device or FIFO: written in place */
     }
     if (!cfg->output || !w->final[0]) {
-        if (cfg->resume && (rc = scan_resume(cfg->resume, n, d))) return rc;
+        if (cfg->resume && (rc = scan_resume(cfg->resume, sw, &cfg->o, d))) return rc;
         return open_in_place(w, cfg->output);
     }
     snprintf(w->part, sizeof w->part, "%s.part", w->final);
-    if (cfg->resume && same_file(cfg->resume, w->final, w->part)) return (rc = continue_journal(w, n, d)) ? rc : open_journal(w, 1);
+    if (cfg->resume && same_file(cfg->resume, w->final, w->part)) return (rc = continue_journal(w, sw, &cfg->o, d)) ? rc : open_journal(w, 1);
     if (!cfg->force && exists(w->final)) {
         fprintf(stderr, "%s: --output %s exists: pass --force to overwrite, or --resume %s to continue it\n", SWEEP_ME,
                 cfg->output, cfg->output);
@@ -326,7 +348,7 @@ int sweep_out_open(sweep_out *w, const sweep_cfg *cfg, int n, sweep_done *d)
                 SWEEP_ME, cfg->output, w->part, cfg->output);
         return 2;
     }
-    if (cfg->resume && (rc = scan_resume(cfg->resume, n, d))) return rc;
+    if (cfg->resume && (rc = scan_resume(cfg->resume, sw, &cfg->o, d))) return rc;
     return open_journal(w, 0);
 }
 

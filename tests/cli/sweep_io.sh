@@ -97,7 +97,8 @@ cmp -s done.jsonl ref.jsonl || fail "resuming a finished sweep changed it"
 cp ref.csv other.jsonl
 expect 2 'parplan sweep: --resume other.jsonl: holds CSV rows but --format is jsonl' "$P" sweep spec.json --output other.jsonl --resume other.jsonl
 cmp -s other.jsonl ref.csv && absent other.jsonl.part || fail "a refused --resume moved or changed the file"
-echo '{"scenarios": [{"model": "gpt3-125m", "cluster": "dgx-h100", "global_batch": 8}]}' > one.json
+# one.json: scenario 0 of spec.json alone (its echo), so line 1 passes and line 2 is out of range
+echo "{\"scenarios\": [$(head -n 1 ref.jsonl | sed 's/^.*"scenario":\({[^}]*}\),.*$/\1/')]}" > one.json
 expect 2 'line 2 has index 1 but the spec holds 1 scenarios' "$P" sweep one.json --output x.jsonl --resume ref.jsonl
 absent x.jsonl
 
@@ -120,6 +121,13 @@ cmp -s k.jsonl heavy_ref.jsonl || fail "resume after kill -9 differs from the un
 head -n 3 ref.jsonl > j.jsonl.part
 expect 2 'j.jsonl.part holds an interrupted sweep: --resume j.jsonl continues it, --force starts over' "$P" sweep spec.json --output j.jsonl
 "$P" sweep spec.json --output j.jsonl --force && cmp -s j.jsonl ref.jsonl || fail "--force over a journal"
+
+# ---- a journal of another sweep (another spec, or --top) is refused, nothing mixed ----
+head -n 1 ref.jsonl > mix.jsonl.part
+echo '{"grid": {"model": ["gpt3-1.3b"], "cluster": ["dgx-a100-80g"], "gpus": [64], "global_batch": [512], "seq": [2048]}}' > mix.json
+expect 2 'line 1 \(index 0\) is not scenario 0 of this spec' "$P" sweep mix.json --output mix.jsonl --resume mix.jsonl
+expect 2 'is not scenario 0 of this spec with these options' "$P" sweep spec.json --framework fsdp --output mix.jsonl --resume mix.jsonl
+absent mix.jsonl
 
 # ---- every scenario bad input: exit 2 (not 1, "nothing fits"); a mix exits 1 ----
 echo '{"grid": {"model": ["llama3-8bx"], "cluster": ["dgx-h100"], "gpus": [8], "global_batch": [64], "seq": [2048]}}' > allbad.json
