@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <errno.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "configs/configs.h"
@@ -566,6 +567,66 @@ pp_status pp_launch_files(const pp_model *m, const pp_cluster *c, const pp_plan 
 
 /* ------------------------------------------------------------ a folder of plans */
 
+/* Every name a plan's folder can hold (pp_launch_files). */
+static const char *const launch_names[] = {
+    "README.txt", "training_args.json", "ds_config.json", "megatron_args.sh", "megatron_deepspeed_args.sh",
+    "accelerate_fsdp.yaml", "torchtitan.toml", "adapter_config.json", "bnb_config.json", "plan.json", /* last */
+};
+
+static int has_name(const pp_launch *l, const char *name)
+{
+    for (int k = 0; l && k < l->n; k++)
+        if (!strcmp(l->files[k].name, name)) return 1;
+    return 0;
+}
+
+static int is_regular(const char *path)
+{
+    struct stat st;
+    return lstat(path, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+/* Launch files in dir an earlier emit left that this set does not write:
+ * in a plan's folder beside the new files, in plan folders past the new
+ * count, or in dir itself (one plan) / numbered folders (one plan, not
+ * numbered), in folders holding a plan.json. remove = 0: the first one into
+ * *stale (returns 1); remove = 1: each unlinked (a plan.json last), and an
+ * emptied plan folder removed. Returns 0 if none. */
+static int stale_files(const char *dir, int numbered, int n, const pp_launch *l, int remove, char *stale, size_t cap)
+{
+    char path[PP_TEXT_LEN * 2 + 32];
+    const int nn = (int)(sizeof launch_names / sizeof *launch_names);
+    for (int i = 0; i < 1000; i++) { /* i: plan folder i + 1, or -1 the top folder */
+        int slot = i - 1; /* -1: dir itself */
+        const pp_launch *mine = numbered ? (slot >= 0 && slot < n ? &l[slot] : NULL) : (slot < 0 ? &l[0] : NULL);
+        int any = 0;
+        /* a folder is an earlier emit's only if it holds its plan.json:
+         * a user's own files of those names elsewhere are left alone */
+        if (slot < 0) snprintf(path, sizeof path, "%s/plan.json", dir);
+        else snprintf(path, sizeof path, "%s/%d/plan.json", dir, slot + 1);
+        int emitted = is_regular(path);
+        for (int k = 0; emitted && k < nn; k++) {
+            if (mine && has_name(mine, launch_names[k])) continue;
+            if (slot < 0) snprintf(path, sizeof path, "%s/%s", dir, launch_names[k]);
+            else snprintf(path, sizeof path, "%s/%d/%s", dir, slot + 1, launch_names[k]);
+            if (!is_regular(path)) continue;
+            any = 1;
+            if (!remove) return snprintf(stale, cap, "%s", path), 1;
+            unlink(path);
+        }
+        if (slot >= 0 && remove && !mine && any) {
+            snprintf(path, sizeof path, "%s/%d", dir, slot + 1);
+            rmdir(path); /* kept if it holds files parplan did not write */
+        }
+        if (slot >= 0 && (numbered ? slot >= n : 1)) { /* past the set: stop at the first missing folder */
+            snprintf(path, sizeof path, "%s/%d", dir, slot + 2);
+            struct stat st;
+            if (lstat(path, &st) != 0 || !S_ISDIR(st.st_mode)) break;
+        }
+    }
+    return 0;
+}
+
 pp_status pp_plan_emit(const pp_model *m, const pp_cluster *c, const pp_plan *plans, int n, const pp_launch_opts *o,
                        const char *dir, unsigned flags, pp_notes *notes, pp_error *err)
 {
@@ -593,8 +654,18 @@ pp_status pp_plan_emit(const pp_model *m, const pp_cluster *c, const pp_plan *pl
         }
         for (int k = 0; notes && k < l[i].notes.n; k++) pp__note(notes, "plan %d: %s", i + 1, l[i].notes.line[k]);
     }
+    /* an earlier emit's launch files that this set would not replace: a
+     * folder mixing two plans' files, or old plans numbered past the new
+     * ones, would be launched as current ones. Refused without force,
+     * removed with it once the new set is written. */
+    char stale[PP_TEXT_LEN * 2 + 32];
+    int force = (flags & PP_WRITE_FORCE) != 0;
+    if (st == PP_OK && !force && stale_files(dir, numbered, n, l, 0, stale, sizeof stale))
+        st = pp__fail(err, PP_ERR_IO, "%s: left by an earlier emit, and not part of these plans' files; not mixed with "
+                      "them (use --force to replace the folder's plans, or another folder)", stale);
     /* the files as one set: folders made as needed, and removed again on failure */
     if (st == PP_OK) st = pp_write_files(files, nf, (flags & PP_WRITE_FORCE) | PP_WRITE_MKDIRS, err);
+    if (st == PP_OK && force) stale_files(dir, numbered, n, l, 1, stale, sizeof stale);
     for (int i = 0; l && i < n; i++) pp_launch_free(&l[i]);
     free(l);
     free(files);

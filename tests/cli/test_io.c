@@ -530,3 +530,38 @@ Test(io_set, plan_emit_numbers_its_folders_and_makes_parents)
     cr_expect_eq(r.code, 3, "exit %d; %s", r.code, r.err);
     cr_expect(!exists("e"), "a failed set left its folders");
 }
+
+/* An emit over an earlier one never leaves a folder mixing two plans' files
+ * or old plans numbered past the new ones: without --force it is refused
+ * naming the old file (nothing written); with --force the old launch files
+ * go once the new set is written. A folder without a plan.json is not an
+ * emit's: its files are left alone. */
+Test(io_set, emit_over_an_earlier_emit_leaves_no_stale_plan)
+{
+    res r = run(NULL, 0, "plan", "--model", "llama3-8b", "--cluster", "dgx-h100", "--nodes", "2", "--global-batch", "512",
+                "--top", "3", "--framework", "megatron", "--emit", "st", NULL);
+    cr_assert_eq(r.code, 0, "%s", r.err);
+    cr_assert(exists("st/3/megatron_args.sh"));
+    r = run(NULL, 0, "plan", "--model", "llama3-8b", "--cluster", "dgx-h100", "--nodes", "2", "--global-batch", "512",
+            "--top", "2", "--framework", "deepspeed", "--emit", "st", NULL);
+    cr_expect_eq(r.code, 2, "exit %d; %s", r.code, r.err);
+    cr_expect(strstr(r.err, "st/1/megatron_args.sh: left by an earlier emit"), "%s", r.err);
+    cr_expect(!exists("st/1/ds_config.json"), "nothing written");
+    r = run(NULL, 0, "plan", "--model", "llama3-8b", "--cluster", "dgx-h100", "--nodes", "2", "--global-batch", "512",
+            "--top", "2", "--framework", "deepspeed", "--emit", "st", "--force", NULL);
+    cr_expect_eq(r.code, 0, "exit %d; %s", r.code, r.err);
+    cr_expect(exists("st/1/ds_config.json") && exists("st/2/ds_config.json"));
+    cr_expect(!exists("st/1/megatron_args.sh") && !exists("st/2/megatron_args.sh"), "stale launch files");
+    cr_expect(!exists("st/3"), "an old plan numbered past the new ones");
+    /* a user's folder of the same names but no plan.json */
+    char p[PATH_MAX];
+    at(p, "u");
+    cr_assert_eq(mkdir(p, 0777), 0);
+    at(p, "u/training_args.json");
+    FILE *f = fopen(p, "w");
+    cr_assert(f && fputs("{}", f) >= 0 && fclose(f) == 0);
+    r = run(NULL, 0, "plan", "--model", "llama3-8b", "--cluster", "dgx-h100", "--global-batch", "64", "--top", "1",
+            "--framework", "megatron", "--emit", "u", "--force", NULL);
+    cr_expect_eq(r.code, 0, "exit %d; %s", r.code, r.err);
+    cr_expect(exists("u/training_args.json"), "a file parplan did not write was removed");
+}
