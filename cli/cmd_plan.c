@@ -300,12 +300,13 @@ static void join(char *buf, size_t cap, const int *v, int n)
 
 static void print_csv(const pp_model *m, const pp_cluster *c, const pp_plan_list *l)
 {
-    printf("rank,framework,model,cluster,gpus,dp,tp,pp,cp,ep,sp,zero,shard,offload,recompute,act_offload_layers,precision,"
+    /* columns are only added at the end, so earlier ones keep their places */
+    printf("rank,framework,model,cluster,gpus,dp,tp,pp,cp,ep,sp,zero,shard,offload,recompute,precision,"
            "micro_batch,grad_accum,"
            "global_batch,seq,schedule,virtual_stages,stage_layers,stage_recompute,peak_bytes,peak_stage,step_s,"
            "compute_s,recompute_s,tp_comm_s,cp_comm_s,ep_comm_s,pp_comm_s,dp_comm_exposed_s,bubble_s,optimizer_s,"
            "offload_s,tokens_per_s,model_tflops_per_gpu,mfu,train_days,train_cost_usd,train_energy_kwh,etp,ep_dispatch,"
-           "overlap_ep,expandable_segments,opt_states,recompute_modules,fp8_param_gather\n");
+           "overlap_ep,expandable_segments,opt_states,recompute_modules,fp8_param_gather,act_offload_layers\n");
     for (int i = 0; i < l->n; i++) {
         const pp_plan *p = &l->plans[i];
         const pp_strategy *s = &p->strategy;
@@ -320,11 +321,11 @@ static void print_csv(const pp_model *m, const pp_cluster *c, const pp_plan_list
         join(rc, sizeof rc, rcv, s->pp);
         char mods[96];
         pp_rc_modules_format(s->recompute_modules, ' ', mods, sizeof mods);
-        printf("%d,%s,%s,%s,%d,%d,%d,%d,%d,%d,%d,%d,%d,%s,%s,%d,%s,%d,%d,%d,%d,%s,%d,%s,%s,%.9g,%d,%.9g,%.9g,%.9g,%.9g,%.9g,"
-               "%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%d,%s,%d,%d,%s,%s,%d\n",
+        printf("%d,%s,%s,%s,%d,%d,%d,%d,%d,%d,%d,%d,%d,%s,%s,%s,%d,%d,%d,%d,%s,%d,%s,%s,%.0f,%d,%.9g,%.9g,%.9g,%.9g,%.9g,"
+               "%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%d,%s,%d,%d,%s,%s,%d,%d\n",
                i + 1, pp_framework_name(s->framework), cli_csv(m->name), cli_csv(c->name), pp_cluster_gpus(c), s->dp,
                s->tp, s->pp, s->cp, s->ep, s->sp, s->zero, s->shard,
-               pp_offload_name(s->offload), pp_recompute_name(s->recompute), s->act_offload_layers,
+               pp_offload_name(s->offload), pp_recompute_name(s->recompute),
                prec_name(s->precision), s->micro_batch,
                s->grad_accum, s->global_batch, s->seq, pp_schedule_name(s->schedule), s->virtual_stages, lay, rc,
                p->memory.peak_bytes, p->memory.peak_stage, t->step_s, t->compute_s, t->recompute_s, t->tp_comm_s,
@@ -333,7 +334,7 @@ static void print_csv(const pp_model *m, const pp_cluster *c, const pp_plan_list
                p->train.days, p->train.cost_usd, p->train.energy_kwh, s->etp > 0 ? s->etp : s->tp,
                s->ep_dispatch ? "hierarchical" : "alltoall", s->overlap_ep, s->buf.expandable_segments > 0,
                pp_enum_names(PP_ENUM_OPT_STATES, &(int){0})[s->opt_states], mods,
-               s->precision == PP_PREC_FP8 && s->fp8_param_gather > 0);
+               s->precision == PP_PREC_FP8 && s->fp8_param_gather > 0, s->act_offload_layers);
     }
 }
 

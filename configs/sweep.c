@@ -194,9 +194,10 @@ int pp_sweep_selected(const pp_sweep_opts *o, int i)
 const char *pp_sweep_csv_header(void)
 {
     return "index,status,model,cluster,gpus,global_batch,seq,framework,dp,tp,pp,cp,ep,sp,zero,offload,recompute,"
-           "act_offload_layers,precision,"
+           "precision,"
            "micro_batch,grad_accum,schedule,virtual_stages,mode,peak_bytes,fits,step_s,tokens_per_s,mfu,train_days,"
-           "cost_usd,error,etp,ep_dispatch,overlap_ep,expandable_segments,opt_states,recompute_modules,fp8_param_gather";
+           "cost_usd,error,etp,ep_dispatch,overlap_ep,expandable_segments,opt_states,recompute_modules,fp8_param_gather,"
+           "act_offload_layers";
 }
 
 static const cJSON *path_get(const cJSON *o, const char *a, const char *b)
@@ -253,8 +254,7 @@ static char *csv_row(const cJSON *res, int index)
     csv_num(b, cap, path_get(sc, "global_batch", NULL));
     csv_num(b, cap, plan ? path_get(plan, "strategy", "seq") : path_get(sc, "seq", NULL));
     static const char *const sk[] = {"framework", "dp", "tp", "pp", "cp", "ep", "sp", "zero", "offload", "recompute",
-                                     "act_offload_layers", "precision", "micro_batch", "grad_accum", "schedule",
-                                     "virtual_stages"};
+                                     "precision", "micro_batch", "grad_accum", "schedule", "virtual_stages"};
     for (size_t i = 0; i < sizeof sk / sizeof *sk; i++) csv_num(b, cap, plan ? path_get(plan, "strategy", sk[i]) : NULL);
     csv_num(b, cap, plan ? path_get(plan, "training", "mode") : NULL);
     csv_num(b, cap, plan ? path_get(plan, "memory", "peak_bytes") : NULL);
@@ -268,7 +268,7 @@ static char *csv_row(const cJSON *res, int index)
     csv_str(b, cap, msg ? msg : "", 1); /* the message, always quoted */
     /* added after the message, so earlier columns keep their places */
     static const char *const late[] = {"etp", "ep_dispatch", "overlap_ep", "expandable_segments", "opt_states",
-                                        "recompute_modules", "fp8_param_gather"};
+                                        "recompute_modules", "fp8_param_gather", "act_offload_layers"};
     for (size_t i = 0; i < sizeof late / sizeof *late; i++) csv_num(b, cap, plan ? path_get(plan, "strategy", late[i]) : NULL);
     return b;
 }
