@@ -382,6 +382,33 @@ static void plan_summary(const pp_strategy *s, char *out, size_t cap)
              s->micro_batch, pp_enum_names(PP_ENUM_PRECISION, &n)[s->precision]);
 }
 
+/* Catalog prices of different providers (a hyperscaler's list price beside
+ * a GPU cloud's, a marketplace's) compare the providers as much as the
+ * GPUs: said, with the options to give like-for-like rates. */
+static void mixed_providers(const pp_compare_result *r)
+{
+    const char *first = NULL;
+    int mixed = 0;
+    for (int ci = 0; ci < r->nclusters; ci++) {
+        const pp_compare_cluster *cc = &r->clusters[ci];
+        const pp_gpu *g = &cc->cluster.gpu;
+        if (cc->purchase_usd_per_gpu > 0 || cc->price_usd_per_gpu_hour > 0 || g->price_usd_per_hour <= 0) continue;
+        const char *p = g->price_provider[0] ? g->price_provider : "unknown";
+        if (!first) first = p;
+        else if (strcmp(first, p)) mixed = 1;
+    }
+    if (!mixed) return;
+    printf("  note: these catalog prices come from different providers (");
+    for (int ci = 0, n = 0; ci < r->nclusters; ci++) {
+        const pp_compare_cluster *cc = &r->clusters[ci];
+        const pp_gpu *g = &cc->cluster.gpu;
+        if (cc->purchase_usd_per_gpu > 0 || cc->price_usd_per_gpu_hour > 0 || g->price_usd_per_hour <= 0) continue;
+        printf("%s%s: %s", n++ ? ", " : "", cli_safe(cc->cluster.name), g->price_provider[0] ? cli_safe(g->price_provider) : "unknown");
+    }
+    printf("): the cost ranking compares providers too; give --price-per-gpu-hour CLUSTER=PRICE,... with one "
+           "provider's rates for a like-for-like ranking\n");
+}
+
 static void print_prices(const pp_compare_result *r)
 {
     printf("\nprices (cost = GPU-hours x $/GPU-hour; catalog prices are on-demand list prices, not reserved or spot:\n"
@@ -404,11 +431,13 @@ static void print_prices(const pp_compare_result *r)
                 printf("on-demand $%.2f of %s)\n", g->price_usd_per_hour, cli_safe(g->price_date));
             else printf("has none)\n");
         } else if (g->price_usd_per_hour > 0) {
-            printf("$%.2f/GPU-hour on-demand, catalog price of %s\n", g->price_usd_per_hour, cli_safe(g->price_date));
+            printf("$%.2f/GPU-hour on-demand, catalog price of %s%s%s\n", g->price_usd_per_hour, cli_safe(g->price_date),
+                   g->price_provider[0] ? ", " : "", cli_safe(g->price_provider));
         } else {
             printf("no catalog price: cost unknown (give --price-per-gpu-hour %s=PRICE)\n", cli_safe(cc->cluster.name));
         }
     }
+    mixed_providers(r);
 }
 
 static void print_table(const pp_compare_result *r)

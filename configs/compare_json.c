@@ -44,6 +44,7 @@ static cJSON *cluster_json(const pp_compare_result *r, int ci)
     cJSON_AddNumberToObject(j, "tdp_w", g->tdp_w);
     add_num_or_null(j, "catalog_usd_per_gpu_hour", g->price_usd_per_hour > 0 ? g->price_usd_per_hour : NAN);
     cJSON_AddStringToObject(j, "catalog_price_date", g->price_usd_per_hour > 0 ? g->price_date : "");
+    cJSON_AddStringToObject(j, "catalog_price_provider", g->price_usd_per_hour > 0 ? g->price_provider : "");
     cJSON_AddStringToObject(j, "catalog_source", g->source);
     add_num_or_null(j, "override_usd_per_gpu_hour", cc->price_usd_per_gpu_hour > 0 ? cc->price_usd_per_gpu_hour : NAN);
     add_num_or_null(j, "purchase_usd_per_gpu", cc->purchase_usd_per_gpu > 0 ? cc->purchase_usd_per_gpu : NAN);
@@ -133,7 +134,7 @@ char *pp_compare_to_json(const pp_model *m, const pp_compare_result *r)
                             "where it has no bf16), the same basis for every option; plan.throughput.mfu is over the "
                             "peak of the plan's own precision");
     cJSON_AddStringToObject(j, "price_basis", "catalog prices are on-demand list prices (never reserved or spot) "
-                            "of their price_date; given prices are the user's own");
+                            "of their price_date and catalog_price_provider; given prices are the user's own");
     cJSON *a = cJSON_AddArrayToObject(j, "clusters");
     for (int i = 0; i < r->nclusters; i++) cJSON_AddItemToArray(a, cluster_json(r, i));
     a = cJSON_AddArrayToObject(j, "options");

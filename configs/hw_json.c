@@ -43,7 +43,7 @@ static const double pcie_gb_s[7] = {[3] = 15.75, [4] = 31.5, [5] = 63.0, [6] = 1
 
 static const char *const gpu_keys[] = {
     "name", "aliases", "full_name", "vendor", "source", "mem_gib", "hbm_tb_s", "tflops", "tdp_w",
-    "price_usd_per_gpu_hour", "price_date", "efficiency", "fp8_transpose", "p2p", NULL};
+    "price_usd_per_gpu_hour", "price_date", "price_provider", "efficiency", "fp8_transpose", "p2p", NULL};
 static const char *const eff_keys[] = {"matmul", "attention", "cudnn_attention_speedup", "hbm", "source", NULL};
 static const char *const catalog_keys[] = {"gpus", NULL};
 static const char *const cluster_keys[] = {
@@ -159,6 +159,7 @@ static void read_price(jr_ctx *c, const cJSON *g, const char *path, pp_gpu *out)
                           out->price_date, sizeof out->price_date);
     if (has_date && !valid_date(out->price_date))
         jr_fail(c, path, "price_date", "expected a date YYYY-MM-DD, got \"%s\"", out->price_date);
+    jr_str(c, g, path, "price_provider", 0, out->price_provider, sizeof out->price_provider);
 }
 
 /* One GPU object at `path` (e.g. "$.gpus[3]" or "$.gpu"). */
@@ -550,6 +551,7 @@ static void put_gpu(cJSON *o, const pp_gpu *g, int *ok)
     put_num(o, "tdp_w", g->tdp_w, ok);
     put_num(o, "price_usd_per_gpu_hour", g->price_usd_per_hour, ok);
     put_str(o, "price_date", g->price_date, ok);
+    if (g->price_provider[0]) put_str(o, "price_provider", g->price_provider, ok);
     put_str(o, "source", g->source, ok);
 }
 

@@ -191,6 +191,7 @@ typedef struct pp_gpu {
                                    stages through host memory, and Transformer Engine's TP
                                    overlap, which maps the peers' memory, cannot run) */
     char price_date[16];        /* YYYY-MM-DD */
+    char price_provider[32];    /* whose list price ("CoreWeave", "AWS"); "" unknown */
     char source[PP_TEXT_LEN];
 } pp_gpu;
 

@@ -52,7 +52,7 @@ static const gpu_ref refs[] = {
     {"a100-40g", 40, 1.555, 19.5, 156, 312, 312, 0, 400, 2.74},
     {"a100-80g", 80, 2.039, 19.5, 156, 312, 312, 0, 400, 3.43},
     {"a100-80g-pcie", 80, 1.935, 19.5, 156, 312, 312, 0, 300, 3.67},
-    {"h100-sxm", 80, 3.35, 67, 494.5, 989, 989, 1979, 700, 6.88},
+    {"h100-sxm", 80, 3.35, 67, 494.5, 989, 989, 1979, 700, 6.155},
     {"h100-pcie", 80, 2.0, 51, 378, 756, 756, 1513, 350, 3.29},
     {"h100-nvl", 94, 3.9, 60, 417.5, 835.5, 835.5, 1670.5, 400, 6.98},
     {"h200", 141, 4.8, 67, 494.5, 989, 989, 1979, 700, 6.305},
@@ -105,7 +105,8 @@ Test(gpu_catalog, spot_checks)
     cr_expect_eq(g.peak_flops[PP_PREC_BF16], 989e12);
     cr_expect_eq(g.mem_bytes, 80 * GIB);
     cr_expect_eq(g.mem_bytes, 81920.0 * 1048576.0); /* nvidia-smi: 81920 MiB */
-    cr_expect_str_eq(g.price_date, "2026-11-09");
+    cr_expect_str_eq(g.price_date, "2026-09-20");
+    cr_expect_str_eq(g.price_provider, "CoreWeave"); /* as the H200, B200 and GB200 prices */
     cr_assert_eq(pp_gpu_load("v100-32g", &g, &err), PP_OK);
     cr_expect_eq(g.peak_flops[PP_PREC_BF16], 0, "Volta has no bf16");
 }
