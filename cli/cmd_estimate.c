@@ -109,7 +109,7 @@ static int parse_stage_layers(const char *v, const pp_model *m, pp_strategy *s)
     int n = 0;
     if (!strcmp(v, "deepspeed") || !strcmp(v, "deepspeed+embedding")) {
         pp_error err;
-        if (pp_split_deepspeed(m->layers, s->pp, v[9] == '+', s->stage_layers, &err) == PP_OK) return 0;
+        if (pp_split_deepspeed(m, s, v[9] == '+', s->stage_layers, &err) == PP_OK) return 0;
         return cli_fail(PP_ERR_INPUT, &err);
     }
     const char *p = v;

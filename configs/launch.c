@@ -284,9 +284,16 @@ static void readme_launch(pp__sbuf *b, const pp_cluster *c, const pp_plan *p, co
                            per);
         pp__sb_printf(b, "\n(DeepSpeed v0.14.5; %s)\n", hf ? "training_args.json points the HF Trainer at ds_config.json"
                                                            : "your script builds what the HF Trainer cannot:");
+        /* partition_method "type:X" is a regex on the layers' class names
+         * (pipe/module.py _find_layer_type): HF's blocks are LlamaDecoderLayer
+         * and the like, which "transformer" does not match */
+        int blocks = 0;
+        for (int i = 0; i < s->pp && i < PP_MAX_STAGES; i++) blocks += s->stage_layers[i];
         if (s->pp > 1)
-            pp__sb_printf(b, "  - deepspeed.pipe.PipelineModule(layers, num_stages=%d, partition_method=\"type:transformer\"%s)\n",
-                          s->pp, s->recompute == PP_RECOMPUTE_FULL ? ", activation_checkpoint_interval=1" : "");
+            pp__sb_printf(b, "  - deepspeed.pipe.PipelineModule(layers, num_stages=%d, partition_method=\"type:<block class, "
+                             "e.g. DecoderLayer for LlamaDecoderLayer>\"%s), layers = [embedding, %d blocks, final norm, "
+                             "head]: the split priced is DeepSpeed v0.14.5's of that list\n",
+                          s->pp, s->recompute == PP_RECOMPUTE_FULL ? ", activation_checkpoint_interval=1" : "", blocks);
         if (s->cp > 1)
             pp__sb_printf(b, "  - deepspeed.sequence.layer.DistributedAttention around the attention core, over groups of %d "
                              "consecutive ranks (Ulysses)\n", s->cp);
@@ -359,7 +366,7 @@ static void split_arg(pp__sbuf *b, const pp_model *m, const pp_strategy *s)
 {
     int want[PP_MAX_STAGES];
     for (int e = 0; e <= 1; e++)
-        if (pp_split_deepspeed(m->layers, s->pp, e, want, NULL) == PP_OK &&
+        if (pp_split_deepspeed(m, s, e, want, NULL) == PP_OK &&
             !memcmp(want, s->stage_layers, (size_t)s->pp * sizeof *want)) {
             pp__sb_printf(b, " --stage-layers %s", e ? "deepspeed+embedding" : "deepspeed");
             return;

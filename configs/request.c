@@ -43,7 +43,7 @@ static void read_stage_layers(jr_ctx *c, const cJSON *o, const pp_model *m, pp_s
     if (!v || c->st != PP_OK) return;
     if (cJSON_IsString(v) && (!strcmp(v->valuestring, "deepspeed") || !strcmp(v->valuestring, "deepspeed+embedding"))) {
         pp_error e = {""};
-        if (pp_split_deepspeed(m->layers, s->pp, v->valuestring[9] == '+', s->stage_layers, &e) != PP_OK)
+        if (pp_split_deepspeed(m, s, v->valuestring[9] == '+', s->stage_layers, &e) != PP_OK)
             jr_fail(c, "$", "stage_layers", "%s", e.msg);
         return;
     }

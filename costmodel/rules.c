@@ -607,7 +607,7 @@ static int fw_split_ok(const why *w)
     int want[PP_MAX_STAGES];
     for (int e = 0; e <= (f->split == PP_SPLIT_DEEPSPEED); e++) {
         if (f->split == PP_SPLIT_DEEPSPEED) {
-            if (pp_split_deepspeed(w->x->m->layers, s->pp, e, want, NULL) != PP_OK) continue;
+            if (pp_split_deepspeed(w->x->m, s, e, want, NULL) != PP_OK) continue;
         } else {
             pp__split_default(s->pp, w->x->m->layers, want);
         }

@@ -2,6 +2,8 @@
  * strategy.c — strategy defaults, enum names, and the validity rules that
  * turn a user's degrees into a resolved strategy (or a reason why not).
  */
+#include <math.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -191,19 +193,15 @@ static int ds_lprobe(const double *pref, int n, int p, double b, int *parts)
     return bsum >= pref[n - 1];
 }
 
-/* DeepSpeed PipelineModule's split (runtime/utils.py partition_balanced):
- * bisection on a real-valued bottleneck, then the greedy probe, over the
- * layer specs of Megatron-DeepSpeed's GPTModelPipe: embedding, blocks, final
- * norm, tied head. Blocks weigh 1; the two embedding specs weigh 1 under
- * type:transformer|embedding, 0 under type:transformer. The float search is
- * kept as DeepSpeed does it: 78 blocks over 12 stages give 7 x 11 + 1 ("78/12
- * =6.5 - so the last stage has 1 block, while the rest have 7", bigscience
- * tr11 chronicles-prequel.md), where an even split would give 6 or 7. */
-pp_status pp_split_deepspeed(int layers, int pp, int embedding, int *stage_layers, pp_error *err)
+/* DeepSpeed's PipelineModule split before v0.12.5 (runtime/utils.py
+ * partition_balanced): bisection on a real-valued bottleneck, then the
+ * greedy probe, over embedding, blocks, final norm, tied head. Blocks weigh
+ * 1; the two embedding specs 1 under type:transformer|embedding. The float
+ * search is kept as DeepSpeed did it: 78 blocks over 12 stages give 7 x 11
+ * + 1 ("78/12=6.5 - so the last stage has 1 block, while the rest have 7",
+ * bigscience tr11 chronicles-prequel.md). */
+static void split_2022(int layers, int pp, int embedding, int *stage_layers)
 {
-    if (layers < 1 || layers > PP_MAX_LAYERS || pp < 1 || pp > PP_MAX_STAGES)
-        return pp__fail_field(err, PP_RULE_FW_SPLIT, "stage_layers", "deepspeed", "expected 1..%d stages and 1..%d blocks",
-                              PP_MAX_STAGES, PP_MAX_LAYERS);
     int n = layers + 3, parts[PP_MAX_STAGES + 1];
     double pref[PP_MAX_LAYERS + 3], acc = 0;
     for (int i = 0; i < n; i++) {
@@ -213,24 +211,100 @@ pp_status pp_split_deepspeed(int layers, int pp, int embedding, int *stage_layer
     }
     if (n <= pp) {
         for (int i = 0; i < pp; i++) stage_layers[i] = 0;
-    } else {
-        double lower = acc / pp, upper = acc, eps = 1e-3;
-        while (upper > lower + eps) {
-            double mid = lower + (upper - lower) / 2;
-            if (ds_lprobe(pref, n, pp, mid, parts)) upper = mid;
-            else lower = mid + eps;
-        }
-        ds_lprobe(pref, n, pp, upper, parts);
-        for (int k = 0; k < pp; k++) {
-            int lo = parts[k] > 1 ? parts[k] : 1, hi = parts[k + 1] < layers + 1 ? parts[k + 1] : layers + 1;
-            stage_layers[k] = hi > lo ? hi - lo : 0; /* block specs are items 1..layers */
-        }
+        return;
     }
-    for (int k = 0; k < pp; k++)
-        if (stage_layers[k] < 1)
-            return pp__fail_field(err, PP_RULE_FW_SPLIT, "stage_layers", "deepspeed",
-                                  "stage %d gets no transformer block (%d blocks over %d stages); DeepSpeed refuses such "
-                                  "a split", k, layers, pp);
+    double lower = acc / pp, upper = acc, eps = 1e-3;
+    while (upper > lower + eps) {
+        double mid = lower + (upper - lower) / 2;
+        if (ds_lprobe(pref, n, pp, mid, parts)) upper = mid;
+        else lower = mid + eps;
+    }
+    ds_lprobe(pref, n, pp, upper, parts);
+    for (int k = 0; k < pp; k++) {
+        int lo = parts[k] > 1 ? parts[k] : 1, hi = parts[k + 1] < layers + 1 ? parts[k + 1] : layers + 1;
+        stage_layers[k] = hi > lo ? hi - lo : 0; /* block specs are items 1..layers */
+    }
+}
+
+/* DeepSpeed v0.14.5's partition_balanced (runtime/utils.py, PR #4312): a
+ * dynamic program over prefix sums choosing, for each item count i and part
+ * count j, the last cut k minimising max - min of the parts' weights, later
+ * k on ties (>=); unreachable states carry an infinite cost, as numpy's inf
+ * arithmetic gives them; n <= parts falls back to partition_uniform. parts
+ * gets the p + 1 cut indices. O(n^2 p) on at most PP_MAX_LAYERS + 5 items. */
+static void ds_partition_dp(const double *w, int n, int p, int *parts)
+{
+    if (n <= p) {
+        for (int k = 0; k <= p; k++) parts[k] = k < n ? k : n;
+        return;
+    }
+    int cols = p + 1;
+    double *pre = calloc((size_t)n + 1, sizeof *pre);
+    double *mx = malloc(sizeof *mx * (size_t)(n + 1) * cols), *mn = malloc(sizeof *mn * (size_t)(n + 1) * cols);
+    double *cost = malloc(sizeof *cost * (size_t)(n + 1) * cols);
+    int *pos = calloc((size_t)(n + 1) * cols, sizeof *pos);
+    if (!pre || !mx || !mn || !cost || !pos) { /* out of memory: DeepSpeed's uniform split */
+        for (int k = 0; k <= p; k++) parts[k] = (int)((long long)n * k / p);
+        goto out;
+    }
+    for (int i = 0; i < n; i++) pre[i + 1] = pre[i] + w[i];
+    for (int i = 0; i < (n + 1) * cols; i++) mx[i] = mn[i] = cost[i] = INFINITY;
+    mx[0] = cost[0] = 0;
+    for (int i = 1; i <= n; i++)
+        for (int j = 1; j <= (i < p ? i : p); j++)
+            for (int k = 0; k < i; k++) {
+                double seg = pre[i] - pre[k], hi = fmax(mx[k * cols + j - 1], seg), lo = fmin(mn[k * cols + j - 1], seg);
+                double c = hi - lo; /* inf - finite = inf, as numpy */
+                if (cost[i * cols + j] >= c) cost[i * cols + j] = c, mx[i * cols + j] = hi, mn[i * cols + j] = lo, pos[i * cols + j] = k;
+            }
+    parts[p] = n;
+    for (int j = p; j >= 1; j--) parts[j - 1] = pos[parts[j] * cols + j];
+out:
+    free(pre), free(mx), free(mn), free(cost), free(pos);
+}
+
+static pp_status no_block(int k, int layers, int pp, pp_error *err)
+{
+    return pp__fail_field(err, PP_RULE_FW_SPLIT, "stage_layers", "deepspeed",
+                          "stage %d gets no transformer block (%d blocks over %d stages); DeepSpeed refuses such a split", k,
+                          layers, pp);
+}
+
+static pp_status split_range(int layers, int pp, pp_error *err)
+{
+    if (layers < 1 || layers > PP_MAX_LAYERS || pp < 1 || pp > PP_MAX_STAGES)
+        return pp__fail_field(err, PP_RULE_FW_SPLIT, "stage_layers", "deepspeed", "expected 1..%d stages and 1..%d blocks",
+                              PP_MAX_STAGES, PP_MAX_LAYERS);
+    return PP_OK;
+}
+
+/* v0.14.5: GPTModelPipe's specs (Megatron-DeepSpeed gpt_model.py):
+ * _to_float16, the embedding, the blocks, the final norm, the head (the
+ * tied EmbeddingPipe, or an untied head the regex does not match),
+ * float16_to_fp32 */
+static void split_0145(const pp_model *m, int pp, int embedding, int *stage_layers)
+{
+    int layers = m->layers, n = layers + 5, parts[PP_MAX_STAGES + 1];
+    double w[PP_MAX_LAYERS + 5];
+    for (int i = 0; i < n; i++) {
+        int block = i >= 2 && i < 2 + layers, embed = i == 1, head = i == layers + 3;
+        w[i] = block || (embedding && (embed || (head && m->tied_embeddings)));
+    }
+    ds_partition_dp(w, n, pp, parts);
+    for (int k = 0; k < pp; k++) {
+        int lo = parts[k] > 2 ? parts[k] : 2, hi = parts[k + 1] < layers + 2 ? parts[k + 1] : layers + 2;
+        stage_layers[k] = hi > lo ? hi - lo : 0; /* block specs are items 2..layers + 1 */
+    }
+}
+
+pp_status pp_split_deepspeed(const pp_model *m, const pp_strategy *s, int embedding, int *stage_layers, pp_error *err)
+{
+    pp_status st = split_range(m ? m->layers : 0, s ? s->pp : 0, err);
+    if (st != PP_OK) return st;
+    if (s->buf.ds_split_2022) split_2022(m->layers, s->pp, embedding, stage_layers);
+    else split_0145(m, s->pp, embedding, stage_layers);
+    for (int k = 0; k < s->pp; k++)
+        if (stage_layers[k] < 1) return no_block(k, m->layers, s->pp, err);
     return PP_OK;
 }
 
@@ -248,7 +322,7 @@ static void fill_split(pp_strategy *s, const pp_model *m)
     const pp__fw *f = pp__fw_get(s->framework);
     if (split_given(s) || s->pp < 1 || s->pp > PP_MAX_STAGES || s->pp > m->layers) return;
     s->filled |= PP_FILLED_SPLIT;
-    if (f && f->split == PP_SPLIT_DEEPSPEED && s->pp > 1 && pp_split_deepspeed(m->layers, s->pp, 0, s->stage_layers, NULL) == PP_OK)
+    if (f && f->split == PP_SPLIT_DEEPSPEED && s->pp > 1 && pp_split_deepspeed(m, s, 0, s->stage_layers, NULL) == PP_OK)
         return;
     pp__split_default(s->pp, m->layers, s->stage_layers);
 }

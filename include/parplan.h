@@ -345,6 +345,10 @@ typedef struct pp_buffers {
     double fragmentation;        /* fraction added to dynamic (activation) memory */
     double reserve;              /* bytes of GPU memory never usable */
     double host_reserve;         /* fraction of host RAM kept for the OS and loaders */
+    int ds_split_2022;           /* 1: DeepSpeed's PipelineModule split as before v0.12.5
+                                    (bisection + greedy probe; PR #4312 replaced it by a
+                                    dynamic program): BigScience's 2022 runs. For published
+                                    runs of that era only; default 0 (v0.14.5) */
     int zero3_per_tensor;        /* 1: DeepSpeed ZeRO-3 as before v0.4 (PR #1188, June
                                     2021): one all-gather per parameter tensor, each
                                     after a host sync (issue #1069). For predicting
@@ -515,13 +519,17 @@ PP_API pp_status pp_rules_check(const pp_model *m, const pp_cluster *c, const pp
  * (1: selective recomputation of modules beyond the attention core).
  * For tables and quick filters; pp_rules_check is the authority. */
 PP_API int pp_framework_supports(pp_framework f, const char *dim, int value);
-/* The split DeepSpeed's PipelineModule makes (Megatron-DeepSpeed):
- * partition_method "type:transformer" (embedding = 0) or
- * "type:transformer|embedding" (embedding = 1: the input embedding and the
- * tied/untied head each weigh one block). Fills blocks per stage into
- * stage_layers[0..pp-1] (nothing beyond); PP_ERR_INPUT when a stage would
- * get no block. */
-PP_API pp_status pp_split_deepspeed(int layers, int pp, int embedding, int *stage_layers, pp_error *err);
+/* The split the DeepSpeed of s makes (s->pp stages; v0.14.5's PipelineModule,
+ * or the 2022 one with s->buf.ds_split_2022) of m's layer specs as
+ * Megatron-DeepSpeed's GPTModelPipe lists them (the 16-bit cast, the
+ * embedding, the blocks, the final norm, the head, the fp32 cast):
+ * partition_method "type:transformer" (embedding = 0: blocks weigh 1) or
+ * "type:transformer|embedding" (embedding = 1: the embedding too, and the
+ * head when tied, which is then an EmbeddingPipe). Fills blocks per stage
+ * into stage_layers[0..pp-1] (nothing beyond); PP_ERR_INPUT when a stage
+ * would get no block. */
+PP_API pp_status pp_split_deepspeed(const pp_model *m, const pp_strategy *s, int embedding, int *stage_layers,
+                                    pp_error *err);
 
 PP_API const char *pp_offload_name(pp_offload o);
 PP_API const char *pp_recompute_name(pp_recompute r);

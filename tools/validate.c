@@ -233,7 +233,8 @@ static int bloom_setup(const row *r, scenario *sc)
 {
     pp_error err;
     int embed = strstr(r->f[C_NOTES], "Rebalancing layers") || strstr(r->f[C_NOTES], "type:transformer|embed");
-    if (pp_split_deepspeed(sc->model.layers, sc->s.pp, embed, sc->s.stage_layers, &err) != PP_OK) {
+    sc->s.buf.ds_split_2022 = 1; /* BigScience's DeepSpeed of 2022 */
+    if (pp_split_deepspeed(&sc->model, &sc->s, embed, sc->s.stage_layers, &err) != PP_OK) {
         snprintf(sc->note, sizeof sc->note, "%s", err.msg);
         return 0;
     }

@@ -703,9 +703,8 @@ Test(cli_estimate, bad_stage_layers)
     expect_bad(cli(EST, "--pp", "2", "--stage-layers", "16", NULL), "--stage-layers", "expected 2 counts");
     expect_bad(cli(EST, "--pp", "2", "--stage-layers", "16,x", NULL), "--stage-layers", "'16,x'");
     expect_bad(cli(EST, "--pp", "2", "--stage-layers", "10,10", NULL), "--stage-layers", "sum to 20");
-    /* DeepSpeed's split leaves a stage without blocks: DeepSpeed refuses it */
-    expect_bad(cli(EST, "--pp", "30", "--stage-layers", "deepspeed", NULL), "--stage-layers deepspeed",
-               "no transformer block");
+    /* (DeepSpeed v0.14.5's split gives every stage a block whenever pp <= blocks:
+     * tests/planner/test_partition.c; the 2022 split could leave one empty) */
 }
 
 Test(cli_estimate, unknown_option_with_suggestion)

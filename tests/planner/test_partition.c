@@ -374,33 +374,43 @@ static void ds_reference(int layers, int p, int embed, int *stage_layers)
     }
 }
 
-Test(partition, deepspeed_split_published_cases)
+/* The 2022 DeepSpeed of BigScience's runs (buf.ds_split_2022). */
+static pp_status split_2022(int layers, int pp, int embed, int *out, pp_error *err)
+{
+    pp_model m = {0};
+    pp_strategy s;
+    pp_strategy_default(&s);
+    m.layers = layers, m.tied_embeddings = 1, s.pp = pp, s.buf.ds_split_2022 = 1;
+    return pp_split_deepspeed(&m, &s, embed, out, err);
+}
+
+Test(partition, deepspeed_2022_split_published_cases)
 {
     int s[PP_MAX_STAGES];
     pp_error err;
     /* "78/12=6.5 - so the last stage has 1 block, while the rest have 7"
      * (bigscience tr11 chronicles-prequel.md, type:transformer) */
-    cr_assert_eq(pp_split_deepspeed(78, 12, 0, s, &err), PP_OK);
+    cr_assert_eq(split_2022(78, 12, 0, s, &err), PP_OK);
     for (int i = 0; i < 11; i++) cr_expect_eq(s[i], 7);
     cr_expect_eq(s[11], 1);
     /* BLOOM-176B: 70 blocks + 2 embedding slots = 72 = 12 x 6
      * (tr11-176B-ml.slurm, --pp-partition-method 'type:transformer|embedding') */
-    cr_assert_eq(pp_split_deepspeed(70, 12, 1, s, &err), PP_OK);
+    cr_assert_eq(split_2022(70, 12, 1, s, &err), PP_OK);
     cr_expect(s[0] == 5 && s[11] == 5);
     for (int i = 1; i < 11; i++) cr_expect_eq(s[i], 6);
     /* DeepSpeed needs a block on every stage */
-    cr_expect_eq(pp_split_deepspeed(78, 48, 0, s, &err), PP_ERR_INPUT);
+    cr_expect_eq(split_2022(78, 48, 0, s, &err), PP_ERR_INPUT);
     cr_expect(strstr(err.msg, "no transformer block") != NULL, "%s", err.msg);
 }
 
-Test(partition, deepspeed_split_equals_partition_balanced)
+Test(partition, deepspeed_2022_split_equals_partition_balanced)
 {
     int a[PP_MAX_STAGES], b[PP_MAX_STAGES], checked = 0;
     pp_error err;
     for (int embed = 0; embed <= 1; embed++)
         for (int p = 1; p <= 16; p++)
             for (int layers = 1; layers <= 130; layers++) {
-                if (pp_split_deepspeed(layers, p, embed, a, &err) != PP_OK) continue;
+                if (split_2022(layers, p, embed, a, &err) != PP_OK) continue;
                 ds_reference(layers, p, embed, b);
                 for (int k = 0; k < p; k++)
                     cr_assert_eq(a[k], b[k], "%d blocks, %d stages, embedding %d: stage %d has %d, DeepSpeed %d",
@@ -408,4 +418,77 @@ Test(partition, deepspeed_split_equals_partition_balanced)
                 checked++;
             }
     cr_expect_gt(checked, 2500, "only %d splits were valid", checked);
+}
+
+/* DeepSpeed v0.14.5 (partition_balanced's dynamic program, PR #4312) on
+ * Megatron-DeepSpeed's GPTModelPipe specs, as the red team's line-by-line
+ * Python port of v0.14.5 computed them (research/rt4.md, dssplit.py). */
+Test(partition, deepspeed_v0145_split_cases)
+{
+    static const struct { int layers, tied, pp, embed; int want[16]; } c[] = {
+        {70, 1, 16, 0, {5, 5, 5, 5, 5, 5, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4}},           /* bloom-176b */
+        {105, 1, 8, 0, {14, 13, 13, 13, 13, 13, 13, 13}},                              /* korthikanti-530b */
+        {80, 0, 8, 1, {10, 10, 10, 10, 10, 10, 10, 10}},                               /* llama2-70b, untied head */
+        {80, 0, 12, 0, {7, 7, 7, 7, 7, 7, 7, 7, 6, 6, 6, 6}},                          /* llama2-70b */
+    };
+    for (size_t i = 0; i < sizeof c / sizeof *c; i++) {
+        pp_model m = {0};
+        pp_strategy s;
+        pp_strategy_default(&s);
+        m.layers = c[i].layers, m.tied_embeddings = c[i].tied, s.pp = c[i].pp;
+        int got[PP_MAX_STAGES];
+        pp_error err = {""};
+        cr_assert_eq(pp_split_deepspeed(&m, &s, c[i].embed, got, &err), PP_OK, "case %zu: %s", i, err.msg);
+        for (int k = 0; k < c[i].pp; k++) cr_expect_eq(got[k], c[i].want[k], "case %zu stage %d", i, k);
+    }
+}
+
+/* Law: v0.14.5's split minimises max - min of the parts' weights over the
+ * specs (blocks 1, embedding and tied head 1 under +embedding, the casts
+ * and the norm 0): brute force over every cut of small cases finds no
+ * smaller spread. */
+static int best_spread(const int *w, int n, int p, int at, int used, int lo, int hi)
+{
+    if (used == p - 1) {
+        int seg = 0;
+        for (int i = at; i < n; i++) seg += w[i];
+        lo = seg < lo ? seg : lo, hi = seg > hi ? seg : hi;
+        return hi - lo;
+    }
+    int best = 1 << 30, seg = 0;
+    for (int e = at; e < n - (p - 1 - used); e++) { /* part = at..e */
+        seg += w[e];
+        int r = best_spread(w, n, p, e + 1, used + 1, seg < lo ? seg : lo, seg > hi ? seg : hi);
+        if (r < best) best = r;
+    }
+    return best;
+}
+
+Test(partition, deepspeed_v0145_split_minimises_the_spread)
+{
+    int checked = 0;
+    for (int tied = 0; tied <= 1; tied++)
+        for (int embed = 0; embed <= 1; embed++)
+            for (int p = 2; p <= 5; p++)
+                for (int layers = p; layers <= 14; layers++) {
+                    pp_model m = {0};
+                    pp_strategy s;
+                    pp_strategy_default(&s);
+                    m.layers = layers, m.tied_embeddings = tied, s.pp = p;
+                    int got[PP_MAX_STAGES], w[PP_MAX_LAYERS + 5], n = layers + 5;
+                    pp_error err = {""};
+                    if (pp_split_deepspeed(&m, &s, embed, got, &err) != PP_OK) continue;
+                    for (int i = 0; i < n; i++)
+                        w[i] = (i >= 2 && i < 2 + layers) || (embed && (i == 1 || (tied && i == layers + 3)));
+                    /* the split's spread: stage k holds its blocks, stage 0 the embedding, the last the head */
+                    int lo = 1 << 30, hi = 0;
+                    for (int k = 0; k < p; k++) {
+                        int wk = got[k] + (k == 0 ? w[1] : 0) + (k == p - 1 ? w[layers + 3] : 0);
+                        lo = wk < lo ? wk : lo, hi = wk > hi ? wk : hi;
+                    }
+                    cr_expect_eq(hi - lo, best_spread(w, n, p, 0, 0, 1 << 30, 0),
+                                 "%d blocks, %d stages, embed %d, tied %d", layers, p, embed, tied);
+                    checked++;
+                }
+    cr_expect_gt(checked, 150, "%d cases", checked);
 }
