@@ -209,6 +209,7 @@ static void add_zero(cJSON *root, const pp_strategy *s, const pp_deepspeed_opts 
         add_num(z, "stage3_prefetch_bucket_size", floor(s->buf.prefetch_bucket));
         add_num(z, "stage3_param_persistence_threshold", floor(s->buf.param_persistence));
         add_num(z, "stage3_max_live_parameters", floor(s->buf.max_live_params));
+        add_num(z, "sub_group_size", floor(s->buf.sub_group_size)); /* what the step's fp32 gradient copy is priced by */
         add_num(z, "stage3_max_reuse_distance", PP_DS_MAX_REUSE_DISTANCE);
         add_bool(z, "stage3_gather_16bit_weights_on_model_save", o->gather_16bit_on_save);
     }

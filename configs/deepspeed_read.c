@@ -405,7 +405,7 @@ typedef struct ds_zero {
     int stage;
     int overlap_comm;       /* after the stage default */
     int overlap_given;
-    double reduce_bucket, allgather_bucket, prefetch, persistence, max_live;
+    double reduce_bucket, allgather_bucket, prefetch, persistence, max_live, sub_group;
     int reduce_given, allgather_given, stage3_given;
     ds_device opt_dev, par_dev;
     int pin_memory;
@@ -557,10 +557,11 @@ static void read_zero(ds_reader *r, const cJSON *root, ds_zero *zo)
                                         "mics_hierarchical_params_gather", "memory_efficient_linear",
                                         "pipeline_loading_checkpoint", "override_module_apply", NULL};
     for (int i = 0; bools[i]; i++) zbool(r, z, P, bools[i], 0, NULL);
-    static const char *const counts[] = {"sub_group_size", "zero_hpz_partition_size", "stage3_model_persistence_threshold",
+    static const char *const counts[] = {"zero_hpz_partition_size", "stage3_model_persistence_threshold",
                                          "model_persistence_threshold", "stage3_max_reuse_distance",
                                          "max_reuse_distance", NULL};
     for (int i = 0; counts[i]; i++) zcount(r, z, P, counts[i], 0, NULL);
+    zo->sub_group = zcount(r, z, P, "sub_group_size", 1e9, NULL);
     zo->reduce_bucket = zcount(r, z, P, "reduce_bucket_size", 5e8, &zo->reduce_given);
     zo->allgather_bucket = zcount(r, z, P, "allgather_bucket_size", 5e8, &zo->allgather_given);
     int g1, g2, g3;
@@ -1037,6 +1038,7 @@ static void fill(ds_reader *r, const cJSON *root, const pp_cluster *c, pp_strate
     s->buf.prefetch_bucket = zo.prefetch;
     s->buf.param_persistence = zo.persistence;
     s->buf.max_live_params = zo.max_live;
+    s->buf.sub_group_size = zo.sub_group;
     if (zo.stage3_given && s->zero != 3)
         warn(r, "zero_optimization", "stage3_prefetch_bucket_size", "stage3_* keys are used only at stage 3");
     o->pin_memory = zo.pin_memory;

@@ -24,7 +24,29 @@ typedef struct act_dims {
                      SiLU's output where PyTorch code runs it unfused, else 0 */
     double norm;  /* bytes a hidden unit each norm keeps: its 16-bit input, or (eager
                      RMSNorm) an fp32 copy of it and the normalised 16-bit tensor */
+    unsigned keep; /* KEEP_*: the GEMM inputs saved for the backward */
 } act_dims;
+
+/* A linear's input is saved for its weight's gradient only: PyTorch's
+ * autograd saves nothing that only the gradient of an input that needs none
+ * would use (tools/autograd/gen_variable_type.py, guard_for). Under LoRA
+ * and QLoRA the base weights are frozen, so an input is kept only when an
+ * adapter's lora_A reads it (without adapter dropout: with it lora_A keeps
+ * the dropped copy, finetune.c). FlashAttention keeps the projection's
+ * input (its output O) for its own backward. */
+enum { KEEP_QKV_IN = 1, KEEP_O_IN = 2, KEEP_MLP_IN = 4, KEEP_DOWN_IN = 8, KEEP_ALL = 15 };
+
+static unsigned kept_inputs(const pp_strategy *s)
+{
+    const pp_finetune *f = &s->ft;
+    if (f->mode == PP_MODE_FULL) return KEEP_ALL;
+    unsigned t = f->lora_dropout > 0 ? 0 : f->lora_targets, k = 0;
+    if (t & (PP_LORA_Q | PP_LORA_K | PP_LORA_V)) k |= KEEP_QKV_IN;
+    if (t & PP_LORA_O) k |= KEEP_O_IN;
+    if (t & (PP_LORA_GATE | PP_LORA_UP)) k |= KEEP_MLP_IN;
+    if (t & PP_LORA_DOWN) k |= KEEP_DOWN_IN;
+    return k;
+}
 
 double pp__act_bytes(const pp_strategy *s) { return s->precision == PP_PREC_FP32 ? 4.0 : 2.0; }
 
@@ -59,8 +81,11 @@ static act_dims dims(const pp_model *m, const pp_strategy *s)
      * and the rsqrt product keep the fp32 copy, weight * x.to(input dtype)
      * the normalised tensor: in the activation dtype, or fp32 under AMP,
      * whose residual stream is fp32 (the embedding's fp32 weights) */
-    int amp = f && f->weights == PP_W_AMP;
+    int amp = f && f->weights == PP_W_AMP && s->ft.mode == PP_MODE_FULL; /* LoRA's base is 16-bit */
     d.norm = m->norm == PP_NORM_RMSNORM && f && f->eager_rmsnorm ? 4 + (amp ? 4 : d.ab) : d.ab;
+    /* a frozen norm's weight * x keeps no x: the fp32 copy (for pow) alone */
+    if (s->ft.mode != PP_MODE_FULL && m->norm == PP_NORM_RMSNORM && f && f->eager_rmsnorm) d.norm = 4;
+    d.keep = kept_inputs(s);
     return d;
 }
 
@@ -84,7 +109,8 @@ static double attn_act(const pp_model *m, const act_dims *d, unsigned rc, int fl
         k = v = m->kv_heads * hd;
     }
     int mla = m->mla.kv_lora_rank > 0;
-    double repl = (d->drop ? d->tok * d->h : 0) + latent, qkv_in = d->gin * d->tok * d->h / d->gin_rep; /* mask; QKV input */
+    double repl = (d->drop ? d->tok * d->h : 0) + latent; /* mask */
+    double qkv_in = d->keep & KEEP_QKV_IN ? d->gin * d->tok * d->h / d->gin_rep : 0; /* QKV input */
     /* MLA: the q and kv down (or q) projections share the normed input;
      * under fp8 each keeps its own FP8 cast of it */
     if (mla && d->gin < d->ab) qkv_in *= 2;
@@ -93,6 +119,7 @@ static double attn_act(const pp_model *m, const act_dims *d, unsigned rc, int fl
      * that input; under fp8 Transformer Engine keeps its 1-byte cast too,
      * unless the projection keeps the 16-bit input itself (proj_orig) */
     double oin = d->proj_orig ? d->ab : flash ? d->ab + (d->gin < d->ab ? d->gin : 0) : d->gin;
+    if (!(d->keep & KEEP_O_IN)) oin = flash ? d->ab : 0; /* a frozen projection: only what attention keeps */
     double qkv = mla && (rc & PP_RC_MLA_UP_PROJ) ? 0 : d->ab * d->tok * (q + k + v);
     double split = qkv + oin * d->tok * o; /* Q, K, V, projection input */
     double core = 0;
@@ -111,7 +138,8 @@ static double attn_act(const pp_model *m, const act_dims *d, unsigned rc, int fl
  * gated where PyTorch code keeps the SiLU's output too (glu). */
 static double mlp_inner(const pp_model *m, const act_dims *d, double tok, double f)
 {
-    return ((m->gated_mlp ? 2.0 : 1.0) * d->ab + d->glu + d->gin) * tok * f;
+    double down_in = d->keep & KEEP_DOWN_IN ? d->gin : 0; /* the activation's output */
+    return ((m->gated_mlp ? 2.0 : 1.0) * d->ab + d->glu + down_in) * tok * f;
 }
 
 /* The MLP's saved tensors. rc (PP_RC_*): mlp recomputes a dense block's
@@ -125,7 +153,8 @@ static double mlp_act(const pp_model *m, const act_dims *d, int kind, unsigned r
     if (kind != PP_BLOCK_MOE)
         /* the dropout mask belongs to the bias-dropout-add after the MLP
          * (mlp_bda), outside the checkpoint (transformer_layer.py) */
-        return mask / d->rep + (rc & PP_RC_MLP ? 0 : d->gin * d->tok * d->h / d->gin_rep + mlp_inner(m, d, d->tok, m->ffn) / d->t);
+        return mask / d->rep + (rc & PP_RC_MLP ? 0 : (d->keep & KEEP_MLP_IN ? d->gin * d->tok * d->h / d->gin_rep : 0) +
+                                                         mlp_inner(m, d, d->tok, m->ffn) / d->t);
     double cf = m->capacity_factor > 0 ? m->capacity_factor : 1.0;
     double routed = m->topk * cf; /* token copies per token after dispatch */
     double router = 4 * d->tok * m->experts; /* fp32 router logits */

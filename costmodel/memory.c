@@ -365,6 +365,10 @@ static states model_states(const pp_model *m, const pp_strategy *s, const pp_gpu
     /* adapters: fp32 under PEFT's default autocast; 16-bit in QLoRA's recipe
      * (qlora.py casts LoRA modules to bf16); their optimizer needs no master */
     double la = s->ft.mode == PP_MODE_QLORA ? 2 : 4;
+    /* torch's optimizers keep their states in the parameter's dtype
+     * (zeros_like(p)): bf16 adapters, bf16 states; bitsandbytes' 8-bit Adam
+     * and HF's Adafactor keep their own */
+    if (la == 2 && s->optimizer != PP_OPT_ADAM8BIT && s->optimizer != PP_OPT_ADAFACTOR) k_lora *= 0.5;
     /* under fp8 the embedding and the output layer stay 16-bit: Transformer
      * Engine quantises the blocks' GEMM weights only */
     double edge = s->precision == PP_PREC_FP8 && fw->weights == PP_W_MASTER16 ? sp->embed + sp->head : 0;
@@ -390,10 +394,22 @@ static states model_states(const pp_model *m, const pp_strategy *s, const pp_gpu
     double opt_elems = (zs >= 1 ? f : 1) * sp->trainable;
     st.opt_temp = 0;
     if (fw->opt_temp == PP_OPT_TEMP_FOREACH)
-        st.opt_temp = 4.0 * opt_elems + (s->ft.mode != PP_MODE_FULL ? sp->lora * 4.0 : 0);
+        st.opt_temp = 4.0 * opt_elems + (s->ft.mode != PP_MODE_FULL ? sp->lora * la : 0); /* foreach's, in their dtype */
     if (fw->opt_temp == PP_OPT_TEMP_DEEPSPEED) {
         st.opt_temp = s->precision == PP_PREC_FP32 ? 0 : 4.0 * opt_elems; /* fp32 grads */
         if (zs == 1) st.opt_temp += 2.0 * f * train;                       /* the averaged 16-bit partition */
+        /* ZeRO-3 (stage3.py, v0.14.5): the 16-bit gradient partition is one
+         * flat buffer allocated at start-up and kept all run
+         * (grad_partitions_flat_buffer, gradient_accumulation_dtype); the
+         * step copies a sub-group's gradients to fp32 at a time
+         * (_prepare_fp32_grad_for_sub_group: the flattened 16-bit copy, then
+         * .to(fp32)), sub_group_size elements at most. DeepSpeed before v0.4
+         * (zero3_per_tensor) had neither: sub_group_size 1e12, no flat buffer */
+        if (zs == 3 && pp__ds_wrapper_of(s) == PP_DS_ZERO && !s->buf.zero3_per_tensor) {
+            st.grads_persist = st.grads;
+            double sg = fmin(opt_elems, s->buf.sub_group_size > 0 ? s->buf.sub_group_size : opt_elems);
+            st.opt_temp = s->precision == PP_PREC_FP32 ? 0 : (4.0 + pp__grad_bytes(s)) * sg;
+        }
     }
     /* Megatron's optimizer takes its fp32 .grad from main_grad with .float()
      * (optimizer.py _copy_model_grads_to_main_grads; distrib_optimizer.py,

@@ -132,6 +132,7 @@ void pp_buffers_default(pp_buffers *b)
     b->allgather_bucket = 0;
     b->prefetch_bucket = 5e7;
     b->max_live_params = 1e9;
+    b->sub_group_size = 1e9; /* DeepSpeed zero/config.py sub_group_size default */
     b->param_persistence = 1e5;
     b->cuda_context = PP_COST_CUDA_CONTEXT;
     b->fragmentation = PP_COST_FRAGMENTATION;

@@ -340,6 +340,8 @@ typedef struct pp_buffers {
     double allgather_bucket;     /* elements; zero_optimization.allgather_bucket_size */
     double prefetch_bucket;      /* elements; stage3_prefetch_bucket_size */
     double max_live_params;      /* elements; stage3_max_live_parameters */
+    double sub_group_size;       /* elements; zero_optimization.sub_group_size: ZeRO-3's
+                                    optimizer steps its partition in sub-groups this large */
     double param_persistence;    /* elements; stage3_param_persistence_threshold */
     double cuda_context;         /* bytes: CUDA context, kernels, cuBLAS workspace */
     double fragmentation;        /* fraction added to dynamic (activation) memory */

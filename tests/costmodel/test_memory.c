@@ -159,6 +159,35 @@ Test(memory, gqa_and_gated_mlp_hand_count)
     cr_expect_float_eq(pp__block_act_bytes(&m, &s, PP_BLOCK_DENSE, PP_RECOMPUTE_NONE), got, 1);
 }
 
+/* LoRA and QLoRA freeze the base: autograd keeps a linear's input only
+ * for its weight's gradient (gen_variable_type.py guard_for), so a frozen
+ * linear without an adapter keeps none, and a frozen eager RMSNorm keeps its
+ * fp32 copy (pow) but not the normalised tensor (weight * x). HF Llama-3-8B,
+ * 4096 tokens, PEFT's default adapters on q and v, per token (red team rt3,
+ * by hand): norms 2 x 4h, QKV input 2h (lora_A of q, v), Q 2h, K V 2 x 2kv,
+ * O 2h + LSE 4 x 32, MLP input 0, gate and up 2 x 2f, SiLU out 2f, down
+ * input 0 = 147,584 bytes (+64 for the adapters' r-wide outputs). */
+Test(memory, frozen_base_keeps_only_what_adapters_and_input_gradients_need)
+{
+    pp_model m = gpt(4, 4096, 32, 128256, 4096);
+    m.kv_heads = 8, m.ffn = 14336, m.gated_mlp = 1, m.dropout = 0, m.norm = PP_NORM_RMSNORM;
+    pp_strategy s = strat(1, 0, PP_RECOMPUTE_NONE);
+    s.framework = PP_FW_PYTORCH, s.attention = PP_ATTN_FLASH, s.seq = 4096;
+    double h = 4096, kv = 1024, f = 14336, tok = 4096;
+    double full = 2 * 8 * h + 2 * h + 2 * h + 4 * kv + 2 * h + 4 * 32 + 2 * h + 8 * f; /* AMP norms: 8h */
+    cr_expect_float_eq(pp__block_act_bytes(&m, &s, PP_BLOCK_DENSE, PP_RECOMPUTE_NONE), full * tok, 1);
+    s.ft.mode = PP_MODE_LORA, s.ft.lora_rank = 16, s.ft.lora_targets = PP_LORA_Q | PP_LORA_V;
+    double qv = 2 * 4 * h + 2 * h + 2 * h + 4 * kv + 2 * h + 4 * 32 + 6 * f;
+    cr_expect_float_eq(qv, 147584.0, 0.5);
+    cr_expect_float_eq(pp__block_act_bytes(&m, &s, PP_BLOCK_DENSE, PP_RECOMPUTE_NONE), qv * tok, 1);
+    /* every linear adapted: their inputs are kept again (MLP input 2h, down input 2f) */
+    s.ft.lora_targets = PP_LORA_ALL_LINEAR;
+    cr_expect_float_eq(pp__block_act_bytes(&m, &s, PP_BLOCK_DENSE, PP_RECOMPUTE_NONE), (qv + 2 * h + 2 * f) * tok, 1);
+    /* with adapter dropout lora_A keeps the dropped copy (finetune.c), not the input */
+    s.ft.lora_targets = PP_LORA_Q | PP_LORA_V, s.ft.lora_dropout = 0.05;
+    cr_expect_float_eq(pp__block_act_bytes(&m, &s, PP_BLOCK_DENSE, PP_RECOMPUTE_NONE), (qv - 2 * h) * tok, 1);
+}
+
 /* ---- ZeRO Table 1: model states per GPU, GB (1e9), mixed precision Adam */
 
 static double states_gb(const pp_plan *p)
@@ -902,4 +931,35 @@ Test(memory, mla_fp8_keeps_two_casts_of_the_normed_input)
         double want = (p ? 2 * 1.0 : 1 * 2.0) * h * tok;
         cr_expect(fabs(got - want) < 1, "%s: %.0f, by hand %.0f", p ? "fp8" : "bf16", got, want);
     }
+}
+
+/* DeepSpeed ZeRO-3 (v0.14.5 stage3.py): the 16-bit gradient partition is a
+ * flat buffer kept all run (grad_partitions_flat_buffer), so it is in the
+ * forward/backward moment even without accumulation; the step makes fp32
+ * gradients one sub-group at a time (_prepare_fp32_grad_for_sub_group: a
+ * 16-bit flatten, then .to(fp32)), 6 bytes x min(shard, sub_group_size).
+ * Llama-3-70B on 24 A100s: shard = params / 24 elements (red team rt3). */
+Test(memory, deepspeed_zero3_grad_partition_and_sub_groups)
+{
+    pp_model m = fx_model("llama3-70b");
+    pp_cluster c = fx_cluster("dgx-a100-80g", 0, 24);
+    pp_strategy s;
+    pp_strategy_default(&s);
+    s.framework = PP_FW_DEEPSPEED, s.dp = 24, s.zero = 3, s.recompute = PP_RECOMPUTE_FULL;
+    s.seq = 4096, s.micro_batch = 1, s.global_batch = 24;
+    pp_plan p;
+    pp_error err = {""};
+    cr_assert_eq(pp_estimate(&m, &c, &s, &p, &err), PP_OK, "%s", err.msg);
+    const pp_stage_mem *st = &p.memory.stages[0];
+    pp_param_counts pc;
+    pp_model_param_counts(&m, &pc);
+    double shard = pc.total / 24;
+    cr_expect_float_eq(st->grads_persistent_bytes, 2 * shard, 1e-6 * shard);
+    cr_expect_float_eq(st->opt_temp_bytes, 6 * 1e9, 1); /* shard 2.94e9 > one 1e9 sub-group */
+    cr_expect_eq(st->peak_phase, PP_PHASE_FWD_BWD, "the gradient buffer is there in the forward");
+    cr_expect_geq(st->phase_bytes[PP_PHASE_FWD_BWD] - st->params_bytes - st->optimizer_bytes, 2 * shard);
+    /* a smaller sub_group_size, a smaller step temporary */
+    s.buf.sub_group_size = 1e8;
+    cr_assert_eq(pp_estimate(&m, &c, &s, &p, &err), PP_OK, "%s", err.msg);
+    cr_expect_float_eq(p.memory.stages[0].opt_temp_bytes, 6 * 1e8, 1);
 }
