@@ -359,6 +359,26 @@ static void uncovered(const pp__ucover *cov, const pp__ukey *k, const pp_strateg
              pp_framework_name(s->framework), u->peak_bytes.group);
 }
 
+/* A training mode no published run measured (LoRA, QLoRA): its memory has
+ * mechanisms of its own (frozen weights, quantised storage, the frameworks'
+ * casts), so it borrows no family's interval but the widest any memory
+ * group of the validated runs has. */
+static void widest_memory(const pp__ugroup *tab, int n, int mode, double x, pp_interval *out)
+{
+    double lo = 1, hi = 1;
+    int rows = 0, nm;
+    for (int i = 0; i < n; i++)
+        if (tab[i].what == PP__U_MEM) {
+            lo = fmin(lo, tab[i].lo), hi = fmax(hi, tab[i].hi);
+            rows = tab[i].rows > rows ? tab[i].rows : rows;
+        }
+    if (!rows) return;
+    out->ratio_lo = lo, out->ratio_hi = hi, out->rows = rows;
+    out->lo = fmin(out->lo, x * lo), out->hi = fmax(out->hi, x * hi);
+    snprintf(out->group, sizeof out->group, "the widest of the published memory groups (no published %s run)",
+             pp_enum_names(PP_ENUM_MODE, &nm)[mode]);
+}
+
 void pp__uncertainty_with(const pp__ugroup *tab, int n, const pp__ucover *cov, const pp_cluster *c, const pp_plan *p,
                           pp_uncertainty *out)
 {
@@ -368,6 +388,8 @@ void pp__uncertainty_with(const pp__ugroup *tab, int n, const pp__ucover *cov, c
     pp__ukey_of(c, &p->strategy, &k);
     interval(tab, n, PP__U_STEP, &k, p->time.step_s, &out->step_s);
     interval(tab, n, PP__U_MEM, &k, p->memory.peak_bytes, &out->peak_bytes);
+    if (cov && !(cov->modes & bit(p->strategy.ft.mode)))
+        widest_memory(tab, n, p->strategy.ft.mode, p->memory.peak_bytes, &out->peak_bytes);
     double usable_bytes = p->memory.gpu_bytes;
     if (!p->memory.host_fits || !p->memory.nvme_fits || out->peak_bytes.lo > usable_bytes) out->fit = PP_FIT_NO;
     else if (out->peak_bytes.hi > usable_bytes) out->fit = PP_FIT_TIGHT;

@@ -175,7 +175,10 @@ static void print_doc(const pp__resid *rows, int n, const pp__ugroup *g, int ng)
            "group's name goes with the interval (`step_group`, `peak_group`), and a plan's `notes` name each\n"
            "of its mechanisms that no validated run has (a GPU family, framework, ZeRO stage, scale,\n"
            "attention kind, precision, fine-tuning mode, offload, expert or context parallelism), e.g.\n"
-           "\"RTX-4090: no published run; constants are estimates\". Peak memory: `fit` is `fits` when the\n"
+           "\"RTX-4090: no published run; constants are estimates\". A fine-tuning mode no validated run has\n"
+           "(LoRA, QLoRA) borrows no family's memory interval: its peak gets the widest bounds of any memory\n"
+           "group, since frozen weights, quantised storage and the frameworks' casts are mechanisms of its\n"
+           "own. Peak memory: `fit` is `fits` when the\n"
            "interval's top is within the usable memory, `tight` when the interval crosses it, `does not fit`\n"
            "when even its bottom is above it; `plan` ranks tight plans after those that fit.\n\n",
            pp__min_rows(PP_INTERVAL_LEVEL));
