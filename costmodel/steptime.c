@@ -3,9 +3,10 @@
  *   step = m * t_mb(slowest stage) + bubble + exposed DP/ZeRO communication
  *          + optimizer update + exposed offload traffic,
  * where t_mb is one micro-batch's forward + backward on a stage, with its
- * recomputation and exposed TP/CP/EP/PP communication. Bubble: (p-1) t_mb
- * for 1F1B and GPipe, (p-1)/v t_mb interleaved (Narayanan et al. 2021 Sec.
- * 2.2), taken on the slowest stage because stages may be uneven.
+ * recomputation and exposed TP/CP/EP/PP communication. Bubble: the other
+ * stages' t_mb summed, (p-1) t_mb for even stages under 1F1B and GPipe, 1/v
+ * of it interleaved (Narayanan et al. 2021 Sec. 2.2): fill and drain pass
+ * once through each stage but the slowest.
  */
 #include <math.h>
 #include <string.h>
@@ -846,7 +847,13 @@ void pp_time_estimate(const pp_model *m, const pp_cluster *c, const pp_strategy 
     t->ep_comm_s = mcount * worst.ep + worst.ep_alone;
     t->pp_comm_s = mcount * worst.p2p;
     double zero3 = mcount * worst.zero3; /* reported inside dp_comm_exposed_s */
-    t->bubble_s = (s->pp - 1) * worst_mb / chunks(s);
+    /* fill and drain pass once through every stage but the slowest, which
+     * sets the steady state: sum of the others' micro-batch times (a chunk
+     * each, 1/v of it, interleaved); (p - 1) t when the stages are even
+     * (Narayanan et al. 2021 Sec. 2.2; the schedule chart simulates it) */
+    double others = 0;
+    for (int i = 0; i < s->pp; i++) others += t->stage_microbatch_s[i];
+    t->bubble_s = fmax(0, others - worst_mb) / chunks(s);
     t->dp_comm_s = dp_total;
     t->dp_comm_exposed_s = gathers_per_microbatch(s) ? zero3 + worst.zero3_step : dp_exposed;
     t->optimizer_s = opt;
