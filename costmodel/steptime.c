@@ -813,6 +813,22 @@ static void throughput(const pp_cluster *c, const pp_strategy *s, const pp_time 
     o->hfu = peak > 0 ? o->hardware_tflops_per_gpu * 1e12 / peak : 0;
 }
 
+/* A word embedding tied to the head across pipeline stages: the first and
+ * last stage all-reduce its gradient after the backward, blocking
+ * (Megatron-Core finalize_model_grads _allreduce_word_embedding_grads on
+ * main_grad; DeepSpeed's PipelineEngine _exec_reduce_tied_grads), over the
+ * two ranks p - 1 pipeline strides apart; counted as DP communication. */
+static double tied_embedding_sync(const pp_model *m, const pp_cluster *c, const pp_strategy *s)
+{
+    if (s->pp < 2 || !m->tied_embeddings || pp__head_frozen(m, s)) return 0;
+    int stp, scp, sdp, spp;
+    pp__strides(s, &stp, &scp, &sdp, &spp);
+    pp__comm_group g;
+    pp__group(c, 2, spp * (s->pp - 1), &g);
+    double gb = fmin(4, pp__grad_bytes(s)), bytes = gb * pp__vocab(m, s) * m->hidden / s->tp;
+    return pp__allreduce_s(&g, bytes);
+}
+
 void pp_time_estimate(const pp_model *m, const pp_cluster *c, const pp_strategy *s, pp_time *t, pp_throughput *o)
 {
     groups g;
@@ -856,6 +872,9 @@ void pp_time_estimate(const pp_model *m, const pp_cluster *c, const pp_strategy 
     t->bubble_s = fmax(0, others - worst_mb) / chunks(s);
     t->dp_comm_s = dp_total;
     t->dp_comm_exposed_s = gathers_per_microbatch(s) ? zero3 + worst.zero3_step : dp_exposed;
+    double tied = tied_embedding_sync(m, c, s);
+    t->dp_comm_s += tied;
+    t->dp_comm_exposed_s += tied;
     t->optimizer_s = opt;
     t->offload_s = off;
     t->step_s = t->compute_s + t->recompute_s + t->tp_comm_s + t->cp_comm_s + t->ep_comm_s + t->pp_comm_s +

@@ -5,47 +5,47 @@
 #include "costmodel/uncertainty.h"
 
 const pp__ugroup pp__ugroups[] = {
-    {0, 31, "A100", 3, 1, 2, 1, 73, 0.912774, 1.156899}, /* step: A100, megatron-deepspeed, ZeRO-1, 65-512 GPUs, materialised attention */
+    {0, 31, "A100", 3, 1, 2, 1, 73, 0.929727, 1.183366}, /* step: A100, megatron-deepspeed, ZeRO-1, 65-512 GPUs, materialised attention */
     {0, 31, "H100", 4, 3, 0, 0, 19, 0.949033, 1.085044}, /* step: H100, fsdp, ZeRO-3, 1-8 GPUs, fused attention */
-    {0, 31, "A100", 4, 3, 1, 0, 9, 0.891703, 1.098229}, /* step: A100, fsdp, ZeRO-3, 9-64 GPUs, fused attention */
-    {0, 31, "A100", 4, 3, 0, 0, 33, 0.894006, 1.049437}, /* step: A100, fsdp, ZeRO-3, 1-8 GPUs, fused attention */
+    {0, 31, "A100", 4, 3, 1, 0, 9, 0.915240, 1.116238}, /* step: A100, fsdp, ZeRO-3, 9-64 GPUs, fused attention */
+    {0, 31, "A100", 4, 3, 0, 0, 33, 0.909809, 1.075352}, /* step: A100, fsdp, ZeRO-3, 1-8 GPUs, fused attention */
     {0, 31, "GB200", 2, 1, 2, 0, 34, 0.899288, 1.167646}, /* step: GB200, megatron, ZeRO-1, 65-512 GPUs, fused attention */
     {0, 31, "B200", 2, 1, 2, 0, 10, 0.937936, 1.645679}, /* step: B200, megatron, ZeRO-1, 65-512 GPUs, fused attention */
     {0, 31, "B200", 2, 1, 1, 0, 9, 0.907215, 1.920749}, /* step: B200, megatron, ZeRO-1, 9-64 GPUs, fused attention */
     {0, 31, "GB300", 2, 1, 2, 0, 12, 0.846805, 1.888629}, /* step: GB300, megatron, ZeRO-1, 65-512 GPUs, fused attention */
-    {0, 23, "A100", 2, 0, -1, 1, 15, 0.855491, 1.025050}, /* step: A100, megatron, ZeRO-0, materialised attention */
+    {0, 23, "A100", 2, 0, -1, 1, 15, 0.876291, 1.047736}, /* step: A100, megatron, ZeRO-0, materialised attention */
     {0, 23, "H100", 2, 1, -1, 0, 13, 0.901834, 1.352827}, /* step: H100, megatron, ZeRO-1, fused attention */
-    {0, 23, "A100", 3, 1, -1, 1, 80, 0.913604, 1.158625}, /* step: A100, megatron-deepspeed, ZeRO-1, materialised attention */
+    {0, 23, "A100", 3, 1, -1, 1, 80, 0.932275, 1.186391}, /* step: A100, megatron-deepspeed, ZeRO-1, materialised attention */
     {0, 23, "H100", 4, 3, -1, 0, 31, 0.959167, 1.146216}, /* step: H100, fsdp, ZeRO-3, fused attention */
-    {0, 23, "A100", 4, 3, -1, 0, 43, 0.892047, 1.061125}, /* step: A100, fsdp, ZeRO-3, fused attention */
+    {0, 23, "A100", 4, 3, -1, 0, 43, 0.915240, 1.080620}, /* step: A100, fsdp, ZeRO-3, fused attention */
     {0, 23, "GB200", 2, 1, -1, 0, 43, 0.899288, 1.192402}, /* step: GB200, megatron, ZeRO-1, fused attention */
     {0, 23, "B200", 2, 1, -1, 0, 27, 0.907215, 1.920749}, /* step: B200, megatron, ZeRO-1, fused attention */
     {0, 23, "GB300", 2, 1, -1, 0, 19, 0.865609, 1.436233}, /* step: GB300, megatron, ZeRO-1, fused attention */
-    {0, 19, "A100", 2, -1, -1, 1, 15, 0.855491, 1.025050}, /* step: A100, megatron, materialised attention */
+    {0, 19, "A100", 2, -1, -1, 1, 15, 0.876291, 1.047736}, /* step: A100, megatron, materialised attention */
     {0, 19, "H100", 2, -1, -1, 0, 13, 0.901834, 1.352827}, /* step: H100, megatron, fused attention */
-    {0, 19, "A100", 3, -1, -1, 1, 87, 0.913604, 1.170024}, /* step: A100, megatron-deepspeed, materialised attention */
+    {0, 19, "A100", 3, -1, -1, 1, 87, 0.932275, 1.199665}, /* step: A100, megatron-deepspeed, materialised attention */
     {0, 19, "H100", 4, -1, -1, 0, 36, 0.959167, 1.158731}, /* step: H100, fsdp, fused attention */
-    {0, 19, "A100", 4, -1, -1, 0, 43, 0.892047, 1.061125}, /* step: A100, fsdp, fused attention */
+    {0, 19, "A100", 4, -1, -1, 0, 43, 0.915240, 1.080620}, /* step: A100, fsdp, fused attention */
     {0, 19, "GB200", 2, -1, -1, 0, 47, 0.899288, 1.192402}, /* step: GB200, megatron, fused attention */
     {0, 19, "B200", 2, -1, -1, 0, 27, 0.907215, 1.920749}, /* step: B200, megatron, fused attention */
     {0, 19, "GB300", 2, -1, -1, 0, 21, 0.865609, 1.436233}, /* step: GB300, megatron, fused attention */
-    {0, 3, "A100", 2, -1, -1, -1, 15, 0.855491, 1.025050}, /* step: A100, megatron */
+    {0, 3, "A100", 2, -1, -1, -1, 15, 0.876291, 1.047736}, /* step: A100, megatron */
     {0, 3, "H100", 2, -1, -1, -1, 13, 0.901834, 1.352827}, /* step: H100, megatron */
-    {0, 3, "A100", 3, -1, -1, -1, 87, 0.913604, 1.170024}, /* step: A100, megatron-deepspeed */
+    {0, 3, "A100", 3, -1, -1, -1, 87, 0.932275, 1.199665}, /* step: A100, megatron-deepspeed */
     {0, 3, "H100", 4, -1, -1, -1, 36, 0.959167, 1.158731}, /* step: H100, fsdp */
-    {0, 3, "A100", 4, -1, -1, -1, 43, 0.892047, 1.061125}, /* step: A100, fsdp */
+    {0, 3, "A100", 4, -1, -1, -1, 43, 0.915240, 1.080620}, /* step: A100, fsdp */
     {0, 3, "GB200", 2, -1, -1, -1, 47, 0.899288, 1.192402}, /* step: GB200, megatron */
     {0, 3, "B200", 2, -1, -1, -1, 27, 0.907215, 1.920749}, /* step: B200, megatron */
     {0, 3, "GB300", 2, -1, -1, -1, 21, 0.865609, 1.436233}, /* step: GB300, megatron */
-    {0, 1, "A100", -1, -1, -1, -1, 145, 0.903299, 1.136802}, /* step: A100 */
+    {0, 1, "A100", -1, -1, -1, -1, 145, 0.926674, 1.163423}, /* step: A100 */
     {0, 1, "H100", -1, -1, -1, -1, 49, 0.959650, 1.158731}, /* step: H100 */
     {0, 1, "GB200", -1, -1, -1, -1, 47, 0.899288, 1.192402}, /* step: GB200 */
     {0, 1, "B200", -1, -1, -1, -1, 27, 0.907215, 1.920749}, /* step: B200 */
     {0, 1, "GB300", -1, -1, -1, -1, 21, 0.865609, 1.436233}, /* step: GB300 */
-    {0, 2, "", 2, -1, -1, -1, 132, 0.901834, 1.215152}, /* step: megatron */
-    {0, 2, "", 3, -1, -1, -1, 87, 0.913604, 1.170024}, /* step: megatron-deepspeed */
-    {0, 2, "", 4, -1, -1, -1, 81, 0.913602, 1.098229}, /* step: fsdp */
-    {0, 0, "", -1, -1, -1, -1, 300, 0.910276, 1.158625}, /* step: all published runs */
+    {0, 2, "", 2, -1, -1, -1, 132, 0.905624, 1.215152}, /* step: megatron */
+    {0, 2, "", 3, -1, -1, -1, 87, 0.932275, 1.199665}, /* step: megatron-deepspeed */
+    {0, 2, "", 4, -1, -1, -1, 81, 0.928317, 1.099510}, /* step: fsdp */
+    {0, 0, "", -1, -1, -1, -1, 300, 0.926674, 1.164452}, /* step: all published runs */
     {1, 31, "A100", 3, 1, 2, 1, 58, 0.971587, 1.161562}, /* memory: A100, megatron-deepspeed, ZeRO-1, 65-512 GPUs, materialised attention */
     {1, 23, "A100", 3, 1, -1, 1, 62, 0.975504, 1.144270}, /* memory: A100, megatron-deepspeed, ZeRO-1, materialised attention */
     {1, 23, "H100", 4, 3, -1, 0, 12, 0.927045, 1.111633}, /* memory: H100, fsdp, ZeRO-3, fused attention */
