@@ -533,14 +533,19 @@ static pp_status finetune_files(const pp_model *m, const pp_plan *p, pp_launch *
     if (st == PP_OK && p->strategy.ft.mode == PP_MODE_QLORA) {
         st = add_file(out, "bnb_config.json", bnb_config(&p->strategy), err);
         /* peft's prepare_model_for_kbit_training casts every 16-bit
-         * parameter left (the embedding, the head) to fp32 (peft
-         * utils/other.py); qlora.py and TRL with bf16 keep them 16-bit, as
-         * priced (red-team review, session 27) */
+         * parameter left (the embedding, the head, the norms) to fp32 (peft
+         * utils/other.py): an fp32 norm weight makes weight * x fp32, and
+         * bitsandbytes' Linear4bit returns its input's dtype, so the
+         * residual stream and the saved activations become fp32 (red-team
+         * reviews, sessions 27 and 28; TRL's SFTTrainer called it for 4-bit
+         * models from Sept 2023 to Dec 2025 and still keeps norms fp32) */
         pp_param_counts pc;
         pp_model_param_counts(m, &pc);
-        pp__note(&out->notes, "QLoRA: priced with the embedding and output layer in 16 bits (qlora.py; TRL with bf16); "
-                              "peft's prepare_model_for_kbit_training casts them to fp32, up to %.2f GB more per GPU (ZeRO-3 shards it): skip it "
-                              "or cast them back", (pc.embedding + pc.lm_head) * 2 / 1e9);
+        pp__note(&out->notes, "QLoRA: priced with the embedding, output layer and norms in 16 bits and 16-bit activations "
+                              "(qlora.py); peft's prepare_model_for_kbit_training (which TRL's SFTTrainer calls) casts them to "
+                              "fp32: the embedding and head take up to %.2f GB more per GPU, and fp32 norms make the residual "
+                              "stream and the saved activations fp32, about twice the activation memory priced: skip it, or "
+                              "cast the norms, embedding and head back to bf16", (pc.embedding + pc.lm_head) * 2 / 1e9);
     }
     return st;
 }
