@@ -490,6 +490,20 @@ static pp_status no_valid(const pp__space *sp, const long long *hits, char (*why
         const char *tag = strstr(why[r], " [rule "); /* the rule is named already */
         snprintf(eg, sizeof eg, " (e.g. %.*s)", tag ? (int)(tag - why[r]) : 300, why[r]);
     }
+    /* a framework that cannot build or launch the model refuses every
+     * strategy, whichever rule a combination meets first: said first */
+    static const pp_rule decisive[] = {PP_RULE_FW_LAUNCHER, PP_RULE_FW_ARCH};
+    for (size_t k = 0; k < sizeof decisive / sizeof *decisive; k++) {
+        int d = (int)decisive[k];
+        if (d == r || !hits[d] || !why || !why[d][0]) continue;
+        const char *tag = strstr(why[d], " [rule ");
+        pp__fail(err, PP_ERR_INPUT,
+                 "no valid strategy for %s on %d GPUs with global_batch %d and seq %d under the given restrictions; "
+                 "rule %s: %.*s (most combinations also break the rule %s)", sp->m->name, sp->gpus, sp->o.global_batch,
+                 sp->seq, pp_rule_get((pp_rule)d)->id, tag ? (int)(tag - why[d]) : 300, why[d], pp_rule_get((pp_rule)r)->id);
+        if (err) err->rule = d;
+        return PP_ERR_INPUT;
+    }
     pp__fail(err, PP_ERR_INPUT,
              "no valid strategy for %s on %d GPUs with global_batch %d and seq %d under the given restrictions; "
              "most combinations break the rule %s: %s%s",

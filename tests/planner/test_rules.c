@@ -178,6 +178,25 @@ Test(rules, no_valid_strategy_words_an_example)
               "parallelism is launched by torchtitan") && !strstr(e.msg, "[rule"), "%s", e.msg);
 }
 
+/* A framework that cannot launch the model refuses every strategy, but a
+ * combination may meet another rule first: BLOOM (ALiBi) under
+ * Megatron-DeepSpeed, whose microsoft/ arguments cannot build it. The
+ * message leads with the launcher's reason (red team, session 28: it named
+ * only fw-schedule). */
+Test(rules, no_valid_strategy_leads_with_the_launcher)
+{
+    pp_error e = {""};
+    load("bloom-176b", "jean-zay-a100", 32);
+    pp_search_opts o;
+    pp_search_opts_default(&o);
+    o.global_batch = 2048, o.frameworks = 1u << PP_FW_MEGATRON_DEEPSPEED;
+    o.pp = (pp_int_set){.n = 1, .v = {16}};
+    pp_plan_list l;
+    cr_assert_eq(pp_plan_search(&model, &cluster, &o, &l, &e), PP_ERR_INPUT);
+    cr_expect(strstr(e.msg, "; rule fw-launcher: model bloom-176b: uses ALiBi positions") && e.rule == PP_RULE_FW_LAUNCHER,
+              "%s", e.msg);
+}
+
 /* Restricting the frameworks restricts the plans. */
 Test(rules, framework_restriction)
 {
