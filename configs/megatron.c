@@ -352,6 +352,13 @@ static void memory_flags(pp__sbuf *b, const pp_strategy *s, const pp_megatron_op
     int lm = o->flavor == PP_MEGATRON_LM;
     const pp_hparams *hp = &o->hp;
     pp__sb_printf(b, "  # precision and memory\n");
+    /* the causal mask comes from the attention kernel (AttnMaskType.causal):
+     * without this Megatron-LM's GPTDataset builds an s x s bool mask a
+     * sample and the first and last stages move it to the GPU every
+     * micro-batch (arguments.py create_attention_mask_in_dataloader,
+     * default True; NVIDIA's Llama 3 recipes pass it): 16 GiB at 128k,
+     * never priced (red team, session 28) */
+    if (lm) flag(b, "--no-create-attention-mask-in-dataloader");
     if (s->precision == PP_PREC_BF16 || s->precision == PP_PREC_FP8) flag(b, "--bf16");
     if (s->precision == PP_PREC_FP8) {
         /* current per-tensor scaling, as compute.c prices the casts and

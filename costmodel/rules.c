@@ -30,7 +30,7 @@ static const rule_def defs[PP_RULE_COUNT] = {
     [PP_RULE_TP_HEADS] = {{"tp-heads", "tp", "tp divides the attention heads and the key/value heads"}, D(DEG)},
     [PP_RULE_TP_DOMAIN] = {{"tp-domain", "tp", "a TP group stays inside one NVLink domain (search limit max_tp_per_node)"}, D(DEG)},
     [PP_RULE_PP_LAYERS] = {{"pp-layers", "pp", "pp is at most the number of blocks"}, D(DEG)},
-    [PP_RULE_CP_SEQ] = {{"cp-seq", "cp", "cp divides the sequence length"}, D(DEG) | D(BASE)},
+    [PP_RULE_CP_SEQ] = {{"cp-seq", "cp", "cp divides the sequence length (2 cp with causal load balancing: megatron, fsdp)"}, D(FW) | D(DEG) | D(BASE)},
     [PP_RULE_EP_DENSE] = {{"ep-dense", "ep", "a dense model has ep = 1"}, D(EP)},
     [PP_RULE_EP_GROUP] = {{"ep-group", "ep", "ep divides the experts, and ep x etp divides tp x dp x cp, the ranks expert groups are carved from (with etp = tp: ep divides dp x cp)"}, D(DEG) | D(EP)},
     [PP_RULE_BATCH] = {{"batch", "global_batch", "micro-batch x dp divides the global batch"}, D(DEG) | D(MB) | D(BASE)},
@@ -235,10 +235,18 @@ static int pp_layers_ok(const why *w)
     return no(w, NULL, I(p), "exceeds the %d blocks of %s (or %d stages)", l, w->x->m->name, PP_MAX_STAGES);
 }
 
+/* Causal load balancing gives each CP rank two chunks, one from each end
+ * of the sequence: Megatron asserts seq % (2 cp) == 0 (arguments.py), as
+ * Transformer Engine's ring and torch's load balancer need; Ulysses splits
+ * the sequence once. */
 static int cp_seq_ok(const why *w)
 {
     const pp_strategy *s = w->x->s;
-    if (s->seq % s->cp == 0) return 1;
+    int two = s->cp > 1 && (s->framework == PP_FW_MEGATRON || s->framework == PP_FW_FSDP) ? 2 : 1;
+    if (s->seq % (two * s->cp) == 0) return 1;
+    if (two == 2 && s->seq % s->cp == 0)
+        return no(w, NULL, I(s->cp), "2 x cp must divide the sequence length %d: %s balances causal attention with two "
+                  "chunks a rank, one from each end (Megatron asserts seq %% (2 cp) == 0)", s->seq, pp_framework_name(s->framework));
     return no(w, NULL, I(s->cp), "must divide the sequence length %d", s->seq);
 }
 

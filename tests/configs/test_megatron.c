@@ -870,3 +870,15 @@ Test(megatron_flags, cp_exchange_and_userbuffers_environment)
     cr_expect(strstr(t, "--tp-comm-overlap") && strstr(t, "export UB_SKIPMC=1\n"), "%s", t);
     pp_free(t);
 }
+
+/* The causal mask comes from the attention kernel: Megatron-LM's dataloader
+ * would otherwise build an s x s mask a sample (16 GiB at 128k tokens). */
+Test(megatron_flags, no_attention_mask_from_the_dataloader)
+{
+    pp_model m = fx_model("llama3-8b");
+    pp_cluster c = fx_cluster("dgx-h100", 1, 0);
+    pp_strategy s = base(&m, &c, 1, 1, 1);
+    char *t = must_args(&m, &c, &s, PP_MEGATRON_LM);
+    cr_expect(strstr(t, "--no-create-attention-mask-in-dataloader\n"), "%s", t);
+    pp_free(t);
+}

@@ -479,3 +479,26 @@ Test(rules, launches_the_hardware_and_launcher_can_run)
     cr_expect(pp__rule_eval(&y, PP_RULE_FW_EP_DISPATCH, &e), "%s", e.msg);
     refuses_naming(&ds, &a, &s, PP_RULE_FW_EP_DISPATCH, "ep_dispatch", 2);
 }
+
+/* Causal load balancing: two chunks a CP rank (Megatron asserts seq % (2 cp)
+ * == 0; TE's ring and torch's load balancer need the same); Ulysses
+ * (DeepSpeed) splits the sequence once. 131000 tokens: 8 divides, 16 not. */
+Test(rules, cp_needs_two_chunks_a_rank_with_load_balancing)
+{
+    pp_model m = fx_model("llama3-8b");
+    pp_cluster h = fx_cluster("dgx-h100", 0, 8);
+    pp_error e = {""};
+    pp_strategy s;
+    pp_strategy_default(&s);
+    s.cp = 8, s.seq = 131000, s.global_batch = 8;
+    static const pp_framework two[] = {PP_FW_MEGATRON, PP_FW_FSDP};
+    for (size_t i = 0; i < 2; i++) {
+        s.framework = two[i];
+        refuses_naming(&m, &h, &s, PP_RULE_CP_SEQ, "cp", i);
+    }
+    s.framework = PP_FW_DEEPSPEED;
+    pp__rule_ctx x = {&m, &h, &s, 0};
+    cr_expect(pp__rule_eval(&x, PP_RULE_CP_SEQ, &e), "%s", e.msg);
+    s.framework = PP_FW_MEGATRON, s.seq = 131072;
+    cr_expect(pp__rule_eval(&x, PP_RULE_CP_SEQ, &e), "%s", e.msg);
+}
