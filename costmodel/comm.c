@@ -175,6 +175,18 @@ double pp__alltoall_dedup_s(const pp__comm_group *g, double bytes, double k, int
     return pp__alltoall_dedup_fan_s(g, bytes, k, groups, topk_groups, 1);
 }
 
+/* One hop of a ring of point-to-point sends (context parallelism's K/V
+ * ring): each member sends to the next at once, and where the ring leaves a
+ * node that hop is one GPU sending to one GPU through its own NIC share,
+ * whatever the other members in the node do (NCCL send/recv: one peer, one
+ * NIC), not the node's pooled NICs a collective's channels drive. */
+double pp__ring_hop_s(const pp__comm_group *g, double bytes)
+{
+    if (g->n <= 1 || bytes <= 0 || g->bw <= 0) return 0;
+    double bw = g->tree_nodes > 1 && g->nic_bw > 0 ? fmin(g->nic_bw, g->intra_bw > 0 ? g->intra_bw : g->nic_bw) : g->bw;
+    return NCCL_BASE_LATENCY + alpha(g) + bytes / bw;
+}
+
 double pp__sendrecv_s(const pp__comm_group *g, double bytes)
 {
     if (g->n <= 1 || bytes <= 0 || g->bw <= 0) return 0;

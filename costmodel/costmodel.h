@@ -134,6 +134,8 @@ double pp__alltoall_dedup_s(const pp__comm_group *g, double bytes, double k, int
 double pp__alltoall_dedup_fan_s(const pp__comm_group *g, double bytes, double k, int groups, int topk_groups,
                                 double fan);
 double pp__sendrecv_s(const pp__comm_group *g, double bytes);
+/* One hop of a point-to-point ring over g: one NIC where it leaves a node. */
+double pp__ring_hop_s(const pp__comm_group *g, double bytes);
 
 /* One micro-batch through one block on one GPU, s. */
 typedef struct pp__block_times {

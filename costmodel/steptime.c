@@ -217,8 +217,10 @@ static void block_comm(const pp_model *m, const pp_strategy *s, const groups *g,
             double ag = pp__allgather_s(&g->cp, kv * s->cp);
             st->cp = (2 + (recomputed ? 1 : 0)) * ag + pp__reducescatter_s(&g->cp, kv * s->cp);
         } else {
-            double ring = (s->cp - 1) * pp__sendrecv_s(&g->cp, kv) * 3;
-            st->cp = pp__exposed(g->slowdown, ring, bt->core_fwd_s * 3.5);
+            /* K/V forward, K/V and dK/dV backward, the forward again when
+             * the block is recomputed; each hidden behind its attention */
+            double passes = 3 + (recomputed ? 1 : 0), ring = (s->cp - 1) * pp__ring_hop_s(&g->cp, kv) * passes;
+            st->cp = pp__exposed(g->slowdown, ring, bt->core_fwd_s * (3.5 + (recomputed ? 1 : 0)));
         }
     }
     /* EP: all-to-all dispatch + combine, fwd and bwd */

@@ -144,3 +144,22 @@ Test(law_cases, fp32_activations_by_hand)
                   pp_attention_name((pp_attention)att), act[1], act[0]);
     }
 }
+
+/* A context-parallel ring hop that leaves a node is one GPU sending to one
+ * GPU: one NIC (DGX H100: 400 Gb/s = 50 GB/s a GPU, at NCCL's 0.74), not
+ * the 8 NICs the group's members in the node would drive for a collective
+ * (red team, sessions 27 and 28). 64 MiB: 8 us + 5 us + 64 MiB / 37 GB/s. */
+Test(law_cases, ring_hop_across_nodes_is_one_nic)
+{
+    pp_cluster c = fx_cluster("dgx-h100", 2, 0);
+    pp__comm_group g;
+    pp__group(&c, 16, 1, &g);
+    double bytes = 64.0 * 1048576, want = 8e-6 + 5e-6 + bytes / (50e9 * 0.74);
+    cr_expect(fabs(pp__ring_hop_s(&g, bytes) - want) < 1e-12 + 1e-9 * want, "%.9g s vs %.9g s", pp__ring_hop_s(&g, bytes),
+              want);
+    cr_expect_gt(pp__ring_hop_s(&g, bytes), 4 * pp__sendrecv_s(&g, bytes), "a collective's pooled NICs are faster");
+    /* inside one node the hop is NVLink's */
+    pp__comm_group n8;
+    pp__group(&c, 8, 1, &n8);
+    cr_expect_float_eq(pp__ring_hop_s(&n8, bytes), pp__sendrecv_s(&n8, bytes), 1e-15);
+}
