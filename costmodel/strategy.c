@@ -283,7 +283,36 @@ static pp_status split_range(int layers, int pp, pp_error *err)
  * _to_float16, the embedding, the blocks, the final norm, the head (the
  * tied EmbeddingPipe, or an untied head the regex does not match),
  * float16_to_fp32 */
+/* The dynamic program is O(n^2 p): the search asks for the same split for
+ * many candidates, so each thread remembers its last few. */
+#define DS_SPLIT_CACHE 8
+typedef struct ds_split_memo {
+    int layers, tied, pp, embedding, used;
+    int out[PP_MAX_STAGES];
+} ds_split_memo;
+
+static void split_0145_dp(const pp_model *m, int pp, int embedding, int *stage_layers);
+
 static void split_0145(const pp_model *m, int pp, int embedding, int *stage_layers)
+{
+    static _Thread_local ds_split_memo memo[DS_SPLIT_CACHE];
+    static _Thread_local int next;
+    int tied = m->tied_embeddings != 0;
+    for (int i = 0; i < DS_SPLIT_CACHE; i++) {
+        const ds_split_memo *c = &memo[i];
+        if (c->used && c->layers == m->layers && c->tied == tied && c->pp == pp && c->embedding == embedding) {
+            memcpy(stage_layers, c->out, (size_t)pp * sizeof *stage_layers);
+            return;
+        }
+    }
+    split_0145_dp(m, pp, embedding, stage_layers);
+    ds_split_memo *c = &memo[next];
+    next = (next + 1) % DS_SPLIT_CACHE;
+    *c = (ds_split_memo){m->layers, tied, pp, embedding, 1, {0}};
+    memcpy(c->out, stage_layers, (size_t)pp * sizeof *stage_layers);
+}
+
+static void split_0145_dp(const pp_model *m, int pp, int embedding, int *stage_layers)
 {
     int layers = m->layers, n = layers + 5, parts[PP_MAX_STAGES + 1];
     double w[PP_MAX_LAYERS + 5];

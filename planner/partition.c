@@ -454,49 +454,55 @@ static void least_recompute(const pp__part_problem *pr, const int *layers, int *
     }
 }
 
-/* The slowest stage time and the highest stage memory of a split, and
- * whether every stage fits. */
-static int split_stats(const pp__part_problem *pr, const int *layers, const int *rc, double *T, double *peak)
+/* Stage i's time, its higher phase's memory, and whether both phases fit. */
+static int stage_stat(const pp__part_problem *pr, const int *layers, const int *rc, int i, double *t, double *mem)
 {
+    double m[PP_PHASE_COUNT];
+    pp__part_eval(pr, layers, rc, i, t, m);
+    *mem = 0;
     int ok = 1;
-    *T = *peak = 0;
-    for (int i = 0; i < pr->p; i++) {
-        double t, mem[PP_PHASE_COUNT];
-        pp__part_eval(pr, layers, rc, i, &t, mem);
-        *T = fmax(*T, t);
-        for (int f = 0; f < PP_PHASE_COUNT; f++) {
-            *peak = fmax(*peak, mem[f]);
-            ok &= mem[f] <= pr->mem;
-        }
-    }
+    for (int f = 0; f < PP_PHASE_COUNT; f++) *mem = fmax(*mem, m[f]), ok &= m[f] <= pr->mem;
     return ok;
+}
+
+static double arr_max(const double *v, int n)
+{
+    double x = 0;
+    for (int i = 0; i < n; i++) x = fmax(x, v[i]);
+    return x;
 }
 
 /* The program minimises the slowest stage only, so among splits that tie
  * on it the one returned is arbitrary; a heavy head stage leaves many
  * (red team, session 28: 5,1,5,1 where 1,5,5,1 holds 11 GiB less). Moves
  * one unit at a time between neighbours while the slowest stage does not
- * get slower and the highest stage memory drops. */
+ * get slower and the highest stage memory drops; a move re-evaluates its
+ * two stages only, and at most 4 p passes run. */
 static void lower_peak(const pp__part_problem *pr, int *layers, int *rc)
 {
-    double T0, peak;
-    if (!split_stats(pr, layers, rc, &T0, &peak)) return;
-    int unit = pr->unit > 0 ? pr->unit : 1, total = 0;
-    for (int i = 0; i < pr->p; i++) total += layers[i];
-    for (int it = 0, improved = 1; improved && it < 4 * total; it++) {
+    double t[PP_MAX_STAGES], mem[PP_MAX_STAGES];
+    int p = pr->p, unit = pr->unit > 0 ? pr->unit : 1;
+    for (int i = 0; i < p; i++)
+        if (!stage_stat(pr, layers, rc, i, &t[i], &mem[i])) return;
+    double T0 = arr_max(t, p), peak = arr_max(mem, p);
+    for (int pass = 0, improved = 1; improved && pass < 4 * p; pass++) {
         improved = 0;
-        for (int i = 0; i + 1 < pr->p; i++)
+        for (int i = 0; i + 1 < p; i++)
             for (int dir = 0; dir < 2; dir++) {
                 int from = dir ? i + 1 : i, to = dir ? i : i + 1;
                 if (layers[from] <= unit) continue;
                 int save_rc = rc[from];
+                double tf = t[from], tt = t[to], mf = mem[from], mt = mem[to];
                 layers[from] -= unit, layers[to] += unit;
                 if (rc[from] > layers[from]) rc[from] = layers[from];
-                double T, pk;
-                if (split_stats(pr, layers, rc, &T, &pk) && T <= T0 * (1 + 1e-12) && pk < peak * (1 - 1e-9)) {
+                int ok = stage_stat(pr, layers, rc, from, &t[from], &mem[from]) &
+                         stage_stat(pr, layers, rc, to, &t[to], &mem[to]);
+                double pk = arr_max(mem, p);
+                if (ok && arr_max(t, p) <= T0 * (1 + 1e-12) && pk < peak * (1 - 1e-9)) {
                     peak = pk, improved = 1;
                 } else {
                     layers[from] += unit, layers[to] -= unit, rc[from] = save_rc;
+                    t[from] = tf, t[to] = tt, mem[from] = mf, mem[to] = mt;
                 }
             }
     }
