@@ -669,11 +669,18 @@ static void tt_rest(fr *r, const cJSON *root, pp_strategy *s)
     if (quant && s->precision != PP_PREC_FP8)
         fwarn(r, "$", "quantize", "settings without the quantize.linear.float8 converter are not used");
     /* v0.2.2's Float8Linear config: filter_fqns empty by default, every
-     * linear (the output layer too) in FP8, which is what parplan prices */
+     * linear (the output layer too) in FP8; parplan prices the blocks in FP8
+     * and the output layer in BF16, which filter_fqns = ["output"] gives */
     const cJSON *f8 = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(quant, "linear"), "float8");
     const cJSON *skip = cJSON_GetObjectItemCaseSensitive(f8, "filter_fqns");
-    if (s->precision == PP_PREC_FP8 && cJSON_GetArraySize(skip) > 0)
-        fwarn(r, "$.quantize.linear.float8", "filter_fqns", "the modules it keeps in BF16 are priced as FP8");
+    int n = cJSON_GetArraySize(skip);
+    const cJSON *first = cJSON_GetArrayItem(skip, 0);
+    int output_only = n == 1 && cJSON_IsString(first) && !strcmp(first->valuestring, "output");
+    if (s->precision == PP_PREC_FP8 && n == 0)
+        fwarn(r, "$.quantize.linear.float8", "filter_fqns", "absent: the output layer runs in FP8 and is priced in BF16 "
+              "(filter_fqns = [\"output\"], as parplan writes)");
+    else if (s->precision == PP_PREC_FP8 && !output_only)
+        fwarn(r, "$.quantize.linear.float8", "filter_fqns", "the block modules it keeps in BF16 are priced as FP8");
 }
 
 static const pp__key_of tt_rule_keys[] = {

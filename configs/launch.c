@@ -206,6 +206,9 @@ static char *torchtitan_toml(const pp_model *m, const pp_cluster *c, const pp_pl
                   pp__torchtitan_flavor(m));
     /* torchtitan v0.2.2 docs/float8.md: the converter's registered name */
     if (s->precision == PP_PREC_FP8) pp__sb_printf(&b, "converters = [\"quantize.linear.float8\"]\n");
+    /* the output layer stays BF16, as parplan prices it (compute.c
+     * pp__head_time; v0.2.2 converts every linear unless filtered) */
+    if (s->precision == PP_PREC_FP8) pp__sb_printf(&b, "\n[quantize.linear.float8]\nfilter_fqns = [\"output\"]\n");
     pp__sb_printf(&b, "\n[optimizer]\nname = \"AdamW\"\nlr = %g\neps = %g\nweight_decay = %g\n", hp->lr, hp->eps,
                   hp->weight_decay);
     pp__sb_printf(&b, "\n[lr_scheduler]\nwarmup_steps = %d\n", hp->warmup_steps);
@@ -582,13 +585,24 @@ pp_status pp_launch_files(const pp_model *m, const pp_cluster *c, const pp_plan 
 /* Every name a plan's folder can hold (pp_launch_files). */
 static const char *const launch_names[] = {
     "README.txt", "training_args.json", "ds_config.json", "megatron_args.sh", "megatron_deepspeed_args.sh",
-    "accelerate_fsdp.yaml", "torchtitan.toml", "adapter_config.json", "bnb_config.json", "plan.json", /* last */
+    "accelerate_fsdp.yaml", "torchtitan.toml", "adapter_config.json", "bnb_config.json", "plan.json",
 };
+
+/* Each emitted folder lists what it wrote: only files an emit listed are
+ * ever removed by a later one, never a user's. */
+#define EMIT_MANIFEST ".parplan-emit"
 
 static int has_name(const pp_launch *l, const char *name)
 {
     for (int k = 0; l && k < l->n; k++)
         if (!strcmp(l->files[k].name, name)) return 1;
+    return 0;
+}
+
+static int known_name(const char *name)
+{
+    for (size_t k = 0; k < sizeof launch_names / sizeof *launch_names; k++)
+        if (!strcmp(launch_names[k], name)) return 1;
     return 0;
 }
 
@@ -598,43 +612,70 @@ static int is_regular(const char *path)
     return lstat(path, &st) == 0 && S_ISREG(st.st_mode);
 }
 
-/* Launch files in dir an earlier emit left that this set does not write:
- * in a plan's folder beside the new files, in plan folders past the new
- * count, or in dir itself (one plan) / numbered folders (one plan, not
- * numbered), in folders holding a plan.json. remove = 0: the first one into
- * *stale (returns 1); remove = 1: each unlinked (a plan.json last), and an
- * emptied plan folder removed. Returns 0 if none. */
-static int stale_files(const char *dir, int numbered, int n, const pp_launch *l, int remove, char *stale, size_t cap)
+static char *manifest_text(const pp_launch *l)
 {
-    char path[PP_TEXT_LEN * 2 + 32];
-    const int nn = (int)(sizeof launch_names / sizeof *launch_names);
-    for (int i = 0; i < 1000; i++) { /* i: plan folder i + 1, or -1 the top folder */
-        int slot = i - 1; /* -1: dir itself */
-        const pp_launch *mine = numbered ? (slot >= 0 && slot < n ? &l[slot] : NULL) : (slot < 0 ? &l[0] : NULL);
-        int any = 0;
-        /* a folder is an earlier emit's only if it holds its plan.json:
-         * a user's own files of those names elsewhere are left alone */
-        if (slot < 0) snprintf(path, sizeof path, "%s/plan.json", dir);
-        else snprintf(path, sizeof path, "%s/%d/plan.json", dir, slot + 1);
-        int emitted = is_regular(path);
-        for (int k = 0; emitted && k < nn; k++) {
-            if (mine && has_name(mine, launch_names[k])) continue;
-            if (slot < 0) snprintf(path, sizeof path, "%s/%s", dir, launch_names[k]);
-            else snprintf(path, sizeof path, "%s/%d/%s", dir, slot + 1, launch_names[k]);
-            if (!is_regular(path)) continue;
-            any = 1;
-            if (!remove) return snprintf(stale, cap, "%s", path), 1;
-            unlink(path);
-        }
-        if (slot >= 0 && remove && !mine && any) {
-            snprintf(path, sizeof path, "%s/%d", dir, slot + 1);
-            rmdir(path); /* kept if it holds files parplan did not write */
-        }
-        if (slot >= 0 && (numbered ? slot >= n : 1)) { /* past the set: stop at the first missing folder */
-            snprintf(path, sizeof path, "%s/%d", dir, slot + 2);
-            struct stat st;
-            if (lstat(path, &st) != 0 || !S_ISDIR(st.st_mode)) break;
-        }
+    pp__sbuf b = {0};
+    pp__sb_printf(&b, "# parplan --emit: the files it wrote here, which a later --emit --force may remove\n");
+    for (int k = 0; k < l->n; k++) pp__sb_printf(&b, "%s\n", l->files[k].name);
+    return pp__sb_take(&b);
+}
+
+typedef struct stale_list {
+    char (*path)[PP_TEXT_LEN * 2 + 32];
+    int n, cap;
+    int dirs[PP_TOP_MAX + 2]; /* numbered folders past the new set, to remove when emptied */
+    int ndirs;
+} stale_list;
+
+static int stale_add(stale_list *sl, const char *path)
+{
+    if (sl->n == sl->cap) {
+        int cap = sl->cap ? 2 * sl->cap : 16;
+        void *p = realloc(sl->path, (size_t)cap * sizeof *sl->path);
+        if (!p) return -1;
+        sl->path = p, sl->cap = cap;
+    }
+    snprintf(sl->path[sl->n++], sizeof *sl->path, "%s", path);
+    return 0;
+}
+
+/* The launch files an earlier emit listed in folder (a real directory, not
+ * a link) that mine, the set written there now (NULL: none), does not
+ * hold; with no new set the manifest goes too. -1 out of memory. */
+static int stale_in(const char *folder, const pp_launch *mine, stale_list *sl)
+{
+    struct stat st;
+    char path[PP_TEXT_LEN * 2 + 32], line[128];
+    if (lstat(folder, &st) != 0 || !S_ISDIR(st.st_mode)) return 0;
+    snprintf(path, sizeof path, "%s/%s", folder, EMIT_MANIFEST);
+    if (!is_regular(path)) return 0;
+    FILE *f = fopen(path, "r");
+    if (!f) return 0;
+    int rc = 0;
+    while (!rc && fgets(line, sizeof line, f)) {
+        line[strcspn(line, "\r\n")] = '\0';
+        if (!known_name(line) || has_name(mine, line)) continue;
+        snprintf(path, sizeof path, "%s/%s", folder, line);
+        if (is_regular(path)) rc = stale_add(sl, path);
+    }
+    fclose(f);
+    snprintf(path, sizeof path, "%s/%s", folder, EMIT_MANIFEST);
+    if (!rc && !mine) rc = stale_add(sl, path);
+    return rc;
+}
+
+/* What an earlier emit left in dir that this set does not write: in a plan
+ * folder beside the new files, or in plan folders past the new count (any
+ * of 1 .. PP_TOP_MAX + 1, gaps included). */
+static int stale_files(const char *dir, int numbered, int n, const pp_launch *l, stale_list *sl)
+{
+    if (!numbered) return stale_in(dir, &l[0], sl);
+    char folder[PP_TEXT_LEN * 2 + 32];
+    for (int k = 1; k <= PP_TOP_MAX + 1; k++) {
+        snprintf(folder, sizeof folder, "%s/%d", dir, k);
+        int before = sl->n;
+        if (stale_in(folder, k <= n ? &l[k - 1] : NULL, sl) != 0) return -1;
+        if (k > n && sl->n > before) sl->dirs[sl->ndirs++] = k;
     }
     return 0;
 }
@@ -645,10 +686,11 @@ pp_status pp_plan_emit(const pp_model *m, const pp_cluster *c, const pp_plan *pl
     if (!dir || !*dir) return pp__fail(err, PP_ERR_INPUT, "emit: expected a folder name");
     if (n < 1) return pp__fail(err, PP_ERR_INPUT, "emit: no plan to write");
     pp_launch *l = calloc((size_t)n, sizeof *l);
-    pp_out_file *files = calloc((size_t)n * PP_LAUNCH_MAX, sizeof *files);
-    char (*paths)[PP_TEXT_LEN * 2] = calloc((size_t)n * PP_LAUNCH_MAX, sizeof *paths);
+    pp_out_file *files = calloc((size_t)n * (PP_LAUNCH_MAX + 1), sizeof *files);
+    char (*paths)[PP_TEXT_LEN * 2] = calloc((size_t)n * (PP_LAUNCH_MAX + 1), sizeof *paths);
+    char **manifests = calloc((size_t)n, sizeof *manifests);
     int nf = 0, numbered = n > 1 || (flags & PP_EMIT_NUMBERED);
-    pp_status st = l && files && paths ? PP_OK : pp__fail(err, PP_ERR_NOMEM, "out of memory");
+    pp_status st = l && files && paths && manifests ? PP_OK : pp__fail(err, PP_ERR_NOMEM, "out of memory");
     /* every plan's files first: nothing is written if one cannot be emitted */
     for (int i = 0; st == PP_OK && i < n; i++) {
         st = pp_launch_files(m, c, &plans[i], o, &l[i], err);
@@ -664,20 +706,38 @@ pp_status pp_plan_emit(const pp_model *m, const pp_cluster *c, const pp_plan *pl
             files[nf] = (pp_out_file){paths[nf], l[i].files[k].text, strlen(l[i].files[k].text)};
             nf++;
         }
+        if (st == PP_OK && !(manifests[i] = manifest_text(&l[i]))) st = pp__fail(err, PP_ERR_NOMEM, "out of memory");
+        if (st == PP_OK) {
+            if (numbered) snprintf(paths[nf], sizeof paths[nf], "%s/%d/%s", dir, i + 1, EMIT_MANIFEST);
+            else snprintf(paths[nf], sizeof paths[nf], "%s/%s", dir, EMIT_MANIFEST);
+            files[nf] = (pp_out_file){paths[nf], manifests[i], strlen(manifests[i])};
+            nf++;
+        }
         for (int k = 0; notes && k < l[i].notes.n; k++) pp__note(notes, "plan %d: %s", i + 1, l[i].notes.line[k]);
     }
-    /* an earlier emit's launch files that this set would not replace: a
-     * folder mixing two plans' files, or old plans numbered past the new
-     * ones, would be launched as current ones. Refused without force,
-     * removed with it once the new set is written. */
-    char stale[PP_TEXT_LEN * 2 + 32];
+    /* an earlier emit's launch files that this set would not replace (as
+     * its manifest lists them): a folder mixing two plans' files, or old
+     * plans numbered past the new ones, would be launched as current ones.
+     * Refused without force, removed with it once the new set is written. */
+    stale_list sl = {0};
     int force = (flags & PP_WRITE_FORCE) != 0;
-    if (st == PP_OK && !force && stale_files(dir, numbered, n, l, 0, stale, sizeof stale))
+    if (st == PP_OK && stale_files(dir, numbered, n, l, &sl) != 0) st = pp__fail(err, PP_ERR_NOMEM, "out of memory");
+    if (st == PP_OK && !force && sl.n > 0)
         st = pp__fail(err, PP_ERR_IO, "%s: left by an earlier emit, and not part of these plans' files; not mixed with "
-                      "them (use --force to replace the folder's plans, or another folder)", stale);
+                      "them (use --force to replace the folder's plans, or another folder)", sl.path[0]);
     /* the files as one set: folders made as needed, and removed again on failure */
     if (st == PP_OK) st = pp_write_files(files, nf, (flags & PP_WRITE_FORCE) | PP_WRITE_MKDIRS, err);
-    if (st == PP_OK && force) stale_files(dir, numbered, n, l, 1, stale, sizeof stale);
+    if (st == PP_OK && force) {
+        char folder[PP_TEXT_LEN * 2 + 32];
+        for (int k = 0; k < sl.n; k++) unlink(sl.path[k]);
+        for (int k = 0; k < sl.ndirs; k++) {
+            snprintf(folder, sizeof folder, "%s/%d", dir, sl.dirs[k]);
+            rmdir(folder); /* kept if it holds files parplan did not write */
+        }
+    }
+    free(sl.path);
+    for (int i = 0; manifests && i < n; i++) pp_free(manifests[i]);
+    free(manifests);
     for (int i = 0; l && i < n; i++) pp_launch_free(&l[i]);
     free(l);
     free(files);

@@ -319,7 +319,9 @@ double pp__head_time(const pp_model *m, const pp_cluster *c, const pp_strategy *
 {
     /* Megatron-Core's output layer is its own ColumnParallelLinear, outside
      * Transformer Engine's fp8 autocast: a BF16 GEMM under fp8 recipes */
-    int bf16_head = s->precision == PP_PREC_FP8 && s->framework == PP_FW_MEGATRON;
+    /* ... and so is FSDP's: torchtitan's files filter "output" out of the
+     * float8 conversion, llm-foundry's TE layers leave the head nn.Linear */
+    int bf16_head = s->precision == PP_PREC_FP8 && (s->framework == PP_FW_MEGATRON || s->framework == PP_FW_FSDP);
     hw h = hardware(c, bf16_head ? PP_PREC_BF16 : s->precision);
     double tok = (double)s->micro_batch * s->seq / s->cp, vt = pp__vocab(m, s) / s->tp;
     double gemm = gemm_s(&h, tok, m->hidden, vt);

@@ -16,7 +16,7 @@ const pp__ugroup pp__ugroups[] = {
     {0, 23, "A100", 2, 0, -1, 1, 15, 0.876291, 1.047736}, /* step: A100, megatron, ZeRO-0, materialised attention */
     {0, 23, "H100", 2, 1, -1, 0, 13, 0.901834, 1.352827}, /* step: H100, megatron, ZeRO-1, fused attention */
     {0, 23, "A100", 3, 1, -1, 1, 80, 0.932275, 1.186391}, /* step: A100, megatron-deepspeed, ZeRO-1, materialised attention */
-    {0, 23, "H100", 4, 3, -1, 0, 31, 0.959167, 1.146216}, /* step: H100, fsdp, ZeRO-3, fused attention */
+    {0, 23, "H100", 4, 3, -1, 0, 31, 0.959167, 1.115629}, /* step: H100, fsdp, ZeRO-3, fused attention */
     {0, 23, "A100", 4, 3, -1, 0, 43, 0.915240, 1.080620}, /* step: A100, fsdp, ZeRO-3, fused attention */
     {0, 23, "GB200", 2, 1, -1, 0, 43, 0.899288, 1.192402}, /* step: GB200, megatron, ZeRO-1, fused attention */
     {0, 23, "B200", 2, 1, -1, 0, 27, 0.907215, 1.920749}, /* step: B200, megatron, ZeRO-1, fused attention */

@@ -553,15 +553,36 @@ Test(io_set, emit_over_an_earlier_emit_leaves_no_stale_plan)
     cr_expect(exists("st/1/ds_config.json") && exists("st/2/ds_config.json"));
     cr_expect(!exists("st/1/megatron_args.sh") && !exists("st/2/megatron_args.sh"), "stale launch files");
     cr_expect(!exists("st/3"), "an old plan numbered past the new ones");
-    /* a user's folder of the same names but no plan.json */
+    /* a user's files of the same names (even a plan.json parplan printed),
+     * in the folder and in a plan folder no emit's manifest lists: kept */
     char p[PATH_MAX];
-    at(p, "u");
-    cr_assert_eq(mkdir(p, 0777), 0);
-    at(p, "u/training_args.json");
-    FILE *f = fopen(p, "w");
-    cr_assert(f && fputs("{}", f) >= 0 && fclose(f) == 0);
+    static const char *const mine[] = {"u", "u/2", "u/training_args.json", "u/plan.json", "u/2/ds_config.json",
+                                       "u/2/plan.json"};
+    for (size_t i = 0; i < sizeof mine / sizeof *mine; i++) {
+        at(p, mine[i]);
+        if (!strchr(mine[i], '.')) {
+            cr_assert_eq(mkdir(p, 0777), 0);
+            continue;
+        }
+        FILE *f = fopen(p, "w");
+        cr_assert(f && fputs("{}", f) >= 0 && fclose(f) == 0);
+    }
     r = run(NULL, 0, "plan", "--model", "llama3-8b", "--cluster", "dgx-h100", "--global-batch", "64", "--top", "1",
             "--framework", "megatron", "--emit", "u", "--force", NULL);
     cr_expect_eq(r.code, 0, "exit %d; %s", r.code, r.err);
-    cr_expect(exists("u/training_args.json"), "a file parplan did not write was removed");
+    for (size_t i = 2; i < sizeof mine / sizeof *mine; i++) cr_expect(exists(mine[i]), "%s was removed", mine[i]);
+    /* a plan folder that is a link to a directory is not entered */
+    at(p, "v");
+    cr_assert_eq(mkdir(p, 0777), 0);
+    r = run(NULL, 0, "plan", "--model", "llama3-8b", "--cluster", "dgx-h100", "--global-batch", "64", "--top", "2",
+            "--framework", "megatron", "--emit", "w", NULL);
+    cr_assert_eq(r.code, 0, "%s", r.err);
+    char q[PATH_MAX];
+    at(p, "w/2"), at(q, "v/2");
+    cr_assert_eq(rename(p, q), 0);
+    cr_assert_eq(symlink(q, p), 0);
+    r = run(NULL, 0, "plan", "--model", "llama3-8b", "--cluster", "dgx-h100", "--global-batch", "64", "--top", "1",
+            "--framework", "megatron", "--emit", "w", "--force", NULL);
+    cr_expect_eq(r.code, 0, "exit %d; %s", r.code, r.err);
+    cr_expect(exists("v/2/megatron_args.sh") && exists("v/2/plan.json"), "files behind a link were removed");
 }

@@ -826,13 +826,14 @@ Test(training_args, checkpoint_kwargs_and_early_stop)
     cr_expect_eq(estimate(ARGS(MG_MODEL, "--fsdp-config", "t.toml"), &out, &err), 0, "%s", err);
     cr_expect(strstr(err, "$.activation_checkpoint.early_stop") && strstr(err, "priced without it"), "%s", err);
     drop_dir(out, err);
-    /* float8 with modules kept in BF16: priced as FP8, and said so */
+    /* float8 with block modules kept in BF16: priced as FP8, and said so;
+     * the output layer alone filtered is what parplan prices and writes */
     fresh_dir();
     put("t.toml", S("[model]\nname = \"llama3\"\nflavor = \"8B\"\nconverters = [\"quantize.linear.float8\"]\n"
                     "[training]\nlocal_batch_size = 1\nglobal_batch_size = 64\nseq_len = 8192\n"
-                    "[activation_checkpoint]\nmode = \"full\"\n[quantize.linear.float8]\nfilter_fqns = [\"output\"]\n"));
+                    "[activation_checkpoint]\nmode = \"full\"\n[quantize.linear.float8]\nfilter_fqns = [\"output\", \"layers.0.attention.wq\"]\n"));
     cr_expect_eq(estimate(ARGS(MG_MODEL, "--fsdp-config", "t.toml"), &out, &err), 0, "%s", err);
-    cr_expect(strstr(err, "$.quantize.linear.float8.filter_fqns"), "%s", err);
+    cr_expect(strstr(err, "$.quantize.linear.float8.filter_fqns: the block modules"), "%s", err);
     /* eager float8: torchao's casts are priced as Inductor fuses them */
     cr_expect(strstr(err, "float8 without compiling the model"), "%s", err);
     drop_dir(out, err);
@@ -844,6 +845,7 @@ Test(training_args, checkpoint_kwargs_and_early_stop)
     snprintf(tp, sizeof tp, "%s/emitted/torchtitan.toml", dir);
     char *tt = slurp(tp);
     cr_expect(strstr(tt, "[compile]\nenable = true\ncomponents = [\"model\""), "%s", tt);
+    cr_expect(strstr(tt, "[quantize.linear.float8]\nfilter_fqns = [\"output\"]"), "the head as priced, bf16: %s", tt);
     free(tt);
     drop_dir(out, err);
     /* what the HF Trainer plan writes: the reentrant checkpoint it is priced with */
