@@ -429,7 +429,8 @@ static void read_ds_moe(jr_ctx *c, const cJSON *r, pp_model *m, const ds_default
     jr_int(c, r, "$", "topk_group", 0, 0, 4096, &m->topk_groups);
     m->expert_ffn = d->expert_ffn;
     jr_int(c, r, "$", "moe_intermediate_size", 0, 1, 1 << 22, &m->expert_ffn);
-    jr_int(c, r, "$", "first_k_dense_replace", 0, 0, PP_MAX_LAYERS, &first);
+    /* at least one MoE block (num_hidden_layers is read before) */
+    jr_int(c, r, "$", "first_k_dense_replace", 0, 0, m->layers > 0 ? m->layers - 1 : PP_MAX_LAYERS, &first);
     jr_int(c, r, "$", "moe_layer_freq", 0, 1, PP_MAX_LAYERS, &freq);
     pp__model_set_moe_layers(m, first, 1);
     for (int i = 0; i < m->layers; i++)

@@ -267,8 +267,8 @@ out:
 static pp_status no_block(int k, int layers, int pp, pp_error *err)
 {
     return pp__fail_field(err, PP_RULE_FW_SPLIT, "stage_layers", "deepspeed",
-                          "stage %d gets no transformer block (%d blocks over %d stages); DeepSpeed refuses such a split", k,
-                          layers, pp);
+                          "stage %d gets no transformer block (%d blocks over %d stages); parplan prices stages that "
+                          "hold one (fewer stages, or give --stage-layers)", k, layers, pp);
 }
 
 static pp_status split_range(int layers, int pp, pp_error *err)

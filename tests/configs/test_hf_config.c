@@ -429,4 +429,9 @@ Test(hf_bad, unrepresentable_shapes)
                        "\"num_attention_heads\":4,\"intermediate_size\":128,\"vocab_size\":100,"
                        "\"mlp_only_layers\":[2]}", "q.json", &m, &e), PP_ERR_INPUT);
     EXPECT_MSG(e, "mlp_only_layers: expected block indices in [0, 2)");
+    /* first_k_dense_replace covering every block would make the MoE model dense */
+    cr_expect_eq(parse("{\"model_type\":\"deepseek_v2\",\"num_hidden_layers\":4,\"hidden_size\":64,"
+                       "\"num_attention_heads\":4,\"intermediate_size\":128,\"vocab_size\":100,"
+                       "\"n_routed_experts\":8,\"first_k_dense_replace\":4}", "d.json", &m, &e), PP_ERR_INPUT);
+    EXPECT_MSG(e, "first_k_dense_replace: expected an integer in [0, 3], got 4");
 }
