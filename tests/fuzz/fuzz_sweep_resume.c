@@ -2,7 +2,8 @@
  * scanner (cli/sweep_out.c scan_file, compiled in here: it lives in the
  * CLI, outside the library the other harnesses link), which reads a user's
  * half-finished JSONL or CSV output line by line. The input is written to a
- * temporary file and scanned for a spec of 1,000 scenarios. Contract: the
+ * temporary file and scanned for a spec of 1,000 scenarios (a grid of
+ * 1,000 global batches; a JSON line must echo its index's scenario). Contract: the
  * scanner returns 0 (read) or 2 (bad input), never crashes or leaks; a
  * rejection is one printable line on stderr naming the file; a file it reads
  * gives sorted indices below 1,000, one per complete result line, and the
@@ -17,6 +18,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 #define SPEC_N 1000
 
 static char path[64];
+static pp_sweep *sw;
+static const pp_sweep_opts opts;
 
 static void fail_contract(const char *what, const char *err)
 {
@@ -29,6 +32,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     if (!path[0]) {
         snprintf(path, sizeof path, "/tmp/fuzz-resume-%d.jsonl", (int)getpid());
+        /* 1,000 scenarios: global_batch 1..1000 */
+        static char spec[16 * SPEC_N + 128];
+        size_t k = (size_t)snprintf(spec, sizeof spec, "{\"grid\": {\"model\": [\"llama3-8b\"], \"cluster\": [\"dgx-h100\"], "
+                                                       "\"global_batch\": [");
+        for (int i = 1; i <= SPEC_N; i++) k += (size_t)snprintf(spec + k, sizeof spec - k, "%s%d", i > 1 ? ", " : "", i);
+        snprintf(spec + k, sizeof spec - k, "]}}");
+        pp_error err = {""};
+        if (pp_sweep_open(spec, strlen(spec), "spec.json", &sw, &err) != PP_OK || pp_sweep_size(sw) != SPEC_N)
+            fail_contract("the harness's spec", err.msg);
     }
     FILE *f = fopen(path, "wb");
     if (!f) return 0;
@@ -44,7 +56,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     stderr = mem;
     sweep_done d = {0};
     scan sc;
-    int rc = scan_file(path, SPEC_N, &d, &sc);
+    int rc = scan_file(path, sw, &opts, &d, &sc);
     stderr = saved;
     fclose(mem);
     if (rc != 0 && rc != 2) fail_contract("status is neither 0 nor 2", msg);
