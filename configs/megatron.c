@@ -215,6 +215,11 @@ static void model_flags(pp__sbuf *b, const pp_model *m, const pp_strategy *s, pp
                 pp__sb_printf(b, "  --moe-layer-freq '%s'\n", pat);
             }
             if (m->capacity_factor > 0) flag_num(b, "--moe-expert-capacity-factor", m->capacity_factor);
+            /* balanced routing is what is priced: Megatron's aux-loss
+             * coefficient defaults to 0, and the router then balances
+             * nothing (transformer_config.py, router.py); 1e-2 as NVIDIA's
+             * MoE recipes (Mixtral used 0.02) */
+            pp__sb_printf(b, "  --moe-aux-loss-coeff 1e-2\n");
             if (s->ep > 1 && s->ep_dispatch) /* HybridEP: hosts and multi-node NVLink alike */
                 pp__sb_printf(b, "  --moe-token-dispatcher-type flex\n  --moe-flex-dispatcher-backend hybridep\n");
             else if (s->ep > 1) pp__sb_printf(b, "  --moe-token-dispatcher-type alltoall\n");
@@ -224,6 +229,10 @@ static void model_flags(pp__sbuf *b, const pp_model *m, const pp_strategy *s, pp
              * default 2 (megatron/model/transformer.py) */
             if (moe_every(m)) flag_int(b, "--expert-interval", 1);
             flag_int(b, "--topk", m->topk);
+            /* experts split over TP as priced: Megatron-DeepSpeed keeps each
+             * expert whole on every TP rank unless asked (arguments.py
+             * --enable-expert-tensor-parallelism, default False) */
+            if (s->tp > 1) flag(b, "--enable-expert-tensor-parallelism");
             if (m->capacity_factor > 0) flag_num(b, "--moe-train-capacity-factor", m->capacity_factor);
             else flag(b, "--disable-moe-token-dropping");
             if (!moe_every(m))

@@ -809,6 +809,12 @@ static void read_degrees(mr_ctx *x, pp_strategy *s)
     s->etp = 0;
     s->ep_dispatch = 0;
     if (!x->mds && int_flag(x, "--expert-tensor-parallel-size", 1, 1 << 16, &etp)) s->etp = etp == s->tp ? 0 : (int)etp;
+    /* Megatron-DeepSpeed splits experts over TP only when asked: without it
+     * every TP rank holds each expert whole, which is not priced */
+    if (x->mds && x->m->experts > 0 && s->tp > 1 && !has(x, "--enable-expert-tensor-parallelism"))
+        fail(x, 0, "--enable-expert-tensor-parallelism is absent: Megatron-DeepSpeed then keeps each expert whole on "
+                   "every one of the %d TP ranks, which parplan does not price (it splits experts over TP): add the flag",
+             s->tp);
     set_src(x, "etp", "--expert-tensor-parallel-size");
     /* the flex dispatcher's DeepEP/HybridEP send a token once per NVLink domain */
     static const char *const disp[] = {"allgather", "alltoall", "flex", NULL}, *const be[] = {"deepep", "hybridep", "ncclep", NULL};
@@ -1558,7 +1564,10 @@ static const char *const silent[] = {
     "--masked-softmax-fusion", "--no-persist-layer-norm", "--apply-query-key-layer-scaling",
     "--attention-softmax-in-fp32", "--no-async-tensor-model-parallel-allreduce",
     "--ddp-average-in-collective", "--check-for-nan-in-loss-and-grad", "--no-check-for-nan-in-loss-and-grad",
-    "--manual-gc", "--manual-gc-", "--empty-unused-memory-level", "--rerun-mode", NULL};
+    "--manual-gc", "--manual-gc-", "--empty-unused-memory-level", "--rerun-mode",
+    /* MoE: the load-balancing loss's weight (the balance is priced, not its
+     * weight); the grouped GEMM is the experts' GEMM as priced */
+    "--moe-aux-loss-coeff", "--moe-grouped-gemm", NULL};
 
 static int is_silent(const char *name)
 {

@@ -882,3 +882,33 @@ Test(megatron_flags, no_attention_mask_from_the_dataloader)
     cr_expect(strstr(t, "--no-create-attention-mask-in-dataloader\n"), "%s", t);
     pp_free(t);
 }
+
+/* MoE files launch what is priced: Megatron-LM balances routing only with
+ * an aux-loss weight (default 0); Megatron-DeepSpeed splits experts over TP
+ * only with --enable-expert-tensor-parallelism (default False), and reading
+ * a file without it is refused (red team, session 28: the #1 Mixtral plan
+ * would have held each expert whole on both TP ranks, about 103 GiB). */
+Test(megatron_flags, moe_files_balance_and_split_experts_as_priced)
+{
+    pp_model m = fx_model("mixtral-8x7b");
+    pp_cluster c = fx_cluster("dgx-h100", 4, 0);
+    pp_strategy s = base(&m, &c, 2, 1, 1);
+    s.ep = 4, s.sp = 1, s.zero = 1;
+    char *t = must_args(&m, &c, &s, PP_MEGATRON_LM);
+    argv_t a = bash_args(t);
+    expect(&a, "--moe-aux-loss-coeff", "1e-2");
+    free(a.buf);
+    pp_free(t);
+    t = must_args(&m, &c, &s, PP_MEGATRON_DEEPSPEED);
+    cr_expect(strstr(t, "--enable-expert-tensor-parallelism\n"), "%s", t);
+    /* read back without it: refused, naming the flag */
+    char *cut = strstr(t, "  --enable-expert-tensor-parallelism\n");
+    cr_assert_not_null(cut);
+    memmove(cut, cut + strlen("  --enable-expert-tensor-parallelism\n"), strlen(cut + strlen("  --enable-expert-tensor-parallelism\n")) + 1);
+    pp_strategy r;
+    pp_notes w = {0};
+    pp_error e = {""};
+    cr_expect_eq(pp_megatron_parse(t, strlen(t), "mds.sh", &m, &c, &r, &w, &e), PP_ERR_INPUT);
+    cr_expect(strstr(e.msg, "--enable-expert-tensor-parallelism is absent"), "%s", e.msg);
+    pp_free(t);
+}
