@@ -5,6 +5,8 @@
  * attention and context parallelism. 16-bit activations (2 bytes; 4 in
  * pure fp32 training), 1-byte dropout masks, fp32 softmax statistics.
  */
+#include <math.h>
+
 #include "costmodel/costmodel.h"
 #include "costmodel/framework.h"
 
@@ -25,6 +27,7 @@ typedef struct act_dims {
     double norm;  /* bytes a hidden unit each norm keeps: its 16-bit input, or (eager
                      RMSNorm) an fp32 copy of it and the normalised 16-bit tensor */
     unsigned keep; /* KEEP_*: the GEMM inputs saved for the backward */
+    double etp;    /* the experts' TP degree */
 } act_dims;
 
 /* A linear's input is saved for its weight's gradient only: PyTorch's
@@ -86,6 +89,7 @@ static act_dims dims(const pp_model *m, const pp_strategy *s)
     /* a frozen norm's weight * x keeps no x: the fp32 copy (for pow) alone */
     if (s->ft.mode != PP_MODE_FULL && m->norm == PP_NORM_RMSNORM && f && f->eager_rmsnorm) d.norm = 4;
     d.keep = kept_inputs(s);
+    d.etp = pp__etp(s);
     return d;
 }
 
@@ -159,7 +163,11 @@ static double mlp_act(const pp_model *m, const act_dims *d, int kind, unsigned r
     double routed = m->topk * cf; /* token copies per token after dispatch */
     double router = 4 * d->tok * m->experts; /* fp32 router logits */
     double normed = rc & PP_RC_LAYERNORM ? 0 : d->ab * d->tok * d->h;
-    double inputs = normed + d->gin * d->tok * d->h * routed; /* router input + permuted copies */
+    /* the permuted copies a rank's experts take: under expert TP the
+     * dispatcher gathers the routed tokens of the etp sequence shards
+     * (alltoall: all-gather over etp; flex: every shard sent), etp x its own */
+    double gathered = fmin(d->etp, d->rep);
+    double inputs = normed + d->gin * d->tok * d->h * routed * gathered; /* router input + permuted copies */
     double inner = mlp_inner(m, d, d->tok * (routed + m->shared_experts), m->expert_ffn);
     if (rc & PP_RC_MOE_ACT) inner -= d->gin * d->tok * routed * m->expert_ffn;
     return (inputs + mask + router) / d->rep + inner / d->t;

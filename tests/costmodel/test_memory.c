@@ -963,3 +963,21 @@ Test(memory, deepspeed_zero3_grad_partition_and_sub_groups)
     cr_assert_eq(pp_estimate(&m, &c, &s, &p, &err), PP_OK, "%s", err.msg);
     cr_expect_float_eq(p.memory.stages[0].opt_temp_bytes, 6 * 1e8, 1);
 }
+
+/* Expert TP: the dispatcher gathers the routed tokens of the etp sequence
+ * shards for the experts (alltoall: all-gather over etp after the
+ * all-to-all; flex: every shard sent), so a rank's experts keep etp times
+ * the permuted copies of its own shard. Mixtral-8x7B block, tp 2 with SP,
+ * 4096 tokens: etp 2 keeps 2 B x 4096 / 2 x 4096 x top-2 x (2 - 1) more. */
+Test(memory, expert_tp_keeps_the_gathered_routed_tokens)
+{
+    pp_model m = fx_model("mixtral-8x7b");
+    pp_strategy s = strat(1, 0, PP_RECOMPUTE_NONE);
+    s.framework = PP_FW_MEGATRON, s.tp = 2, s.sp = 1, s.ep = 4, s.seq = 4096, s.attention = PP_ATTN_FLASH;
+    s.etp = 1;
+    double one = pp__block_act_bytes(&m, &s, PP_BLOCK_MOE, PP_RECOMPUTE_NONE);
+    s.etp = 2;
+    double two = pp__block_act_bytes(&m, &s, PP_BLOCK_MOE, PP_RECOMPUTE_NONE);
+    double want = 2.0 * 4096 / 2 * 4096 * 2;
+    cr_expect(fabs((two - one) - want) < 1, "%.0f more bytes, by hand %.0f", two - one, want);
+}
