@@ -568,6 +568,19 @@ static int relaxed_cap(const pp__part_problem *pr, int i, const relax *x, int nu
     return lo;
 }
 
+double pp__part_sum_lb(const pp__part_problem *pr)
+{
+    double sum = 0, tau = HUGE_VAL;
+    int nu = 0;
+    for (int r = 0; r < pr->nruns; r++) nu += pr->runs[r].len / pr->unit;
+    for (int i = 0; i < pr->p; i++) {
+        relax x = relaxed(pr, i);
+        sum += pr->st[i].t0;
+        tau = fmin(tau, x.tau);
+    }
+    return isfinite(tau) && tau > 0 ? (sum + tau * nu) * (1 - 1e-9) : 0;
+}
+
 double pp__part_time_lb(const pp__part_problem *pr)
 {
     relax x[PP_MAX_STAGES];

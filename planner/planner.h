@@ -165,6 +165,9 @@ void pp__part_eval(const pp__part_problem *pr, const int *layers, const int *rc,
 pp_status pp__part_greedy(const pp__part_problem *pr, double t_lb, pp__part_result *out);
 /* A lower bound on the slowest stage time, s (cheapest blocks, no memory). */
 double pp__part_time_lb(const pp__part_problem *pr);
+/* A lower bound on the sum of the stages' times, s: every stage's fixed
+ * time and every unit at the cheapest stage's rate. */
+double pp__part_sum_lb(const pp__part_problem *pr);
 
 /* Exact stage oracle: the true memory peak and micro-batch time of stage i
  * holding blocks [a, a+n) with k recomputed, from pp_memory_estimate and

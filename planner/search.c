@@ -229,8 +229,9 @@ static double step_to_objective(const pp__space *sp, double step)
 }
 
 /* Builds the ILP; drops it (need_ilp = 0) when even the best conceivable
- * split, m times the bound on the slowest stage (the bubble, the other
- * stages' times, is at least 0), cannot reach the threshold. */
+ * split cannot reach the threshold: the step is m T + (S - T)/v with T the
+ * slowest stage and S the stages' sum, so at least (m - 1/v) T_lb + S_lb/v,
+ * S_lb no less than T_lb. */
 static void build_one(const search *S, slot *x, double thr)
 {
     const pp_strategy *s = &x->plan.strategy;
@@ -238,7 +239,9 @@ static void build_one(const search *S, slot *x, double thr)
     if (!x->pr) return;
     x->build_ok = pp__part_build(S->sp->m, S->sp->c, s, per_stage_rc(S->sp, s), x->pr, &x->probes) == 0;
     if (!x->build_ok) return;
-    double lb = step_to_objective(S->sp, s->grad_accum * pp__part_time_lb(x->pr) + x->k->lb_opt);
+    double v = s->schedule == PP_SCHED_INTERLEAVED ? s->virtual_stages : 1, tlb = pp__part_time_lb(x->pr);
+    double slb = fmax(tlb, pp__part_sum_lb(x->pr));
+    double lb = step_to_objective(S->sp, (s->grad_accum - 1 / v) * tlb + slb / v + x->k->lb_opt);
     if (lb > thr * (1 + LB_SLACK)) {
         x->need_ilp = 0;
         x->bounded = 1;
