@@ -202,13 +202,11 @@ static double torchao_weight_cast_bytes(const pp_model *m, const pp_strategy *s,
 {
     const pp__fw *f = pp__fw_get(s->framework);
     if (s->precision != PP_PREC_FP8 || !f || !f->fp8_hp_inputs || s->buf.fp8_te_linears) return 0;
-    double h = m->hidden, t = s->tp, hd = pp__head_dim(m), q = m->heads * hd, kv = m->kv_heads * hd;
-    double w = h * (q + 2 * kv) / t + q * h / t, g = m->gated_mlp ? 3 : 2;
-    if (kind != PP_BLOCK_MOE) {
-        w += g * h * m->ffn / t;
-    } else {
-        w += g * h * m->expert_ffn * ((double)m->experts / s->ep / pp__etp(s) + (double)m->shared_experts / t);
-    }
+    double t = s->tp, w = pp__attn_params(m) / t;
+    if (kind != PP_BLOCK_MOE)
+        w += pp__mlp_params(m, m->ffn) / t;
+    else
+        w += pp__mlp_params(m, m->expert_ffn) * ((double)m->experts / s->ep / pp__etp(s) + (double)m->shared_experts / t);
     return TORCHAO_WEIGHT_CAST_BYTES * w;
 }
 
@@ -317,11 +315,9 @@ double pp__rc_fwd_s(const pp_model *m, const pp_cluster *c, const pp_strategy *s
 /* LM head + loss (last stage) and embedding (first stage), fwd + bwd. */
 double pp__head_time(const pp_model *m, const pp_cluster *c, const pp_strategy *s)
 {
-    /* Megatron-Core's output layer is its own ColumnParallelLinear, outside
-     * Transformer Engine's fp8 autocast: a BF16 GEMM under fp8 recipes */
-    /* ... and so is FSDP's: torchtitan's files filter "output" out of the
-     * float8 conversion, llm-foundry's TE layers leave the head nn.Linear */
-    int bf16_head = s->precision == PP_PREC_FP8 && (s->framework == PP_FW_MEGATRON || s->framework == PP_FW_FSDP);
+    /* the output layer stays a BF16 GEMM under fp8 (framework fp8_bf16_head) */
+    const pp__fw *f = pp__fw_get(s->framework);
+    int bf16_head = s->precision == PP_PREC_FP8 && f && f->fp8_bf16_head;
     hw h = hardware(c, bf16_head ? PP_PREC_BF16 : s->precision);
     double tok = (double)s->micro_batch * s->seq / s->cp, vt = pp__vocab(m, s) / s->tp;
     double gemm = gemm_s(&h, tok, m->hidden, vt);

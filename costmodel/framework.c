@@ -75,7 +75,7 @@ static const pp__fw table[PP_FW_COUNT] = {
         .recompute = RC_ALL, .partial_recompute = 1, .optimizers = B(PP_OPT_ADAMW) | B(PP_OPT_SGD),
         .modes = B(PP_MODE_FULL), .losses = B(PP_LOSS_FP32) | B(PP_LOSS_FUSED), .split = PP_SPLIT_ANY,
         .megatron_arch = 1, .fixed_order = 1, .tp_overlap = 1, .dp_overlap_pp = 1, .act_offload = 1, .etp = 1,
-        .mcore_moe = 1,
+        .mcore_moe = 1, .cp_balanced = 1, .fp8_bf16_head = 1,
         .bf16_opt_states = 1, .fp8_param_gather = 1, .recompute_modules = 1, .fp8_proj_original = 1, .flash_core_checkpoint = 1,
         .weights = PP_W_MASTER16, .buckets = PP_BUCKETS_VIEWS, .opt_temp = PP_OPT_TEMP_NONE, .grads_persist = 1,
         .free_outputs = 1, .cp_default = PP_CP_RING, .z3_per_block = 1, .alloc_env = 1, .te_attention = 1,
@@ -112,7 +112,7 @@ static const pp__fw table[PP_FW_COUNT] = {
      * August 2025: a leak with MoE all-to-alls). */
     [PP_FW_FSDP] = {
         .name = "fsdp", .title = "PyTorch FSDP2 (torchtitan, HF Accelerate)",
-        .ce_upcast = 1, .unfused_glu = 1, .fp8_hp_inputs = 1,
+        .ce_upcast = 1, .unfused_glu = 1, .fp8_hp_inputs = 1, .cp_balanced = 1, .fp8_bf16_head = 1,
         .zero = B(2) | B(3), .zero_pp = B(2), .tp = 1, .pp = 1, .cp = 1, .sp = 2, .shard = 1,
         .cp_comm = B(PP_CP_ALLGATHER) | B(PP_CP_RING), .offload = B(PP_OFFLOAD_NONE) | B(PP_OFFLOAD_OPT_PARAMS),
         .schedules = B(PP_SCHED_1F1B) | B(PP_SCHED_INTERLEAVED) | B(PP_SCHED_GPIPE),
@@ -238,7 +238,7 @@ void pp__fw_fill(pp_strategy *s, const pp_cluster *c)
     if (s->loss == PP_LOSS_AUTO) s->loss = PP_LOSS_FP32, s->filled |= PP_FILLED_LOSS;
     if (s->overlap_dp < 0) s->overlap_dp = overlap_default(f, s), s->filled |= PP_FILLED_OVERLAP_DP;
     if (s->overlap_tp < 0)
-        s->overlap_tp = f->tp_overlap && s->sp && s->tp > 1 && !c->gpu.no_p2p && c->intra.kind == PP_LINK_NVLINK, s->filled |= PP_FILLED_OVERLAP_TP;
+        s->overlap_tp = f->tp_overlap && s->sp && s->tp > 1 && pp__tp_overlap_hw(c), s->filled |= PP_FILLED_OVERLAP_TP;
     if (s->buf.free_pipeline_outputs < 0) s->buf.free_pipeline_outputs = f->free_outputs, s->filled |= PP_FILLED_OUTPUTS;
     if (s->buf.expandable_segments < 0)
         s->buf.expandable_segments = expandable_default(f, c), s->filled |= PP_FILLED_ALLOCATOR;
@@ -326,6 +326,10 @@ int pp__fsdp_accelerate(const pp_strategy *s)
     if (!f || f->weights != PP_W_FSDP) return 0;
     return s->buf.fsdp_no_sync < 0 ? !pp__torchtitan_only(s) : s->buf.fsdp_no_sync;
 }
+
+/* Transformer Engine's userbuffers map the TP peers' memory over NVLink
+ * (TE comm_gemm_overlap README: "connected over NVLink/NVSwitch"). */
+int pp__tp_overlap_hw(const pp_cluster *c) { return !c->gpu.no_p2p && c->intra.kind == PP_LINK_NVLINK; }
 
 int pp__fsdp_no_sync(const pp_strategy *s) { return s->pp == 1 && s->grad_accum > 1 && pp__fsdp_accelerate(s); }
 

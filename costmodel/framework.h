@@ -101,6 +101,13 @@ typedef struct pp__fw {
                                  fp32 copy of its input and the normalised 16-bit tensor */
     int fp8_hp_inputs;        /* fp8 linears save their 16-bit inputs (torchao float8's
                                  matmul_with_hp_or_float8_args), not a 1-byte cast (TE) */
+    int cp_balanced;          /* causal CP load balancing: two sequence chunks a rank, one
+                                 from each end (Megatron asserts seq % (2 cp) == 0; TE's
+                                 ring and torch's load balancer need it too) */
+    int fp8_bf16_head;        /* under fp8 the output layer stays a 16-bit GEMM (Megatron-
+                                 Core's ColumnParallelLinear outside TE's autocast;
+                                 torchtitan's files filter "output", llm-foundry's TE
+                                 layers leave the head nn.Linear) */
     int recompute_early_stop; /* full recompute is torch.utils.checkpoint's non-reentrant
                                  variant, which stops re-running the forward once the
                                  last saved tensor is back (PyTorch >= 2.1) */
@@ -133,6 +140,8 @@ const char *pp__torchtitan_flavor(const pp_model *m);
  * TP plans are not the DTensor TP parplan prices), or NULL: the one test
  * behind rule fw-launcher and the launch files' choice. */
 const char *pp__torchtitan_only(const pp_strategy *s);
+/* Whether the cluster's GPUs can run TE's TP overlap (peer access over NVLink). */
+int pp__tp_overlap_hw(const pp_cluster *c);
 int pp__fsdp_accelerate(const pp_strategy *s);
 int pp__fsdp_no_sync(const pp_strategy *s);
 

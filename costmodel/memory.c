@@ -396,20 +396,19 @@ static states model_states(const pp_model *m, const pp_strategy *s, const pp_gpu
     if (fw->opt_temp == PP_OPT_TEMP_FOREACH)
         st.opt_temp = 4.0 * opt_elems + (s->ft.mode != PP_MODE_FULL ? sp->lora * la : 0); /* foreach's, in their dtype */
     if (fw->opt_temp == PP_OPT_TEMP_DEEPSPEED) {
-        st.opt_temp = s->precision == PP_PREC_FP32 ? 0 : 4.0 * opt_elems; /* fp32 grads */
-        if (zs == 1) st.opt_temp += 2.0 * f * train;                       /* the averaged 16-bit partition */
-        /* ZeRO-3 (stage3.py, v0.14.5): the 16-bit gradient partition is one
-         * flat buffer allocated at start-up and kept all run
-         * (grad_partitions_flat_buffer, gradient_accumulation_dtype); the
-         * step copies a sub-group's gradients to fp32 at a time
-         * (_prepare_fp32_grad_for_sub_group: the flattened 16-bit copy, then
-         * .to(fp32)), sub_group_size elements at most. DeepSpeed before v0.4
-         * (zero3_per_tensor) had neither: sub_group_size 1e12, no flat buffer */
-        if (zs == 3 && pp__ds_wrapper_of(s) == PP_DS_ZERO && !s->buf.zero3_per_tensor) {
-            st.grads_persist = st.grads;
-            double sg = fmin(opt_elems, s->buf.sub_group_size > 0 ? s->buf.sub_group_size : opt_elems);
-            st.opt_temp = s->precision == PP_PREC_FP32 ? 0 : (4.0 + pp__grad_bytes(s)) * sg;
-        }
+        /* fp32 gradients for the step (+ with ZeRO-1 the averaged 16-bit
+         * partition). ZeRO-3 (stage3.py, v0.14.5) keeps its 16-bit gradient
+         * partition in one flat buffer all run (grad_partitions_flat_buffer)
+         * and makes the fp32 copy one sub-group at a time
+         * (_prepare_fp32_grad_for_sub_group: a 16-bit flatten, then .to(fp32)),
+         * sub_group_size elements at most; DeepSpeed before v0.4
+         * (zero3_per_tensor) had neither (sub_group_size 1e12, no buffer) */
+        int stage3 = zs == 3 && pp__ds_wrapper_of(s) == PP_DS_ZERO && !s->buf.zero3_per_tensor;
+        double sub = s->buf.sub_group_size > 0 ? s->buf.sub_group_size : opt_elems;
+        double elems = stage3 ? fmin(opt_elems, sub) : opt_elems, per = stage3 ? 4.0 + pp__grad_bytes(s) : 4.0;
+        st.opt_temp = s->precision == PP_PREC_FP32 ? 0 : per * elems;
+        if (zs == 1) st.opt_temp += 2.0 * f * train;
+        if (stage3) st.grads_persist = st.grads;
     }
     /* Megatron's optimizer takes its fp32 .grad from main_grad with .float()
      * (optimizer.py _copy_model_grads_to_main_grads; distrib_optimizer.py,

@@ -235,14 +235,13 @@ static int pp_layers_ok(const why *w)
     return no(w, NULL, I(p), "exceeds the %d blocks of %s (or %d stages)", l, w->x->m->name, PP_MAX_STAGES);
 }
 
-/* Causal load balancing gives each CP rank two chunks, one from each end
- * of the sequence: Megatron asserts seq % (2 cp) == 0 (arguments.py), as
- * Transformer Engine's ring and torch's load balancer need; Ulysses splits
- * the sequence once. */
+/* Causal load balancing (framework cp_balanced) gives each CP rank two
+ * chunks, one from each end of the sequence; Ulysses splits it once. */
 static int cp_seq_ok(const why *w)
 {
     const pp_strategy *s = w->x->s;
-    int two = s->cp > 1 && (s->framework == PP_FW_MEGATRON || s->framework == PP_FW_FSDP) ? 2 : 1;
+    const pp__fw *f = pp__fw_get(s->framework);
+    int two = s->cp > 1 && f && f->cp_balanced ? 2 : 1;
     if (s->seq % (two * s->cp) == 0) return 1;
     if (two == 2 && s->seq % s->cp == 0)
         return no(w, NULL, I(s->cp), "2 x cp must divide the sequence length %d: %s balances causal attention with two "
