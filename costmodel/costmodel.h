@@ -61,6 +61,8 @@ long pp__inflight_saturates(const pp_strategy *s);
 /* What the loss's bytes and the block backward's working set would count
  * twice at the forward/backward moment (memory.c). */
 double pp__loss_overlap(const pp_strategy *s, const pp_stage_mem *o);
+double pp__fsdp_rs_loss_bytes(const pp_strategy *s, const pp_stage_mem *o);
+double pp__loss_rec_bufs(const pp_strategy *s, const pp_stage_mem *o);
 /* Bytes of one activation element: 4 in pure fp32 training, else 2. */
 double pp__act_bytes(const pp_strategy *s);
 /* 16-bit K and V of one micro-batch's sequence chunk on this rank (s/cp

@@ -472,8 +472,15 @@ static void comm_buffers(const pp_strategy *s, const pp_gpu *gpu, const stage_pa
         break;
     case PP_BUCKETS_DDP: o->bucket_bytes = nd > 1 ? train * g : 0; break;
     case PP_BUCKETS_FSDP: {
+        /* the unit computing and the one prefetched. torchtitan: a block
+         * beside the embedding or the head (never gathered together), else
+         * two blocks. Accelerate wraps the blocks and leaves the embedding,
+         * final norm and head to the root unit, which FSDP2 keeps gathered
+         * from forward to backward (fully_shard: "the root FSDP state has
+         * its value specially set to False"), beside two blocks */
         double wg = s->precision == PP_PREC_FP32 ? 4 : 2, unit = largest_unit(sp);
-        double live = s->zero == 3 && s->pp == 1 ? 2 * unit : all; /* pipelined: gathered all step */
+        double pair = pp__fsdp_accelerate(s) ? sp->embed + sp->head + 2 * sp->largest_block : unit + sp->largest_block;
+        double live = s->zero == 3 && s->pp == 1 ? pair : all; /* pipelined: gathered all step */
         o->zero_gather_bytes = fetched ? live * wg : 0;
         /* pipelined: torch.distributed.pipelining runs each backward with
          * gradient sync off and reduce-scatters after the step's last
@@ -597,6 +604,32 @@ double pp__fragmentation(const pp_strategy *s)
     return s->buf.fragmentation > 0 ? s->buf.fragmentation : 0;
 }
 
+/* FSDP2 reduce-scatters a unit once its backward is done (the 16-bit
+ * gradients and, for a 16-bit unit, their reduce-dtype copy: bucket_bytes),
+ * while the next block recomputes; by then the loss and the head's backward
+ * have freed the logits, beside which only the head's 16-bit gradients
+ * exist (torchtitan v0.2.2: fully_shard([norm, output]); FSDP2
+ * _fsdp_collectives.py foreach_reduce). For torchtitan's pp 1 reduce-scatter
+ * per micro-batch: the bucket bytes that stay beside the logits; -1
+ * elsewhere (Accelerate's root unit keeps the head's gradients to the end of
+ * the backward; pipelining accumulates every unit). */
+double pp__fsdp_rs_loss_bytes(const pp_strategy *s, const pp_stage_mem *o)
+{
+    const pp__fw *fw = pp__fw_get(s->framework);
+    if (fw->buckets != PP_BUCKETS_FSDP || s->pp > 1 || pp__fsdp_accelerate(s) || o->bucket_bytes <= 0) return -1;
+    double wg = s->precision == PP_PREC_FP32 ? 4 : 2;
+    return o->bucket_bytes * wg / (wg < 4 ? wg + 4 : wg);
+}
+
+/* The loss, the backward's working set and the buckets at the start of a
+ * backward: the larger of the loss moment and the working-set moment. */
+double pp__loss_rec_bufs(const pp_strategy *s, const pp_stage_mem *o)
+{
+    double b16 = pp__fsdp_rs_loss_bytes(s, o), rec = o->recompute_bytes;
+    if (b16 >= 0) return fmax(o->logits_bytes + b16, rec + o->bucket_bytes);
+    return o->logits_bytes + rec - pp__loss_overlap(s, o) + o->bucket_bytes;
+}
+
 /* The two moments of a step (docs/memory.md).
  * Forward/backward: model states, the buffers, and the larger of the start
  * of the last backward (every in-flight activation, the logits, autocast's
@@ -617,6 +650,7 @@ static void phases(const pp_strategy *s, const states *st, double act, pp_stage_
     /* the loss's bytes and one block's backward working set are not live
      * together: pp__loss_overlap */
     double rec = o->recompute_bytes, loss_rec = o->logits_bytes + rec - pp__loss_overlap(s, o);
+    if (pp__fsdp_rs_loss_bytes(s, o) >= 0) loss_rec = pp__loss_rec_bufs(s, o) - o->bucket_bytes; /* + bufs below */
     double front = act + loss_rec + st->cast + (s->grad_accum > 1 ? gt : 0), back = gt + rec;
     int at_end = back > front;
     double g_fb = st->grads_persist + (at_end || s->grad_accum > 1 ? gt : 0), act_fb = at_end ? 0 : act;

@@ -51,6 +51,7 @@ typedef struct tl_state {
     double cast, rec, loss;          /* autocast's copies; backward working set; logits */
     int apart;                       /* the loss is freed before the working set appears */
     double comm_fwd, bucket;         /* buffers in forward/backward; the buckets alone */
+    double rs_loss;                  /* FSDP: the bucket bytes beside the loss (-1: all) */
     double g_front;                  /* gradients the cost model counts at a backward's start */
     double temp, comm_opt, alloc_opt; /* optimizer step */
     double phase_fwd;
@@ -124,9 +125,10 @@ static void derive(const pp_model *m, const pp_strategy *s, const pp_stage_mem *
     t->phase_fwd = st->phase_bytes[PP_PHASE_FWD_BWD];
     /* the cost model's two candidates for the forward/backward moment */
     int m_gt = s->grad_accum > 1;
-    double ov = pp__loss_overlap(s, st);
-    t->apart = ov > 0;
-    double front = t->act_total + t->loss + t->rec - ov + t->cast + (m_gt ? t->gt : 0), back = t->gt + t->rec;
+    t->rs_loss = pp__fsdp_rs_loss_bytes(s, st);
+    t->apart = pp__loss_overlap(s, st) > 0 || t->rs_loss >= 0;
+    double lrb = pp__loss_rec_bufs(s, st) - t->bucket; /* the loss and working set, beside the buckets */
+    double front = t->act_total + lrb + t->cast + (m_gt ? t->gt : 0), back = t->gt + t->rec;
     t->g_front = t->persist + (m_gt ? t->gt : 0);
     t->anchor = back > front ? ANCHOR_LAST_END : m_gt && t->pairs > 0 ? ANCHOR_STEADY_BWD : ANCHOR_FIRST_BWD;
     /* the optimizer step: what its total leaves beside gradients, states and
@@ -178,7 +180,9 @@ static int put(tl_builder *b, pp_tl_event ev, pp_phase ph, int unit, int block, 
     v[PP_MEM_CAST] = fmax(0, x.cast);
     v[PP_MEM_RECOMPUTE] = x.rec;
     v[PP_MEM_LOSS] = x.loss;
-    v[PP_MEM_COMM] = x.comm;
+    /* FSDP's reduce-scatter copy is not live while the loss is (memory.c
+     * pp__fsdp_rs_loss_bytes) */
+    v[PP_MEM_COMM] = x.loss > 0 && t->rs_loss >= 0 ? x.comm - (t->bucket - t->rs_loss) : x.comm;
     v[PP_MEM_CONTEXT] = t->ctx;
     double dyn = 0;
     for (int c = 0; c < PP_MEM_CAT_COUNT; c++)
@@ -237,7 +241,7 @@ static int backward_start(tl_builder *b, int unit, int top, mom x)
     w.loss = 0;
     int ia = put(b, PP_TL_BACKWARD, PP_PHASE_FWD_BWD, unit, top, a);
     int iw = put(b, PP_TL_BACKWARD, PP_PHASE_FWD_BWD, unit, top, w);
-    return x.loss >= x.rec ? ia : iw;
+    return b->out->pts[ia].total >= b->out->pts[iw].total ? ia : iw;
 }
 
 /* The first backward: it starts with everything in flight, then releases

@@ -6,6 +6,7 @@
  *
  *   build/validate tests/reference/published_runs.csv > docs/validation.md
  */
+#include <ctype.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -279,6 +280,30 @@ static int llama3_setup(scenario *sc)
 
 static int is(const char *name, const char *prefix) { return strncmp(name, prefix, strlen(prefix)) == 0; }
 
+/* Launched through torchtitan's run_train.sh: said so, or by torchao's
+ * float8 benchmark scripts, which call it (benchmarks/float8/training/
+ * llama3.sh, float8_training_benchmark.sh before April 2025). */
+static int run_train_sh(const row *r)
+{
+    const char *n = r->f[C_NOTES];
+    return strstr(n, "run_train.sh") || strstr(n, "float8/training/llama3.sh") || strstr(n, "float8_training_benchmark.sh");
+}
+
+/* The earliest ISO date (YYYY-MM-DD) in a row's source is when the run was
+ * first published; 1 when that is before date, 0 when later or undated. */
+static int published_before(const row *r, const char *date)
+{
+    const char *best = NULL;
+    for (const char *p = r->f[C_SOURCE]; *p; p++) {
+        if (!(isdigit((unsigned char)p[0]) && p[1] && p[2] && p[3] && p[4] == '-' && strlen(p) >= 10 && p[7] == '-'))
+            continue;
+        int ok = 1;
+        for (int i = 0; i < 10; i++) ok &= i == 4 || i == 7 ? 1 : isdigit((unsigned char)p[i]) != 0;
+        if (ok && (!best || strncmp(p, best, 10) < 0)) best = p;
+    }
+    return best && strncmp(best, date, 10) < 0;
+}
+
 /* MLPerf Training v5.1's llama31_8b/llama31_405b submissions (NeMo on
  * Megatron-Core; their configs reduce gradients in bf16), not its LoRA ones */
 static int mlperf_pretrain(const char *nm) { return is(nm, "mlperf") && !strstr(nm, "lora"); }
@@ -503,15 +528,24 @@ static void framework_rules(const row *r, scenario *sc)
     /* torchtitan: parallelize_llama shards the norms' sequence whenever TP is
      * on (SequenceParallel on attention_norm, ffn_norm and norm); with PP it
      * builds FSDP with reshard_after_forward=False (apply_fsdp at 9dec370:
-     * parameters stay gathered through the step, ZeRO-2); from February 2025
-     * (d1f62be73; e7c0cae components/loss.py build_cross_entropy_loss) it
+     * parameters stay gathered through the step, ZeRO-2); from April 2025
+     * (bbb1b616e, 2025-04-02, components/loss.py build_cross_entropy_loss) it
      * compiles the loss with the model under --training.compile: the fused
-     * loss. The compiled blocks are not priced. */
+     * loss. Before, the loss stayed eager (d1f62be73 loss.py: "compiling loss
+     * function causes CUDA errors, turning off for now"), so a run published
+     * earlier cannot have compiled it. The compiled blocks are not priced.
+     * torchtitan's run_train.sh exports PYTORCH_CUDA_ALLOC_CONF=
+     * expandable_segments:True (run_llama_train.sh before February 2025);
+     * PyTorch honours it on NVIDIA GPUs (ROCm only from 2.11, docs/memory.md):
+     * no fragmentation. */
     if (is(nm, "torchtitan")) {
         s->buf.fsdp_no_sync = 0;
         if (s->tp > 1) s->sp = 1;
         if (s->pp > 1 && s->zero == 3) s->zero = 2;
-        if (strstr(r->f[C_NOTES], "--training.compile")) s->loss = PP_LOSS_FUSED;
+        if (strstr(r->f[C_NOTES], "--training.compile") && !published_before(r, "2025-04-02")) s->loss = PP_LOSS_FUSED;
+        if (run_train_sh(r) && !strcmp(sc->cluster.gpu.vendor, "NVIDIA"))
+            s->buf.fragmentation = 0; /* as expandable segments are priced; parplan's fsdp files
+                                         cannot set them (rule fw-allocator): --fragmentation 0 */
     }
     /* llm-foundry: FSDP and flash-attn's fused cross-entropy (loss_fn
      * default 'fused_crossentropy'). The rows' MP column: DEFAULT (the
@@ -975,7 +1009,9 @@ static const char *held_out_text(const char *path)
                "domain Megatron-Bridge's launcher asks Slurm for (--segment); MLPerf's LoRA runs have no framework\n"
                "in parplan's table that runs them as published; torchtitan's runs use its per-op selective\n"
                "recompute (fsdp's selective); under torch.compile their loss is the fused one (compiled with\n"
-               "the model since February 2025) and the compiled blocks are not priced.";
+               "the model since April 2025: runs published before keep it eager) and the compiled blocks are\n"
+               "not priced; runs launched through torchtitan's run_train.sh on NVIDIA GPUs have expandable\n"
+               "segments (no fragmentation).";
     if (strstr(path, "torchtitan"))
         return "torchtitan's Llama 3.1 benchmarks on Meta's Grand Teton H100 (96 GB HBM2e, 500 W; benchmarks/\n"
                "llama3_h100_202412_torchtitan.md at torchtitan 9dec370): peak reserved memory (max over ranks) of\n"

@@ -981,3 +981,45 @@ Test(memory, expert_tp_keeps_the_gathered_routed_tokens)
     double want = 2.0 * 4096 / 2 * 4096 * 2;
     cr_expect(fabs((two - one) - want) < 1, "%.0f more bytes, by hand %.0f", two - one, want);
 }
+
+/* FSDP2's gathered units and its reduce-scatter beside the loss, Llama-3-8B
+ * on 8 GPUs (zero 3, micro-batch 1 x 8192, fused loss, no fragmentation).
+ * Elements: the head unit [norm, output] 4096 + 128256 x 4096 = 525,340,672;
+ * a block 2 x 4096^2 + 2 x 4096 x 1024 + 3 x 4096 x 14336 + 2 x 4096 =
+ * 218,112,000; the embedding 525,336,576.
+ * torchtitan (v0.2.2 apply_fsdp): the embedding and the head are separate
+ * units, so at most one of them is gathered beside the prefetched block:
+ * 2 B x (525,340,672 + 218,112,000). The head's reduce-scatter (16-bit
+ * gradients + their fp32 copy, 6 B x 525,340,672) comes after its backward
+ * has freed the logits, beside which only its 16-bit gradients live: the
+ * backward starts with max(logits + 2 B x head, recompute + bucket).
+ * Accelerate: the root unit holds the embedding, final norm and head for
+ * the whole step, beside two blocks: 2 B x (525,336,576 + 525,340,672 +
+ * 2 x 218,112,000). */
+Test(memory, fsdp2_units_and_reduce_scatter_beside_the_loss_by_hand)
+{
+    pp_model m = fx_model("llama3-8b");
+    pp_cluster c = fx_cluster("dgx-h100", 1, 0);
+    pp_strategy s = fsdp_8b(8, 3, 1, 8192, 8, PP_RECOMPUTE_SELECTIVE);
+    s.loss = PP_LOSS_FUSED, s.buf.fragmentation = 0, s.buf.fsdp_no_sync = 0;
+    pp_plan p;
+    pp_error err = {""};
+    cr_assert_eq(pp_estimate(&m, &c, &s, &p, &err), PP_OK, "%s", err.msg);
+    const pp_stage_mem *st = &p.memory.stages[0];
+    double head = 525340672.0, block = 218112000.0, embed = 525336576.0;
+    cr_expect(fabs(st->zero_gather_bytes - 2 * (head + block)) < 1, "gathered %.0f, by hand %.0f", st->zero_gather_bytes,
+              2 * (head + block));
+    cr_expect(fabs(st->bucket_bytes - 6 * head) < 1, "bucket %.0f, by hand %.0f", st->bucket_bytes, 6 * head);
+    double rest = st->params_bytes + st->grads_bytes + st->optimizer_bytes + st->activations_bytes +
+                  st->zero_gather_bytes + st->p2p_bytes + st->context_bytes;
+    double want = fmax(st->logits_bytes + 2 * head, st->recompute_bytes + st->bucket_bytes);
+    cr_expect(st->peak_phase == PP_PHASE_FWD_BWD);
+    cr_expect(fabs(st->total_bytes - rest - want) < 1e-9 * st->total_bytes, "front %.0f, by hand %.0f",
+              st->total_bytes - rest, want);
+    cr_expect(st->total_bytes - rest < st->logits_bytes + st->bucket_bytes, "the bucket beside the logits");
+    s.buf.fsdp_no_sync = 1;
+    cr_assert_eq(pp_estimate(&m, &c, &s, &p, &err), PP_OK, "%s", err.msg);
+    double root = 2 * (embed + head + 2 * block);
+    cr_expect(fabs(p.memory.stages[0].zero_gather_bytes - root) < 1, "Accelerate gathered %.0f, by hand %.0f",
+              p.memory.stages[0].zero_gather_bytes, root);
+}
