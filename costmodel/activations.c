@@ -215,6 +215,13 @@ static double op_sac_bytes(const pp_model *m, const act_dims *d, int flash)
     return d->ab * d->tok * d->h / d->rep + d->ab * d->tok * (q + v + m->ffn) / d->t + sdpa + d->ab * d->tok * d->h + rs;
 }
 
+/* Whether torchtitan's per-op policy keeps the attention's output: a fused
+ * kernel on its save list. */
+int pp__op_sac_keeps_attn(const pp_strategy *s)
+{
+    return s->attention == PP_ATTN_FLASH && !s->buf.sac_attn_recomputed;
+}
+
 /* The GEMM work torchtitan's per-op policy recomputes in a Llama block: wk,
  * wo and w3 (the second, fourth and sixth mm): weights per token it
  * multiplies again (*redo) and of all the block's GEMMs (*all). */
@@ -230,7 +237,7 @@ double pp__block_act_bytes(const pp_model *m, const pp_strategy *s, int kind, pp
     act_dims d = dims(m, s);
     if (r == PP_RECOMPUTE_FULL) return d.ab * d.tok * d.h / d.rep; /* the block input only */
     const pp__fw *f = pp__fw_get(s->framework);
-    if (r == PP_RECOMPUTE_SELECTIVE && f && f->selective_ops) return op_sac_bytes(m, &d, s->attention == PP_ATTN_FLASH);
+    if (r == PP_RECOMPUTE_SELECTIVE && f && f->selective_ops) return op_sac_bytes(m, &d, pp__op_sac_keeps_attn(s));
     double norms = m->norms_per_block * d.norm * d.tok * d.h / d.rep; /* what the norms keep */
     unsigned rc = r == PP_RECOMPUTE_SELECTIVE ? pp__rc_modules(s) : 0;
     return norms + attn_act(m, &d, rc, s->attention == PP_ATTN_FLASH) + mlp_act(m, &d, kind, rc);

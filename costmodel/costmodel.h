@@ -51,6 +51,7 @@ double pp__block_act_bytes(const pp_model *m, const pp_strategy *s, int kind, pp
 /* torchtitan's per-op selective checkpointing in a Llama block: the
  * weights per token of the GEMMs it recomputes (wk, wo, w3) and of all. */
 void pp__op_sac_gemms(const pp_model *m, double *redo, double *all);
+int pp__op_sac_keeps_attn(const pp_strategy *s);
 /* Activations Megatron's CPU offloading moves to the host per micro-batch
  * (blocks first..last). */
 double pp__act_offload_bytes(const pp_model *m, const pp_strategy *s, int first, int last);

@@ -329,13 +329,15 @@ static void stage_blocks(const pp_model *m, const pp_cluster *c, const pp_strate
             st->hw_flops += f - (tail ? q->bt.tail_flops : 0);
         } else if (s->recompute == PP_RECOMPUTE_SELECTIVE && back && op_sac) {
             /* torchtitan's per-op policy: wk, wo, w3 and the elementwise
-             * work (norms, rotary, activation) again; attention is saved */
+             * work (norms, rotary, activation) again; attention is saved
+             * unless it is the math path or an unlisted kernel */
             double redo, all;
+            int keep = pp__op_sac_keeps_attn(s);
             pp__op_sac_gemms(m, &redo, &all);
             st->recompute += redo / all * q->bt.gemm_fwd_s + fmax(0, q->bt.fwd_s - q->bt.gemm_fwd_s - q->bt.core_fwd_s) +
-                             (s->attention == PP_ATTN_FLASH ? 0 : q->bt.core_fwd_s); /* the math path runs again */
+                             (keep ? 0 : q->bt.core_fwd_s);
             st->hw_flops += 2 * (double)s->micro_batch * s->seq / s->cp * redo / s->tp;
-            if (s->attention != PP_ATTN_FLASH)
+            if (!keep)
                 st->hw_flops += 4 * (double)s->micro_batch * s->seq / s->cp * s->seq * m->heads * pp__head_dim(m) / s->tp;
         } else if (s->recompute == PP_RECOMPUTE_SELECTIVE && back) {
             unsigned rc = pp__rc_modules(s);

@@ -356,6 +356,11 @@ typedef struct pp_buffers {
                                     after a host sync (issue #1069). For predicting
                                     published runs of that era only: parplan writes
                                     v0.14.5 configs and never sets it (default 0) */
+    int sac_attn_recomputed;     /* 1: torchtitan's per-op checkpointing runs the attention
+                                    again: between May and December 2025 torchtitan chose
+                                    cuDNN attention on sm100 (PR #1196) but its save list
+                                    had no cuDNN op until PR #2095. For published runs of
+                                    that era only: parplan never sets it (default 0) */
     int free_pipeline_outputs;   /* 1: a stage's outputs are freed once sent (Megatron's
                                     deallocate_pipeline_outputs); 0: kept until their
                                     backward (DeepSpeed PipelineEngine); -1 = the

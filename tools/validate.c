@@ -280,6 +280,15 @@ static int llama3_setup(scenario *sc)
 
 static int is(const char *name, const char *prefix) { return strncmp(name, prefix, strlen(prefix)) == 0; }
 
+/* Compute capability 10.x (torchtitan has_cuda_capability(10, 0)): B200, GB200, B300, GB300. */
+static int sm100(const char *gpu)
+{
+    static const char *const n[] = {"b200", "b300"};
+    for (size_t i = 0; i < sizeof n / sizeof *n; i++)
+        if (strstr(gpu, n[i])) return 1;
+    return 0;
+}
+
 /* Launched through torchtitan's run_train.sh: said so, or by torchao's
  * float8 benchmark scripts, which call it (benchmarks/float8/training/
  * llama3.sh, float8_training_benchmark.sh before April 2025). */
@@ -543,6 +552,11 @@ static void framework_rules(const row *r, scenario *sc)
         if (s->tp > 1) s->sp = 1;
         if (s->pp > 1 && s->zero == 3) s->zero = 2;
         if (strstr(r->f[C_NOTES], "--training.compile") && !published_before(r, "2025-04-02")) s->loss = PP_LOSS_FUSED;
+        /* May to December 2025 torchtitan ran cuDNN attention on sm100 (PR
+         * #1196, 2025-05-14), which its per-op save list lacked until PR #2095
+         * (2025-12-01): B200/GB200/B300 runs published between recompute it */
+        if (sm100(sc->cluster.gpu.name) && !published_before(r, "2025-05-14") && published_before(r, "2025-12-01"))
+            s->buf.sac_attn_recomputed = 1;
         if (run_train_sh(r) && !strcmp(sc->cluster.gpu.vendor, "NVIDIA"))
             s->buf.fragmentation = 0; /* as expandable segments are priced; parplan's fsdp files
                                          cannot set them (rule fw-allocator): --fragmentation 0 */

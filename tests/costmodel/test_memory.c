@@ -1023,3 +1023,24 @@ Test(memory, fsdp2_units_and_reduce_scatter_beside_the_loss_by_hand)
     cr_expect(fabs(p.memory.stages[0].zero_gather_bytes - root) < 1, "Accelerate gathered %.0f, by hand %.0f",
               p.memory.stages[0].zero_gather_bytes, root);
 }
+
+/* torchtitan between May and December 2025 on sm100 (cuDNN attention, not on
+ * its per-op save list): each block keeps neither SDPA's output nor its
+ * log-sum-exp, 2 x 16384 x 4096 + 4 x 16384 x 32 bytes a block at 2 x 8192
+ * tokens, and the backward runs the attention forward again. */
+Test(memory, torchtitan_unlisted_attention_kernel_is_recomputed_by_hand)
+{
+    pp_model m = fx_model("llama3-8b");
+    pp_cluster c = fx_cluster("dgx-h100", 1, 0);
+    pp_strategy s = fsdp_8b(8, 3, 2, 8192, 16, PP_RECOMPUTE_SELECTIVE);
+    pp_plan p, q;
+    pp_error err = {""};
+    cr_assert_eq(pp_estimate(&m, &c, &s, &p, &err), PP_OK, "%s", err.msg);
+    s.buf.sac_attn_recomputed = 1;
+    cr_assert_eq(pp_estimate(&m, &c, &s, &q, &err), PP_OK, "%s", err.msg);
+    double T = 16384, want = 32 * (2 * T * 4096 + 4 * T * 32);
+    double got = p.memory.stages[0].act_per_microbatch - q.memory.stages[0].act_per_microbatch;
+    cr_expect(fabs(got - want) < 1e-9 * want, "saved %.0f, by hand %.0f", got, want);
+    cr_expect(q.time.recompute_s > p.time.recompute_s, "attention not run again");
+    cr_expect(q.throughput.hardware_flops_per_step > p.throughput.hardware_flops_per_step);
+}
