@@ -22,6 +22,48 @@ int pp_topo_domain_of(const pp_cluster *c, int rank)
 
 static long long min_ll(long long a, long long b) { return a < b ? a : b; }
 
+/* Members of the group whose first rank is p (k members at stride s < g)
+ * on the node of g ranks holding its fewest: only the first and the last
+ * node it touches can be partial; one in between holds g/s or more. */
+static long long fewest_from(long long p, long long g, long long k, long long s)
+{
+    long long last = p + (k - 1) * s, n0 = p / g, n1 = last / g;
+    if (n0 == n1) return k;
+    long long few = min_ll(((n0 + 1) * g - 1 - p) / s + 1, (last - n1 * g) / s + 1);
+    return n1 - n0 >= 2 ? min_ll(few, g / s) : few;
+}
+
+typedef struct span_memo {
+    long long g, n, k, s, few;
+} span_memo;
+
+/* The fewest members any group has on one node it touches, when blocks of
+ * k*s ranks do not tile nodes of g (s < g). A group starts at a block's
+ * start plus j < s, and what it holds per node depends on its start modulo
+ * g, so every reachable start modulo g is tried once (at most g of them). */
+static long long fewest_on_node(long long g, long long n, long long k, long long s)
+{
+    enum { MEMO = 8, MAXG = 4096 };
+    static _Thread_local span_memo memo[MEMO];
+    static _Thread_local int next;
+    for (int i = 0; i < MEMO; i++)
+        if (memo[i].g == g && memo[i].n == n && memo[i].k == k && memo[i].s == s) return memo[i].few;
+    long long block = k * s, few = k, blocks = n / block;
+    if (g > MAXG) return 1; /* past the table: the lower bound */
+    unsigned char seen[MAXG] = {0};
+    long long period = g; /* block starts repeat modulo g within g blocks */
+    for (long long m = 0; m < blocks && m < period && few > 1; m++)
+        for (long long j = 0; j < s && few > 1; j++) {
+            long long r = (m * block + j) % g;
+            if (seen[r]) continue;
+            seen[r] = 1;
+            few = min_ll(few, fewest_from(r, g, k, s));
+        }
+    memo[next] = (span_memo){g, n, k, s, few};
+    next = (next + 1) % MEMO;
+    return few;
+}
+
 /* Most nodes one group touches and the members of a group per node, for
  * node size g, n ranks in all, k members at stride s in aligned blocks of
  * k*s ranks. */
@@ -38,10 +80,10 @@ static void node_span(long long g, long long n, long long k, long long s, int *n
         *per = (int)(g / s); /* blocks are whole nodes, g/s members each */
         *nodes = (int)(k / *per);
     } else {
-        /* misaligned: some group may have a single member on an edge node
-         * (lower bound 1); a span of (k-1)s ranks touches at most
-         * (k-1)s/g + 2 nodes (upper bound) */
-        *per = 1;
+        /* misaligned: the fewest members any group has on one node it
+         * touches; a span of (k-1)s ranks touches at most (k-1)s/g + 2 nodes
+         * (upper bound) */
+        *per = (int)fewest_on_node(g, n, k, s);
         *nodes = (int)min_ll(min_ll(k, (k - 1) * s / g + 2), n / g);
     }
 }

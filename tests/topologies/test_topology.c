@@ -193,3 +193,49 @@ Test(topology, invalid_groups)
     cr_expect_eq(g.bw, 0, "zeroed on error");
     cr_expect_eq(pp_topo_group_link(&c, 2, 8, &g), 0);
 }
+
+/* GB200 NVL72, 16 racks (1152 GPUs): a ZeRO-1 group of dp x cp = 64 at
+ * stride tp 2 fills blocks of 128 ranks, which the rack boundaries at 72j cut
+ * as 36|28, 8|36|20, 16|36|12, 24|36|4 (the pattern repeats every 9 blocks):
+ * the fewest members any group has in one rack is 4, each with its NIC (red
+ * team rt8: it was priced as 1). */
+Test(topology, misaligned_blocks_keep_their_fewest_members_per_domain)
+{
+    pp_cluster c = load("gb200-nvl72", 16, 0);
+    pp_group_link g = link_of(&c, 64, 2);
+    cr_expect_eq(g.tier, PP_TOPO_INTER);
+    cr_expect_eq(g.per_domain, 4, "per domain %d", g.per_domain);
+}
+
+/* Brute force: every group of k members at stride s (blocks of k*s ranks,
+ * j < s inside each) counted node by node; the link's per_node is the
+ * fewest any group has on a node it touches. */
+Test(topology, members_per_node_match_brute_force)
+{
+    pp_cluster c = load("gb200-nvl72", 1, 0);
+    int sizes[] = {6, 8, 12, 72};
+    int checked = 0;
+    for (size_t a = 0; a < sizeof sizes / sizeof *sizes; a++)
+        for (int nodes = 2; nodes <= 8; nodes++)
+            for (int k = 2; k <= 64; k++)
+                for (int s = 1; s <= 16; s++) {
+                    int g = sizes[a], n = g * nodes;
+                    if (n % (k * s) || (k - 1) * s >= n) continue;
+                    c.gpus_per_node = g, c.nodes = nodes, c.nvlink_domain = g;
+                    pp_group_link l = link_of(&c, k, s);
+                    int few = k;
+                    for (int b = 0; b < n; b += k * s)
+                        for (int j = 0; j < s; j++) {
+                            int cnt = 0, node = (b + j) / g;
+                            for (int i = 0; i < k; i++) {
+                                int nd = (b + j + i * s) / g;
+                                if (nd != node) few = cnt < few ? cnt : few, cnt = 0, node = nd;
+                                cnt++;
+                            }
+                            few = cnt < few ? cnt : few;
+                        }
+                    cr_expect_eq(l.per_node, few, "g %d n %d k %d s %d: %d, brute force %d", g, n, k, s, l.per_node, few);
+                    checked++;
+                }
+    cr_expect(checked > 500, "%d cases", checked);
+}
