@@ -50,7 +50,7 @@ static const char *const cluster_keys[] = {
     "name", "description", "source", "gpu", "nodes", "gpus_per_node", "nvlink_domain", "intra",
     "inter", "pcie", "host_mem_gib", "nvme_tb", "nvme_read_gbytes_s", "nvme_write_gbytes_s", "nvme_source",
     "nccl_efficiency",
-    "host_mem_gbytes_s", NULL};
+    "host_mem_gbytes_s", "price_usd_per_gpu_hour", "price_date", "price_provider", NULL};
 static const char *const nccl_keys[] = {"intra", "inter", "overlap_slowdown", "source", NULL};
 static const char *const intra_keys[] = {"kind", "gbytes_per_s_bidir", "gen", "latency_us", NULL};
 static const char *const inter_keys[] = {"kind", "nics", "nic_gbit_s", "latency_us", NULL};
@@ -461,6 +461,11 @@ static pp_status read_cluster(const cJSON *root, const char *where, pp_cluster *
     jr_str(&c, root, "$", "description", 0, cl->description, sizeof cl->description);
     jr_str(&c, root, "$", "source", 0, cl->source, sizeof cl->source);
     read_cluster_gpu(&c, root, &cl->gpu);
+    /* a cluster's own rental price (an AWS instance) replaces its GPU's */
+    if (c.st == PP_OK && cJSON_GetObjectItemCaseSensitive(root, "price_usd_per_gpu_hour")) {
+        cl->gpu.price_date[0] = cl->gpu.price_provider[0] = '\0';
+        read_price(&c, root, "$", &cl->gpu);
+    }
     read_shape(&c, root, cl);
     read_intra(&c, root, &cl->intra);
     read_inter(&c, root, cl);

@@ -514,3 +514,26 @@ Test(cluster_bad, parse_text_names_where)
     cr_assert_eq(pp_cluster_parse(two, strlen(two), "two.json", &c, &err), PP_ERR_INPUT);
     cr_expect(strstr(err.msg, "two.json: $.intra: expected exactly one of"), "%s", err.msg);
 }
+
+/* An AWS instance is rented at AWS's price, not the GPU's catalog
+ * (CoreWeave) one: tests/reference/cloud_prices.csv, p5.48xlarge $55.04 an
+ * hour for 8 GPUs = $6.88, p4d.24xlarge $21.96 / 8 = $2.74 (2026-11-09). A
+ * cluster's price needs its date, like a GPU's. */
+Test(cluster_catalog, a_cluster_price_replaces_its_gpus)
+{
+    pp_cluster c;
+    pp_error err = {""};
+    cr_assert_eq(pp_cluster_load("aws-p5", &c, &err), PP_OK, "%s", err.msg);
+    cr_expect_eq(c.gpu.price_usd_per_hour, 55.04 / 8);
+    cr_expect_str_eq(c.gpu.price_provider, "AWS");
+    cr_assert_eq(pp_cluster_load("aws-p4d", &c, &err), PP_OK, "%s", err.msg);
+    cr_expect(c.gpu.price_usd_per_hour > 21.96 / 8 - 0.01 && c.gpu.price_usd_per_hour < 21.96 / 8 + 0.01);
+    cr_assert_eq(pp_cluster_load("dgx-h100", &c, &err), PP_OK, "%s", err.msg);
+    cr_expect_str_eq(c.gpu.price_provider, "CoreWeave");
+    const char *bad = "{\"name\": \"x\", \"gpu\": \"h100-sxm\", \"nodes\": 1, \"gpus_per_node\": 8, "
+                      "\"intra\": {\"kind\": \"nvlink\", \"gbytes_per_s_bidir\": 900}, "
+                      "\"inter\": {\"kind\": \"infiniband\", \"nics\": 8, \"nic_gbit_s\": 400}, "
+                      "\"price_usd_per_gpu_hour\": 5}";
+    cr_expect_eq(pp_cluster_parse(bad, strlen(bad), "x.json", &c, &err), PP_ERR_INPUT);
+    cr_expect(strstr(err.msg, "price_date") != NULL, "%s", err.msg);
+}
