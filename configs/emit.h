@@ -40,6 +40,8 @@ void pp__adapt_framework(const pp_model *m, const pp_cluster *c, pp_strategy *s,
 /* Blocks of virtual chunk `chunk` of stage `stage` (interleaved splits:
  * Megatron's layout, torchtitan's model parts). */
 int pp__chunk_blocks(const pp_strategy *s, int stage, int chunk);
+/* PEFT target_modules: the HF module names of a PP_LORA_* mask (hf_out.c). */
+void pp__lora_target_names(cJSON *arr, const pp_model *m, unsigned t);
 
 /* Shortest decimal that reads back as exactly x (for JSON and arguments). */
 void pp__fmt_num(char *buf, size_t cap, double x);

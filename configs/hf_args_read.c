@@ -22,6 +22,24 @@ static const char *const priced[] = {"per_device_train_batch_size", "gradient_ac
                                      "gradient_checkpointing", "gradient_checkpointing_kwargs", "bf16", "fp16", "optim",
                                      "use_liger_kernel",
                                      "deepspeed", "ddp_bucket_cap_mb", "tf32", "fsdp", "fsdp_config", "use_cpu", NULL};
+/* TRL's `trl sft` config: ModelConfig and SFTConfig keys read and priced
+ * (TRL v1.x trl/trainer/model_config.py, sft_config.py). */
+static const char *const trl_priced[] = {"dtype", "use_peft", "lora_r", "lora_alpha", "lora_dropout",
+                                         "lora_target_modules", "load_in_4bit", "max_length", NULL};
+/* ... read without effect on a step's memory or time (bnb_4bit_quant_type:
+ * fp4 and nf4 store the same 4 bits) */
+static const char *const trl_no_effect[] = {
+    "model_name_or_path", "model_revision", "trust_remote_code", "lora_task_type", "use_rslora",
+    "bnb_4bit_quant_type", "use_bnb_nested_quant", "bnb_4bit_quant_storage", "dataset_name", "dataset_config",
+    "dataset_train_split", "dataset_test_split", "dataset_streaming", "dataset_text_field", "dataset_num_proc",
+    "dataset_kwargs", "chat_template_path", "eos_token", "pad_token", "truncation_mode", "shuffle_dataset",
+    "packing", "packing_strategy", "padding_free", "pad_to_multiple_of", "eval_packing", "completion_only_loss",
+    "assistant_only_loss", "loss_type", "router_aux_loss_coef", "ignore_bias_buffers", NULL};
+/* ... that change memory or time and are not priced */
+static const char *const trl_unpriced[] = {"attn_implementation", "lora_modules_to_save", "lora_target_parameters",
+                                           "use_dora", "load_in_8bit", "model_init_kwargs", "activation_offloading",
+                                           "use_liger_kernel_for_loss", NULL};
+
 /* No effect on a training step's memory or time. */
 static const char *const no_effect[] = {
     "output_dir", "overwrite_output_dir", "num_train_epochs", "max_steps", "learning_rate", "lr_scheduler_type",
@@ -89,6 +107,52 @@ void pp_training_args_default(pp_training_args *t)
     t->precision = -1;
     t->optimizer = PP_OPT_ADAMW;
     t->loss = PP_LOSS_FP32;
+    t->use_peft = t->lora_r = t->lora_targets = t->load_in_4bit = t->max_length = -1;
+    t->lora_alpha = t->lora_dropout = -1;
+}
+
+/* lora_target_modules: HF module names (Llama's and GPT-NeoX's) as PP_LORA_* */
+static int lora_target_bits(const char *n)
+{
+    static const struct { const char *name; int bits; } map[] = {
+        {"q_proj", PP_LORA_Q}, {"k_proj", PP_LORA_K}, {"v_proj", PP_LORA_V}, {"o_proj", PP_LORA_O},
+        {"gate_proj", PP_LORA_GATE}, {"up_proj", PP_LORA_UP}, {"down_proj", PP_LORA_DOWN}, {"lm_head", PP_LORA_LM_HEAD},
+        {"query_key_value", PP_LORA_Q | PP_LORA_K | PP_LORA_V}, {"dense", PP_LORA_O}, {"dense_h_to_4h", PP_LORA_UP},
+        {"dense_4h_to_h", PP_LORA_DOWN}, {"all-linear", PP_LORA_ALL_LINEAR}};
+    for (size_t i = 0; i < sizeof map / sizeof *map; i++)
+        if (!strcmp(n, map[i].name)) return map[i].bits;
+    return -1;
+}
+
+/* The TRL keys parplan prices (trl_priced). */
+static void read_trl(jr_ctx *c, const cJSON *root, pp_training_args *t)
+{
+    jr_bool(c, root, "$", "use_peft", 0, &t->use_peft);
+    jr_int(c, root, "$", "lora_r", 0, 1, 65536, &t->lora_r);
+    jr_num(c, root, "$", "lora_alpha", 0, 0, 1e6, &t->lora_alpha);
+    jr_num(c, root, "$", "lora_dropout", 0, 0, 0.99, &t->lora_dropout);
+    jr_bool(c, root, "$", "load_in_4bit", 0, &t->load_in_4bit);
+    jr_int(c, root, "$", "max_length", 0, 1, 1 << 24, &t->max_length);
+    if (jr_str(c, root, "$", "dtype", 0, t->dtype, sizeof t->dtype) && strcmp(t->dtype, "bfloat16") &&
+        strcmp(t->dtype, "float16") && strcmp(t->dtype, "float32") && strcmp(t->dtype, "auto"))
+        jr_fail(c, "$", "dtype", "\"%s\": expected auto, bfloat16, float16 or float32 (TRL ModelConfig)", t->dtype);
+    const cJSON *tm = cJSON_GetObjectItemCaseSensitive(root, "lora_target_modules");
+    if (!tm || cJSON_IsNull(tm) || c->st != PP_OK) return;
+    if (cJSON_IsString(tm)) tm = NULL; /* a single name or "all-linear" */
+    const cJSON *one = cJSON_GetObjectItemCaseSensitive(root, "lora_target_modules");
+    int bits = 0;
+    for (const cJSON *it = tm ? tm->child : one; it && c->st == PP_OK; it = tm ? it->next : NULL) {
+        int b = cJSON_IsString(it) ? lora_target_bits(it->valuestring) : -1;
+        if (b < 0) {
+            jr_fail(c, "$", "lora_target_modules", "expected HF module names (q_proj, k_proj, v_proj, o_proj, gate_proj, "
+                    "up_proj, down_proj, lm_head; query_key_value, dense, dense_h_to_4h, dense_4h_to_h) or "
+                    "\"all-linear\", got %s", cJSON_IsString(it) ? it->valuestring : "a non-string");
+            return;
+        }
+        bits |= b;
+    }
+    if (tm && !cJSON_IsArray(tm)) jr_fail(c, "$", "lora_target_modules", "expected a list of module names");
+    else t->lora_targets = bits;
 }
 
 /* transformers' OptimizerNames that parplan prices (launch.c writes the first). */
@@ -97,7 +161,9 @@ static int optim_of(const char *v)
     static const struct { const char *name; int opt; } map[] = {
         {"adamw_torch", PP_OPT_ADAMW}, {"adamw_torch_fused", PP_OPT_ADAMW}, {"adamw_hf", PP_OPT_ADAMW},
         {"adamw_bnb_8bit", PP_OPT_ADAM8BIT}, {"adamw_8bit", PP_OPT_ADAM8BIT}, {"adafactor", PP_OPT_ADAFACTOR},
-        {"sgd", PP_OPT_SGD}, {"lion_32bit", PP_OPT_LION}, {"adagrad", PP_OPT_ADAGRAD}, {"rmsprop", PP_OPT_RMSPROP}};
+        {"sgd", PP_OPT_SGD}, {"lion_32bit", PP_OPT_LION}, {"adagrad", PP_OPT_ADAGRAD}, {"rmsprop", PP_OPT_RMSPROP},
+        {"paged_adamw_32bit", PP_OPT_ADAMW}, {"paged_adamw", PP_OPT_ADAMW}, {"paged_adamw_8bit", PP_OPT_ADAM8BIT},
+        {"paged_lion_32bit", PP_OPT_LION}};
     for (size_t i = 0; i < sizeof map / sizeof *map; i++)
         if (!strcmp(v, map[i].name)) return map[i].opt;
     return -1;
@@ -109,19 +175,22 @@ static void read_keys(jr_ctx *c, const cJSON *root, pp_training_args *t, pp_note
     size_t n = 0;
     for (const cJSON *it = root->child; it && c->st == PP_OK; it = it->next) {
         const char *k = it->string;
-        if (in(k, priced) || in(k, no_effect)) continue;
-        if (in(k, unpriced)) {
+        if (in(k, priced) || in(k, no_effect) || in(k, trl_priced) || in(k, trl_no_effect)) continue;
+        if (in(k, unpriced) || in(k, trl_unpriced)) {
             if (n + strlen(k) + 4 < sizeof list) n += (size_t)snprintf(list + n, sizeof list - n, "%s%s", n ? ", " : "", k);
             continue;
         }
-        const char *all[sizeof priced / sizeof *priced + sizeof no_effect / sizeof *no_effect + sizeof unpriced / sizeof *unpriced];
+        const char *const *lists[] = {priced, no_effect, unpriced, trl_priced, trl_no_effect, trl_unpriced};
+        const char *all[sizeof priced / sizeof *priced + sizeof no_effect / sizeof *no_effect +
+                        sizeof unpriced / sizeof *unpriced + sizeof trl_priced / sizeof *trl_priced +
+                        sizeof trl_no_effect / sizeof *trl_no_effect + sizeof trl_unpriced / sizeof *trl_unpriced];
         int m = 0;
-        for (int i = 0; priced[i]; i++) all[m++] = priced[i];
-        for (int i = 0; no_effect[i]; i++) all[m++] = no_effect[i];
-        for (int i = 0; unpriced[i]; i++) all[m++] = unpriced[i];
+        for (size_t l = 0; l < sizeof lists / sizeof *lists; l++)
+            for (int i = 0; lists[l][i]; i++) all[m++] = lists[l][i];
         const char *near = jr_nearest(k, all, m);
         if (near) jr_fail(c, "$", k, "unknown key: HfArgumentParser refuses it (did you mean \"%s\"?)", near);
-        else jr_fail(c, "$", k, "unknown key: HfArgumentParser refuses it (expected a TrainingArguments field)");
+        else jr_fail(c, "$", k, "unknown key: HfArgumentParser refuses it (expected a TrainingArguments field, or "
+                     "TRL's SFTConfig/ModelConfig for `trl sft --config`)");
     }
     if (n && c->st == PP_OK) pp__note(warn, "%.120s: not priced (parplan's estimate does not model them): %s", c->where, list);
     (void)t;
@@ -156,7 +225,11 @@ pp_status pp_training_args_parse(const char *text, size_t len, const char *where
         out.optimizer = optim_of(optim);
         if (out.optimizer < 0)
             jr_fail(&c, "$", "optim", "\"%s\": not priced; expected adamw_torch, adamw_torch_fused, adamw_bnb_8bit, "
-                    "adafactor, sgd, lion_32bit, adagrad or rmsprop", optim);
+                    "adafactor, sgd, lion_32bit, adagrad, rmsprop or a paged_ one of them", optim);
+        else if (!strncmp(optim, "paged_", 6))
+            pp__note(&local, "%.120s: optim %s: bitsandbytes keeps the states in CUDA unified memory, on the GPU "
+                     "unless it runs short, then paged to the CPU: priced on the GPU as %s (an upper bound)", where,
+                     optim, optim + 6);
         else if (!strcmp(optim, "adamw_torch_fused"))
             pp__note(&local, "%.120s: optim adamw_torch_fused: priced as adamw_torch (its foreach step holds one "
                      "parameter-sized temporary; the fused step does not)", where);
@@ -165,6 +238,7 @@ pp_status pp_training_args_parse(const char *text, size_t len, const char *where
                  "2.8); priced as adamw_torch", where);
     }
     if (jr_bool(&c, root, "$", "use_liger_kernel", 0, &liger) && liger) out.loss = PP_LOSS_CHUNKED;
+    read_trl(&c, root, &out);
     double mb = 0;
     if (jr_num(&c, root, "$", "ddp_bucket_cap_mb", 0, 0.001, 1e6, &mb)) out.ddp_bucket = mb * 1048576.0 / 4;
     if (jr_bool(&c, root, "$", "use_cpu", 0, &cpu) && cpu) jr_fail(&c, "$", "use_cpu", "true: training on the CPU is not priced");
@@ -232,6 +306,69 @@ static const pp__key_of hf_keys[] = {
     {"grad_accum", "gradient_accumulation_steps"}, {"precision", "bf16/fp16"}, {"recompute", "gradient_checkpointing"},
     {"optimizer", "optim"}, {"loss", "use_liger_kernel"}, {NULL, NULL}};
 
+static int trl_file(const pp_training_args *t)
+{
+    return t->use_peft >= 0 || t->lora_r >= 0 || t->load_in_4bit >= 0 || t->max_length >= 0 || t->dtype[0] ||
+           t->lora_targets >= 0 || t->lora_dropout >= 0 || t->lora_alpha >= 0;
+}
+
+/* What TRL's `trl sft` launches from the file, against the strategy priced
+ * (TRL v1.x: ModelConfig dtype "float32", lora_r 16, lora_dropout 0.05,
+ * lora_target_modules None = PEFT's default for the model, q_proj and
+ * v_proj for Llama; SFTConfig max_length 1024). */
+static pp_status trl_check(const pp_training_args *t, const pp_strategy *s, pp_notes *warn, pp_error *err)
+{
+    const pp_finetune *f = &s->ft;
+    const char *w = t->where;
+    int lora = f->mode != PP_MODE_FULL;
+    if (!trl_file(t)) {
+        if (lora)
+            pp__note(warn, "%.120s: TrainingArguments only: your script applies adapter_config.json and loads the base "
+                     "model in 16 bits (from_pretrained dtype), as priced", w);
+        return PP_OK;
+    }
+    if (t->use_peft != 1) {
+        if (lora)
+            return pp__fail(err, PP_ERR_INPUT, "%.200s: use_peft %s: `trl sft` trains the whole model; the estimate "
+                            "is for --mode %s (set use_peft true)", w, t->use_peft == 0 ? "false" : "absent",
+                            f->mode == PP_MODE_QLORA ? "qlora" : "lora");
+        return PP_OK;
+    }
+    if (!lora)
+        return pp__fail(err, PP_ERR_INPUT, "%.200s: use_peft true: `trl sft` trains a LoRA adapter; give --mode lora "
+                        "(or qlora with load_in_4bit)", w);
+    int q = t->load_in_4bit == 1;
+    if (q != (f->mode == PP_MODE_QLORA))
+        return pp__fail(err, PP_ERR_INPUT, "%.200s: load_in_4bit %s: the file launches %s, the estimate is --mode %s", w,
+                        q ? "true" : "false or absent", q ? "QLoRA" : "LoRA on a 16-bit base",
+                        f->mode == PP_MODE_QLORA ? "qlora" : "lora");
+    int r = t->lora_r >= 0 ? t->lora_r : 16;
+    if (r != f->lora_rank)
+        return pp__fail(err, PP_ERR_INPUT, "%.200s: lora_r %d%s: the estimate is --lora-rank %d", w, r,
+                        t->lora_r >= 0 ? "" : " (TRL's default)", f->lora_rank);
+    double dr = t->lora_dropout >= 0 ? t->lora_dropout : 0.05;
+    if ((dr > 0) != (f->lora_dropout > 0))
+        return pp__fail(err, PP_ERR_INPUT, "%.200s: lora_dropout %g%s: the estimate is --lora-dropout %g (a dropout "
+                        "keeps a copy of each adapter's input)", w, dr, t->lora_dropout >= 0 ? "" : " (TRL's default)",
+                        f->lora_dropout);
+    int tg = t->lora_targets >= 0 ? t->lora_targets : PP_LORA_Q | PP_LORA_V;
+    if ((unsigned)tg != f->lora_targets)
+        return pp__fail(err, PP_ERR_INPUT, "%.200s: lora_target_modules%s adapt other matrices than the estimate's "
+                        "--lora-targets", w, t->lora_targets >= 0 ? "" : " absent (PEFT's default q_proj, v_proj)");
+    const char *want = s->precision == PP_PREC_FP16 ? "float16" : s->precision == PP_PREC_BF16 ? "bfloat16" : "float32";
+    if (!t->dtype[0] || (strcmp(t->dtype, want) && strcmp(t->dtype, "auto")))
+        return pp__fail(err, PP_ERR_INPUT, "%.200s: dtype %s%s: the base model loads in %s; parplan prices it in %s (set "
+                        "dtype %s)", w, t->dtype[0] ? t->dtype : "absent", t->dtype[0] ? "" : " (TRL's default float32)",
+                        t->dtype[0] ? t->dtype : "float32", want, want);
+    if (!strcmp(t->dtype, "auto"))
+        pp__note(warn, "%.120s: dtype auto: the checkpoint's dtype (bfloat16 for most on the Hub); priced as %s", w, want);
+    int len = t->max_length > 0 ? t->max_length : 1024;
+    if (len != s->seq)
+        return pp__fail(err, PP_ERR_INPUT, "%.200s: max_length %d%s: TRL cuts sequences to it; the estimate is --seq %d",
+                        w, len, t->max_length > 0 ? "" : " (TRL's default)", s->seq);
+    return PP_OK;
+}
+
 /* The ds_config.json the "deepspeed" key names, relative to the file. */
 static void ds_path(const pp_training_args *t, char *buf, size_t cap)
 {
@@ -252,6 +389,8 @@ pp_status pp_hf_strategy(const pp_training_args *t, const char *ds_config, const
                         pp_cluster_gpus(c));
     out.dp = (int)(pp_cluster_gpus(c) / rest);
     pp__training_args_apply(t, &out);
+    pp_status tst = trl_check(t, &out, warnings, err);
+    if (tst != PP_OK) return tst;
     if (ds_config) { /* the Trainer fills the ds_config's "auto" values from these arguments */
         pp_hf_trainer_args hf = {t->micro_batch, out.global_batch, t->precision >= 0 ? t->precision : PP_PREC_FP32};
         pp_deepspeed_opts local;

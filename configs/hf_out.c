@@ -15,7 +15,7 @@
 
 /* HF module names: Llama-style for gated MLPs (Llama, Mistral, Qwen,
  * Mixtral's attention), NeoX/BLOOM/Falcon-style fused QKV otherwise. */
-static void add_targets(cJSON *arr, const pp_model *m, unsigned t)
+void pp__lora_target_names(cJSON *arr, const pp_model *m, unsigned t)
 {
     static const char *const llama[] = {"q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj", "lm_head"};
     static const char *const fused[] = {"query_key_value", "query_key_value", "query_key_value", "dense",
@@ -41,7 +41,7 @@ pp_status pp_peft_config_to_string(const pp_model *m, const pp_plan *p, char **o
     cJSON_AddNumberToObject(o, "r", f->lora_rank);
     cJSON_AddNumberToObject(o, "lora_alpha", f->lora_alpha);
     cJSON_AddNumberToObject(o, "lora_dropout", f->lora_dropout);
-    add_targets(cJSON_AddArrayToObject(o, "target_modules"), m, f->lora_targets);
+    pp__lora_target_names(cJSON_AddArrayToObject(o, "target_modules"), m, f->lora_targets);
     cJSON_AddStringToObject(o, "bias", "none");
     cJSON_AddBoolToObject(o, "inference_mode", 0);
     *out = cJSON_Print(o);

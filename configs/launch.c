@@ -12,6 +12,7 @@
  * in memory first; pp_plan_emit writes all plans' files as one set.
  */
 #include <math.h>
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -78,9 +79,67 @@ static const char *hf_optim(pp_optimizer o)
     return (unsigned)o < PP_OPT_COUNT ? names[o] : "adamw_torch";
 }
 
+/* JSON that is YAML too, which TRL's `trl sft --config` reads
+ * (trl/scripts/utils.py: yaml.safe_load, YAML 1.1): spaces where cJSON
+ * indents with tabs, and a mantissa with a point in exponent numbers
+ * (YAML 1.1 reads 1e-08 as a string, 1.0e-08 as a float). */
+static char *json_yaml_text(cJSON *o)
+{
+    char *t = json_text(o);
+    char *r = t ? malloc(2 * strlen(t) + 1) : NULL;
+    if (!r) {
+        free(t);
+        return NULL;
+    }
+    char *d = r;
+    int str = 0, num = 0, dot = 0;
+    for (const char *c = t; *c; c++) {
+        if (str) {
+            str = !(*c == '"' && c[-1] != '\\');
+            *d++ = *c;
+            continue;
+        }
+        if (*c == '"') str = 1;
+        if (!num && (isdigit((unsigned char)*c) || *c == '-')) num = 1, dot = 0;
+        else if (num && !(isdigit((unsigned char)*c) || *c == '.' || *c == 'e' || *c == 'E' || *c == '-' || *c == '+'))
+            num = 0;
+        if (num && *c == '.') dot = 1;
+        if (num && (*c == 'e' || *c == 'E') && !dot) *d++ = '.', *d++ = '0', dot = 1;
+        if (*c == '\t') *d++ = ' ', *d++ = ' '; /* strings escape their tabs: these are indentation and separators */
+        else *d++ = *c;
+    }
+    *d = '\0';
+    free(t);
+    return r;
+}
+
+/* LoRA and QLoRA run under TRL's `trl sft --config training_args.json`
+ * (SFTConfig, a TrainingArguments subclass, and ModelConfig keys: TRL v1.x
+ * trl/scripts/sft.py, trl/trainer/model_config.py): the adapter, the 4-bit
+ * base, the base's dtype (TRL loads float32 unless told) and the sequence
+ * length (SFTConfig.max_length cuts to 1024 unless told), as priced. */
+static void trl_keys(cJSON *o, const pp_model *m, const pp_strategy *s)
+{
+    const pp_finetune *f = &s->ft;
+    cJSON_AddStringToObject(o, "dtype", s->precision == PP_PREC_FP16 ? "float16" : s->precision == PP_PREC_BF16 ? "bfloat16" : "float32");
+    cJSON_AddBoolToObject(o, "use_peft", 1);
+    cJSON_AddNumberToObject(o, "lora_r", f->lora_rank);
+    cJSON_AddNumberToObject(o, "lora_alpha", f->lora_alpha);
+    cJSON_AddNumberToObject(o, "lora_dropout", f->lora_dropout);
+    pp__lora_target_names(cJSON_AddArrayToObject(o, "lora_target_modules"), m, f->lora_targets);
+    if (f->mode == PP_MODE_QLORA) { /* bitsandbytes NF4 with double quantisation, as bnb_config.json */
+        cJSON_AddBoolToObject(o, "load_in_4bit", 1);
+        cJSON_AddStringToObject(o, "bnb_4bit_quant_type", "nf4");
+        cJSON_AddBoolToObject(o, "use_bnb_nested_quant", 1);
+        if (s->zero == 3) cJSON_AddStringToObject(o, "bnb_4bit_quant_storage", s->precision == PP_PREC_FP16 ? "float16" : "bfloat16");
+    }
+    cJSON_AddNumberToObject(o, "max_length", s->seq);
+}
+
 /* TrainingArguments as JSON (HfArgumentParser.parse_json_file): what the
- * plan sets, and the hyper-parameters. ds_config names DeepSpeed's file. */
-static char *training_args(const pp_plan *p, const pp_hparams *hp, const char *ds_config)
+ * plan sets, and the hyper-parameters; TRL's keys for LoRA and QLoRA.
+ * ds_config names DeepSpeed's file. */
+static char *training_args(const pp_model *m, const pp_plan *p, const pp_hparams *hp, const char *ds_config)
 {
     const pp_strategy *s = &p->strategy;
     cJSON *o = cJSON_CreateObject();
@@ -116,7 +175,8 @@ static char *training_args(const pp_plan *p, const pp_hparams *hp, const char *d
     if (s->loss == PP_LOSS_CHUNKED) cJSON_AddBoolToObject(o, "use_liger_kernel", 1);
     if (s->dp > 1) cJSON_AddBoolToObject(o, "ddp_find_unused_parameters", 0);
     if (ds_config) cJSON_AddStringToObject(o, "deepspeed", ds_config);
-    return json_text(o);
+    if (s->ft.mode != PP_MODE_FULL) trl_keys(o, m, s);
+    return json_yaml_text(o);
 }
 
 /* bitsandbytes' 4-bit NF4 with double quantisation (the QLoRA recipe, as
@@ -261,6 +321,40 @@ static char *torchtitan_toml(const pp_model *m, const pp_cluster *c, const pp_pl
 
 /* ------------------------------------------------------------ README */
 
+/* LoRA and QLoRA: TRL's SFT script reads training_args.json as its config
+ * (trl_keys); the launchers take it as a module (torchrun -m, deepspeed
+ * --module, accelerate launch -m). Returns 0 for a framework without one. */
+static int trl_launch(pp__sbuf *b, const pp_cluster *c, const pp_plan *p)
+{
+    const pp_strategy *s = &p->strategy;
+    int nodes = c->nodes, per = c->gpus_per_node, world = pp_cluster_gpus(c);
+    const char *rdzv = nodes > 1 ? " --rdzv_backend c10d --rdzv_endpoint $MASTER_ADDR:29500" : "";
+    const char *args = "--config training_args.json --model_name_or_path <HF model> --dataset_name <dataset>";
+    switch (s->framework) {
+    case PP_FW_PYTORCH:
+        if (world == 1) pp__sb_printf(b, "  trl sft %s\n", args);
+        else pp__sb_printf(b, "  torchrun --nnodes %d --nproc_per_node %d%s -m trl.scripts.sft %s\n", nodes, per, rdzv, args);
+        break;
+    case PP_FW_DEEPSPEED:
+        pp__sb_printf(b, "  deepspeed --num_nodes %d --num_gpus %d --module trl.scripts.sft %s\n", nodes, per, args);
+        pp__sb_printf(b, "\n(DeepSpeed v0.14.5: training_args.json points the Trainer at ds_config.json)\n");
+        break;
+    case PP_FW_FSDP:
+        pp__sb_printf(b, "  accelerate launch --config_file accelerate_fsdp.yaml --num_machines %d --num_processes %d "
+                         "--machine_rank $NODE_RANK -m trl.scripts.sft %s\n\n(HF Accelerate %s, FSDP2)\n",
+                      nodes, world, args, ACCELERATE_VERSION);
+        break;
+    default: return 0;
+    }
+    pp__sb_printf(b, "\nTRL's SFT script (pip install trl peft%s; TRL >= 0.27 for its dtype key) reads training_args.json\n"
+                     "as its --config (JSON is YAML): the adapter (use_peft, lora_*), %sthe base model's dtype (TRL\n"
+                     "loads float32 unless told) and max_length (TRL cuts sequences to 1024 unless told), as priced.\n"
+                     "adapter_config.json%s: the same for a script of your own.\n",
+                  s->ft.mode == PP_MODE_QLORA ? " bitsandbytes" : "", s->ft.mode == PP_MODE_QLORA ? "the 4-bit base (load_in_4bit), " : "",
+                  s->ft.mode == PP_MODE_QLORA ? " and bnb_config.json" : "");
+    return 1;
+}
+
 static void readme_launch(pp__sbuf *b, const pp_cluster *c, const pp_plan *p, const pp_launch *l)
 {
     const pp_strategy *s = &p->strategy;
@@ -273,6 +367,7 @@ static void readme_launch(pp__sbuf *b, const pp_cluster *c, const pp_plan *p, co
     }
     pp__sb_printf(b, "Launch (on each of the %d node%s; your training script and data are yours):\n\n", nodes,
                   nodes > 1 ? "s" : "");
+    if (hf && s->ft.mode != PP_MODE_FULL && trl_launch(b, c, p)) return;
     switch (s->framework) {
     case PP_FW_PYTORCH:
         if (world == 1) pp__sb_printf(b, "  python train.py training_args.json\n");
@@ -512,7 +607,7 @@ static pp_status deepspeed_files(const pp_model *m, const pp_cluster *c, const p
     if (st != PP_OK) return st;
     if (mds) return megatron_file(m, c, p, o, PP_MEGATRON_DEEPSPEED, out, err);
     /* the HF Trainer runs DeepSpeed without a pipeline or Ulysses */
-    if (s->pp == 1 && s->cp == 1 && s->ep == 1) st = add_file(out, "training_args.json", training_args(p, &o->hp, "ds_config.json"), err);
+    if (s->pp == 1 && s->cp == 1 && s->ep == 1) st = add_file(out, "training_args.json", training_args(m, p, &o->hp, "ds_config.json"), err);
     return st;
 }
 
@@ -523,7 +618,7 @@ static pp_status fsdp_files(const pp_model *m, const pp_cluster *c, const pp_pla
     if (pp__torchtitan_only(s)) /* rule fw-launcher: torchtitan launches it */
         return add_file(out, "torchtitan.toml", torchtitan_toml(m, c, p, &o->hp), err);
     pp_status st = add_file(out, "accelerate_fsdp.yaml", accelerate_yaml(m, c, p, &out->notes), err);
-    if (st == PP_OK) st = add_file(out, "training_args.json", training_args(p, &o->hp, NULL), err);
+    if (st == PP_OK) st = add_file(out, "training_args.json", training_args(m, p, &o->hp, NULL), err);
     return st;
 }
 
@@ -545,10 +640,11 @@ static pp_status finetune_files(const pp_model *m, const pp_plan *p, pp_launch *
         pp_param_counts pc;
         pp_model_param_counts(m, &pc);
         pp__note(&out->notes, "QLoRA: priced with the embedding, output layer and norms in 16 bits and 16-bit activations "
-                              "(qlora.py); peft's prepare_model_for_kbit_training (which TRL's SFTTrainer calls) casts them to "
-                              "fp32: the embedding and head take up to %.2f GB more per GPU, and fp32 norms make the residual "
-                              "stream and the saved activations fp32, about twice the activation memory priced: skip it, or "
-                              "cast the norms, embedding and head back to bf16", (pc.embedding + pc.lm_head) * 2 / 1e9);
+                              "(qlora.py), as training_args.json's dtype makes TRL load them; TRL before 0.27 (and "
+                              "scripts that call peft's prepare_model_for_kbit_training, or load without a 16-bit "
+                              "dtype) keep them in fp32: the embedding and head take up to %.2f GB more per GPU, and "
+                              "fp32 norms make the residual stream and the saved activations fp32, about twice the "
+                              "activation memory priced", (pc.embedding + pc.lm_head) * 2 / 1e9);
     }
     return st;
 }
@@ -563,7 +659,7 @@ pp_status pp_launch_files(const pp_model *m, const pp_cluster *c, const pp_plan 
     pp_status st = pp_rules_check(m, c, &p->strategy, err);
     if (st == PP_OK) st = pp_hparams_check(&o->hp, "hyper-parameters", err);
     switch (st == PP_OK ? p->strategy.framework : PP_FW_COUNT) {
-    case PP_FW_PYTORCH: st = add_file(out, "training_args.json", training_args(p, &o->hp, NULL), err); break;
+    case PP_FW_PYTORCH: st = add_file(out, "training_args.json", training_args(m, p, &o->hp, NULL), err); break;
     case PP_FW_DEEPSPEED:
     case PP_FW_MEGATRON_DEEPSPEED: st = deepspeed_files(m, c, p, o, out, err); break;
     case PP_FW_MEGATRON: st = megatron_file(m, c, p, o, PP_MEGATRON_LM, out, err); break;

@@ -325,7 +325,7 @@ static int offload_zero_ok(const why *w)
     const pp_strategy *s = w->x->s;
     pp_offload o = s->offload;
     if ((unsigned)o >= PP_OFFLOAD_COUNT) return no(w, NULL, "?", "expected none, optimizer, optimizer+params or nvme");
-    if (o == PP_OFFLOAD_OPTIMIZER && s->zero < 1 && s->ft.mode != PP_MODE_QLORA)
+    if (o == PP_OFFLOAD_OPTIMIZER && s->zero < 1)
         return no(w, NULL, ename(PP_ENUM_OFFLOAD, o), "needs zero 1, 2 or 3 (ZeRO-Offload)");
     if ((o == PP_OFFLOAD_OPT_PARAMS || o == PP_OFFLOAD_NVME) && s->zero != 3)
         return no(w, NULL, ename(PP_ENUM_OFFLOAD, o), "needs zero 3 (parameters are offloaded only when sharded)");

@@ -978,6 +978,15 @@ typedef struct pp_training_args {
     double ddp_bucket; /* ddp_bucket_cap_mb as fp32 gradient elements; 0 = DDP's 25 MiB */
     char deepspeed[PP_TEXT_LEN]; /* the "deepspeed" key: a ds_config.json path; "" = none */
     char where[PP_TEXT_LEN];     /* the file read (relative paths in it are from its folder) */
+    /* TRL's `trl sft` config (SFTConfig + ModelConfig keys), what parplan
+     * writes for LoRA and QLoRA plans: -1 = the key is absent */
+    int use_peft;              /* use_peft */
+    int lora_r;                /* lora_r */
+    double lora_alpha, lora_dropout;
+    int lora_targets;          /* PP_LORA_* mask of lora_target_modules */
+    int load_in_4bit;          /* load_in_4bit (QLoRA) */
+    int max_length;            /* SFTConfig.max_length: sequences cut to it */
+    char dtype[16];            /* ModelConfig.dtype the base loads in; "" = absent */
 } pp_training_args;
 
 PP_API void pp_training_args_default(pp_training_args *t);

@@ -338,8 +338,8 @@ Test(readback, launch_files_carry_what_was_priced)
     cr_assert_eq(pp_cluster_load("pcie-4x-4090", &c, &err), PP_OK);
     const struct { pp_framework fw; int zero; pp_offload off; pp_train_mode mode; const char *file, *want; } cases[] = {
         {PP_FW_DEEPSPEED, 3, PP_OFFLOAD_OPT_PARAMS, PP_MODE_QLORA, "bnb_config.json", "\"bnb_4bit_quant_storage\":\t\"bfloat16\""},
-        {PP_FW_FSDP, 3, PP_OFFLOAD_OPT_PARAMS, PP_MODE_FULL, "training_args.json", "\"optim\":\t\"adamw_torch_fused\""},
-        {PP_FW_FSDP, 3, PP_OFFLOAD_NONE, PP_MODE_FULL, "training_args.json", "\"optim\":\t\"adamw_torch\""},
+        {PP_FW_FSDP, 3, PP_OFFLOAD_OPT_PARAMS, PP_MODE_FULL, "training_args.json", "\"optim\":  \"adamw_torch_fused\""},
+        {PP_FW_FSDP, 3, PP_OFFLOAD_NONE, PP_MODE_FULL, "training_args.json", "\"optim\":  \"adamw_torch\""},
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         pp_strategy s;

@@ -855,7 +855,7 @@ Test(training_args, checkpoint_kwargs_and_early_stop)
     char p[700];
     snprintf(p, sizeof p, "%s/emitted/training_args.json", dir);
     char *ta = slurp(p);
-    cr_expect(strstr(ta, "\"gradient_checkpointing_kwargs\"") && strstr(ta, "\"use_reentrant\":\ttrue"), "%s", ta);
+    cr_expect(strstr(ta, "\"gradient_checkpointing_kwargs\"") && strstr(ta, "\"use_reentrant\":  true"), "%s", ta);
     free(ta);
     drop_dir(out, err);
 }
@@ -1006,4 +1006,45 @@ Test(megatron_args, moe_act_needs_the_grouped_gemm)
     cr_expect(strstr(err, "a.sh:") && strstr(err, "moe_act without --moe-grouped-gemm"), "%s", err);
     free(t);
     drop_dir(out, err);
+}
+
+/* LoRA and QLoRA launch under TRL's `trl sft --config training_args.json`
+ * (red team rt7: the README pointed at run_clm.py, which trains the whole
+ * model, and TRL loads the base in float32 and cuts sequences to 1024 unless
+ * told). The file carries the adapter, the 4-bit base, dtype and max_length;
+ * it is YAML too (no tabs, exponents with a point); reading back a file with
+ * TRL's defaults is refused, naming the key. */
+Test(training_args, lora_and_qlora_launch_under_trl_as_priced)
+{
+    char *out, *err;
+    const char *modes[] = {"lora", "qlora"};
+    for (int k = 0; k < 2; k++) {
+        fresh_dir();
+        cr_expect_eq(estimate(ARGS("--model", "llama3-8b", "--cluster", "l40s-8x-eth", "--gpus", "1", "--mode", modes[k],
+                                   "--seq", "2048", "--global-batch", "4", "--lr", "3e-5"), &out, &err), 0, "%s", err);
+        char p[700];
+        snprintf(p, sizeof p, "%s/emitted/training_args.json", dir);
+        char *ta = slurp(p);
+        cr_expect(strstr(ta, "\"use_peft\":  true") && strstr(ta, "\"lora_r\":  16") && strstr(ta, "\"dtype\":  \"bfloat16\"") &&
+                      strstr(ta, "\"max_length\":  2048") && strstr(ta, "\"lora_target_modules\":  [\"q_proj\", \"v_proj\"]"),
+                  "%s", ta);
+        cr_expect((strstr(ta, "\"load_in_4bit\":  true") != NULL) == (k == 1), "%s", ta);
+        cr_expect(!strchr(ta, '\t') && strstr(ta, "3.0e-05"), "YAML 1.1 reads it as written: %s", ta);
+        snprintf(p, sizeof p, "%s/emitted/README.txt", dir);
+        char *rd = slurp(p);
+        cr_expect(strstr(rd, "trl sft --config training_args.json") && !strstr(rd, "run_clm"), "%s", rd);
+        free(rd);
+        /* TRL's defaults where the keys are absent */
+        char *cut = strstr(ta, "  \"dtype\"");
+        cr_assert(cut);
+        memmove(cut, strchr(cut, '\n') + 1, strlen(strchr(cut, '\n') + 1) + 1);
+        drop_dir(out, err);
+        fresh_dir();
+        put("t.json", ta, strlen(ta));
+        free(ta);
+        cr_expect_eq(estimate(ARGS("--model", "llama3-8b", "--cluster", "l40s-8x-eth", "--gpus", "1", "--mode", modes[k],
+                                   "--seq", "2048", "--training-args", "t.json"), &out, &err), 2, "%s", err);
+        cr_expect(strstr(err, "t.json: dtype absent (TRL's default float32)"), "%s", err);
+        drop_dir(out, err);
+    }
 }
