@@ -369,6 +369,13 @@ static states model_states(const pp_model *m, const pp_strategy *s, const pp_gpu
      * (zeros_like(p)): bf16 adapters, bf16 states; bitsandbytes' 8-bit Adam
      * and HF's Adafactor keep their own */
     if (la == 2 && s->optimizer != PP_OPT_ADAM8BIT && s->optimizer != PP_OPT_ADAFACTOR) k_lora *= 0.5;
+    /* DeepSpeed casts the whole module to the 16-bit dtype, adapters
+     * included (engine.py _configure_distributed_model: module.bfloat16()),
+     * and its optimizer keeps an fp32 master and fp32 moments of every
+     * trainable element (stage_1_and_2.py single_partition_of_fp32_groups;
+     * BF16_Optimizer the same), with an fp32 gradient at the step (below) */
+    int ds_adapters = fw->weights == PP_W_MASTER16 && s->precision != PP_PREC_FP32 && sp->lora > 0;
+    if (ds_adapters) la = 2, k_lora = k;
     /* under fp8 the embedding and the output layer stay 16-bit: Transformer
      * Engine quantises the blocks' GEMM weights only */
     double edge = s->precision == PP_PREC_FP8 && fw->weights == PP_W_MASTER16 ? sp->embed + sp->head : 0;
@@ -391,7 +398,7 @@ static states model_states(const pp_model *m, const pp_strategy *s, const pp_gpu
     st.grads = (zs >= 2 ? f : 1) * grads;
     st.grads_persist = (zs >= 2 ? f : 1) * persist;
     st.opt = (zs >= 1 ? f : 1) * opt;
-    double opt_elems = (zs >= 1 ? f : 1) * sp->trainable;
+    double opt_elems = (zs >= 1 ? f : 1) * (sp->trainable + (ds_adapters ? sp->lora : 0));
     st.opt_temp = 0;
     if (fw->opt_temp == PP_OPT_TEMP_FOREACH)
         st.opt_temp = 4.0 * opt_elems + (s->ft.mode != PP_MODE_FULL ? sp->lora * la : 0); /* foreach's, in their dtype */

@@ -156,3 +156,32 @@ Test(finetune, peak_moment_small_vs_large_batch)
     cr_assert_eq(pp_estimate(&m, &c, &s, &p, &err), PP_OK, "%s", err.msg);
     cr_expect_eq(p.memory.stages[0].peak_phase, PP_PHASE_FWD_BWD);
 }
+
+/* DeepSpeed casts the module to bf16, adapters included, and its ZeRO
+ * optimizer keeps an fp32 master and fp32 moments of each trainable element
+ * (engine.py module.bfloat16(); stage_1_and_2.py
+ * single_partition_of_fp32_groups): 4 + 4 + 4 = 12 bytes an adapter element
+ * for AdamW, where torch's AdamW on TRL's bf16 QLoRA adapters keeps two bf16
+ * moments, 4 bytes (red team rt7). Llama-3-70B, r 64 on every linear map, one
+ * GPU: 64 x 80 x (2 x 16384 + 2 x 9216 + 3 x 36864) adapter elements. */
+Test(finetune, deepspeed_adapters_keep_an_fp32_master_and_moments)
+{
+    pp_model m = fx_model("llama3-70b");
+    pp_cluster c = fx_cluster("dgx-h100", 0, 1);
+    pp_strategy s;
+    pp_strategy_default(&s);
+    s.ft.mode = PP_MODE_QLORA, s.ft.lora_rank = 64, s.ft.lora_targets = PP_LORA_ALL_LINEAR;
+    s.framework = PP_FW_DEEPSPEED, s.zero = 1, s.seq = 4096, s.global_batch = 8, s.micro_batch = 1;
+    s.recompute = PP_RECOMPUTE_FULL;
+    double lora = 64.0 * 80 * (2 * 16384 + 2 * 9216 + 3 * 36864);
+    pp_plan p;
+    pp_error err = {""};
+    cr_assert_eq(pp_estimate(&m, &c, &s, &p, &err), PP_OK, "%s", err.msg);
+    cr_expect(fabs(p.params_trainable - lora) < 1, "%.0f adapter elements, by hand %.0f", p.params_trainable, lora);
+    cr_expect(fabs(p.memory.stages[0].optimizer_bytes - 12 * lora) < 1e-9 * lora, "optimizer %.0f, by hand %.0f",
+              p.memory.stages[0].optimizer_bytes, 12 * lora);
+    s.framework = PP_FW_PYTORCH, s.zero = 0;
+    cr_assert_eq(pp_estimate(&m, &c, &s, &p, &err), PP_OK, "%s", err.msg);
+    cr_expect(fabs(p.memory.stages[0].optimizer_bytes - 4 * lora) < 1e-9 * lora, "torch on bf16 adapters %.0f, by hand %.0f",
+              p.memory.stages[0].optimizer_bytes, 4 * lora);
+}
