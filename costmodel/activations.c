@@ -27,6 +27,7 @@ typedef struct act_dims {
     double norm;  /* bytes a hidden unit each norm keeps: its 16-bit input, or (eager
                      RMSNorm) an fp32 copy of it and the normalised 16-bit tensor */
     unsigned keep; /* KEEP_*: the GEMM inputs saved for the backward */
+    double qkv_copies, mlp_copies; /* copies of the QKV and MLP inputs kept (fp32 adapters: one each) */
     double etp;    /* the experts' TP degree */
 } act_dims;
 
@@ -52,6 +53,29 @@ static unsigned kept_inputs(const pp_strategy *s)
 }
 
 double pp__act_bytes(const pp_strategy *s) { return s->precision == PP_PREC_FP32 ? 4.0 : 2.0; }
+
+static int popcount(unsigned x)
+{
+    int n = 0;
+    for (; x; x &= x - 1) n++;
+    return n;
+}
+
+/* PEFT's fp32 adapters (LoRA under autocast) cast their input to fp32
+ * (lora/layer.py Linear.forward: _cast_input_dtype) and autocast casts it
+ * back to 16 bits for lora_A, a new tensor each adapter saves: q, k and v
+ * keep three copies of the normed input, gate and up two. 16-bit adapters
+ * (QLoRA, DeepSpeed's cast module) read the input itself: one copy. */
+static void adapter_copies(const pp_strategy *s, const pp__fw *f, act_dims *d)
+{
+    d->qkv_copies = d->mlp_copies = 1;
+    int fp32_adapters = s->ft.mode == PP_MODE_LORA && s->precision != PP_PREC_FP32 && f && f->weights != PP_W_MASTER16;
+    if (!fp32_adapters || s->ft.lora_dropout > 0) return;
+    unsigned t = s->ft.lora_targets;
+    int qkv = popcount(t & (PP_LORA_Q | PP_LORA_K | PP_LORA_V)), mlp = popcount(t & (PP_LORA_GATE | PP_LORA_UP));
+    if (qkv > 1) d->qkv_copies = qkv;
+    if (mlp > 1) d->mlp_copies = mlp;
+}
 
 static act_dims dims(const pp_model *m, const pp_strategy *s)
 {
@@ -89,6 +113,7 @@ static act_dims dims(const pp_model *m, const pp_strategy *s)
     /* a frozen norm's weight * x keeps no x: the fp32 copy (for pow) alone */
     if (s->ft.mode != PP_MODE_FULL && m->norm == PP_NORM_RMSNORM && f && f->eager_rmsnorm) d.norm = 4;
     d.keep = kept_inputs(s);
+    adapter_copies(s, f, &d);
     d.etp = pp__etp(s);
     return d;
 }
@@ -114,7 +139,7 @@ static double attn_act(const pp_model *m, const act_dims *d, unsigned rc, int fl
     }
     int mla = m->mla.kv_lora_rank > 0;
     double repl = (d->drop ? d->tok * d->h : 0) + latent; /* mask */
-    double qkv_in = d->keep & KEEP_QKV_IN ? d->gin * d->tok * d->h / d->gin_rep : 0; /* QKV input */
+    double qkv_in = d->keep & KEEP_QKV_IN ? d->qkv_copies * d->gin * d->tok * d->h / d->gin_rep : 0; /* QKV input */
     /* MLA: the q and kv down (or q) projections share the normed input;
      * under fp8 each keeps its own FP8 cast of it */
     if (mla && d->gin < d->ab) qkv_in *= 2;
@@ -157,7 +182,7 @@ static double mlp_act(const pp_model *m, const act_dims *d, int kind, unsigned r
     if (kind != PP_BLOCK_MOE)
         /* the dropout mask belongs to the bias-dropout-add after the MLP
          * (mlp_bda), outside the checkpoint (transformer_layer.py) */
-        return mask / d->rep + (rc & PP_RC_MLP ? 0 : (d->keep & KEEP_MLP_IN ? d->gin * d->tok * d->h / d->gin_rep : 0) +
+        return mask / d->rep + (rc & PP_RC_MLP ? 0 : (d->keep & KEEP_MLP_IN ? d->mlp_copies * d->gin * d->tok * d->h / d->gin_rep : 0) +
                                                          mlp_inner(m, d, d->tok, m->ffn) / d->t);
     double cf = m->capacity_factor > 0 ? m->capacity_factor : 1.0;
     double routed = m->topk * cf; /* token copies per token after dispatch */

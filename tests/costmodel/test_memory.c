@@ -166,7 +166,9 @@ Test(memory, gqa_and_gated_mlp_hand_count)
  * 4096 tokens, PEFT's default adapters on q and v, per token (red team rt3,
  * by hand): norms 2 x 4h, QKV input 2h (lora_A of q, v), Q 2h, K V 2 x 2kv,
  * O 2h + LSE 4 x 32, MLP input 0, gate and up 2 x 2f, SiLU out 2f, down
- * input 0 = 147,584 bytes (+64 for the adapters' r-wide outputs). */
+ * input 0 = 147,584 bytes (+64 for the adapters' r-wide outputs); PEFT's
+ * fp32 adapters each keep their own 16-bit cast of the input (red team rt7):
+ * q's and v's, 2 x 2h, 155,776 bytes. */
 Test(memory, frozen_base_keeps_only_what_adapters_and_input_gradients_need)
 {
     pp_model m = gpt(4, 4096, 32, 128256, 4096);
@@ -179,13 +181,18 @@ Test(memory, frozen_base_keeps_only_what_adapters_and_input_gradients_need)
     s.ft.mode = PP_MODE_LORA, s.ft.lora_rank = 16, s.ft.lora_targets = PP_LORA_Q | PP_LORA_V;
     double qv = 2 * 4 * h + 2 * h + 2 * h + 4 * kv + 2 * h + 4 * 32 + 6 * f;
     cr_expect_float_eq(qv, 147584.0, 0.5);
-    cr_expect_float_eq(pp__block_act_bytes(&m, &s, PP_BLOCK_DENSE, PP_RECOMPUTE_NONE), qv * tok, 1);
-    /* every linear adapted: their inputs are kept again (MLP input 2h, down input 2f) */
+    cr_expect_float_eq(pp__block_act_bytes(&m, &s, PP_BLOCK_DENSE, PP_RECOMPUTE_NONE), (qv + 2 * h) * tok, 1);
+    /* every linear adapted: their inputs are kept again (QKV input a third
+     * time 2h, MLP input twice 4h, down input 2f) */
     s.ft.lora_targets = PP_LORA_ALL_LINEAR;
-    cr_expect_float_eq(pp__block_act_bytes(&m, &s, PP_BLOCK_DENSE, PP_RECOMPUTE_NONE), (qv + 2 * h + 2 * f) * tok, 1);
+    cr_expect_float_eq(pp__block_act_bytes(&m, &s, PP_BLOCK_DENSE, PP_RECOMPUTE_NONE),
+                       (qv + 2 * h + 2 * h + 4 * h + 2 * f) * tok, 1);
     /* with adapter dropout lora_A keeps the dropped copy (finetune.c), not the input */
     s.ft.lora_targets = PP_LORA_Q | PP_LORA_V, s.ft.lora_dropout = 0.05;
     cr_expect_float_eq(pp__block_act_bytes(&m, &s, PP_BLOCK_DENSE, PP_RECOMPUTE_NONE), (qv - 2 * h) * tok, 1);
+    /* 16-bit adapters (QLoRA) read the input itself: one copy */
+    s.ft.mode = PP_MODE_QLORA, s.ft.lora_dropout = 0;
+    cr_expect_float_eq(pp__block_act_bytes(&m, &s, PP_BLOCK_DENSE, PP_RECOMPUTE_NONE), qv * tok, 1);
 }
 
 /* ---- ZeRO Table 1: model states per GPU, GB (1e9), mixed precision Adam */
@@ -1043,4 +1050,28 @@ Test(memory, torchtitan_unlisted_attention_kernel_is_recomputed_by_hand)
     cr_expect(fabs(got - want) < 1e-9 * want, "saved %.0f, by hand %.0f", got, want);
     cr_expect(q.time.recompute_s > p.time.recompute_s, "attention not run again");
     cr_expect(q.throughput.hardware_flops_per_step > p.throughput.hardware_flops_per_step);
+}
+
+/* PEFT's fp32 adapters under autocast: each casts the input to fp32 and
+ * autocast casts it back to bf16 for lora_A, a copy each adapter saves (peft
+ * lora/layer.py Linear.forward, _cast_input_dtype). Llama-3-8B, LoRA on every
+ * linear map, no adapter dropout: q, k and v keep three copies of the normed
+ * input where one would do, gate and up two: (2 + 1) x 2 B x 4096 = 24,576 B
+ * a token a block more than DeepSpeed's bf16 adapters, which read the input
+ * itself (red team rt7). */
+Test(memory, fp32_lora_adapters_keep_their_own_input_copies_by_hand)
+{
+    pp_model m = fx_model("llama3-8b");
+    pp_cluster c = fx_cluster("dgx-h100", 0, 1);
+    pp_strategy s;
+    pp_strategy_default(&s);
+    s.ft.mode = PP_MODE_LORA, s.ft.lora_targets = PP_LORA_ALL_LINEAR, s.ft.lora_dropout = 0;
+    s.seq = 4096, s.global_batch = 1, s.micro_batch = 1, s.framework = PP_FW_PYTORCH;
+    pp_plan a, b;
+    pp_error err = {""};
+    cr_assert_eq(pp_estimate(&m, &c, &s, &a, &err), PP_OK, "%s", err.msg);
+    s.framework = PP_FW_DEEPSPEED;
+    cr_assert_eq(pp_estimate(&m, &c, &s, &b, &err), PP_OK, "%s", err.msg);
+    double got = (a.memory.stages[0].act_per_microbatch - b.memory.stages[0].act_per_microbatch) / 4096 / 32;
+    cr_expect(fabs(got - 24576) < 1e-6, "%.3f B a token a block, by hand 24576", got);
 }
