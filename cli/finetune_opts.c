@@ -62,8 +62,15 @@ int cli_finetune(const cli_args *a, pp_finetune *f)
         return rc;
     if ((v = cli_get(a, "lora-targets")) && (rc = parse_targets(v, &f->lora_targets))) return rc;
     if ((v = cli_get(a, "freeze")) && (rc = parse_freeze(v, f))) return rc;
-    if (f->mode == PP_MODE_FULL && (cli_has(a, "lora-rank") || cli_has(a, "lora-targets"))) {
-        fprintf(stderr, "parplan: --lora-rank/--lora-targets need --mode lora or qlora\n");
+    if (f->mode == PP_MODE_FULL && (cli_has(a, "lora-rank") || cli_has(a, "lora-targets") || cli_has(a, "lora-alpha") ||
+                                    cli_has(a, "lora-dropout"))) {
+        fprintf(stderr, "parplan: --lora-rank/--lora-targets/--lora-alpha/--lora-dropout need --mode lora or qlora\n");
+        return 2;
+    }
+    /* LoRA freezes the whole base already; --freeze chooses what full training leaves out */
+    if (f->mode != PP_MODE_FULL && cli_has(a, "freeze")) {
+        fprintf(stderr, "parplan: --freeze: needs --mode full (--mode lora and qlora freeze every base weight; "
+                "--lora-targets chooses the adapters)\n");
         return 2;
     }
     return 0;

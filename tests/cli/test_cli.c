@@ -651,6 +651,10 @@ Test(cli_estimate, framework_rules)
                "[rule fw-recompute]");
     expect_bad(cli(EST, "--framework", "fsdp", "--zero", "3", "--recompute", "selective", "--mode", "lora", NULL),
                "--recompute selective", "torchtitan has no LoRA", "[rule fw-recompute]");
+    /* fine-tuning flags that would change nothing are refused (red team rt7) */
+    expect_bad(cli(EST, "--mode", "lora", "--freeze", "embeddings", NULL), "--freeze", "needs --mode full");
+    expect_bad(cli(EST, "--lora-dropout", "0.1", NULL), "--lora-dropout", "need --mode lora or qlora");
+    expect_bad(cli(EST, "--lora-alpha", "16", NULL), "--lora-alpha", "need --mode lora or qlora");
 }
 
 /* plan, compare and sweep: a restriction no framework asked for can run is
