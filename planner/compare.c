@@ -282,12 +282,45 @@ static int meets(const ctx *X, const pp_compare_option *e)
 typedef struct bracket {
     int lo, hi;        /* nodes: lo does not meet (0 = none known), hi meets (0 = none known) */
     double dlo, dhi;   /* days at lo and hi (NaN: no plan) */
+    int planless[PP_COMPARE_MAX_PROBES]; /* counts between with no valid strategy: no evidence either way */
+    int nplanless;
 } bracket;
+
+static int is_planless(const bracket *b, int n)
+{
+    for (int i = 0; i < b->nplanless; i++)
+        if (b->planless[i] == n) return 1;
+    return 0;
+}
+
+static int twos(int n)
+{
+    int k = 0;
+    for (; n > 0 && !(n & 1); n >>= 1) k++;
+    return k;
+}
+
+/* The count to try between lo and hi: the one with most factors of two
+ * (a global batch splits over it; red team rt8: counts such as 85 or 73
+ * nodes have no strategy, or a poor one, and must not decide the bracket),
+ * nearest the middle; 0 when every count between has no plan. */
+static int between(const bracket *b)
+{
+    int mid = b->lo + (b->hi - b->lo) / 2, best = 0;
+    long score = -1;
+    for (int n = b->lo + 1; n < b->hi; n++) {
+        if (is_planless(b, n)) continue;
+        long sc = (long)twos(n) * 1000000L - labs((long)(n - mid));
+        if (sc > score) score = sc, best = n;
+    }
+    return best;
+}
 
 /* Seeds the bracket from counts already evaluated (whole nodes only). */
 static void seed(const ctx *X, int ci, int gpn, bracket *b)
 {
-    *b = (bracket){0, 0, NAN, NAN};
+    memset(b, 0, sizeof *b);
+    b->dlo = b->dhi = NAN;
     for (int i = 0; i < X->nev; i++) {
         const pp_compare_option *e = &X->ev[i];
         if (e->cluster != ci || e->gpus % gpn || !meets(X, e)) continue;
@@ -302,6 +335,16 @@ static void seed(const ctx *X, int ci, int gpn, bracket *b)
     }
 }
 
+/* The count in [a, b] with most factors of two, the smallest (up) or the
+ * largest (down) among them: a guess rounded to a count a batch splits over. */
+static int roundest(int a, int b, int up)
+{
+    int best = up ? a : b;
+    for (int n = a; n <= b; n++)
+        if (twos(n) > twos(best) || (!up && twos(n) == twos(best))) best = n;
+    return best;
+}
+
 /* The next node count to try, or 0 to stop (the note says why). */
 static int next_count(const ctx *X, const bracket *b, int gpn, pp_compare_min *mn)
 {
@@ -310,10 +353,10 @@ static int next_count(const ctx *X, const bracket *b, int gpn, pp_compare_min *m
     if (b->hi) {
         if (b->lo == 0) { /* shrink: halve, or lower when the linear estimate says so */
             double guess = isfinite(b->dhi) ? floor(b->hi * b->dhi / D) : 1;
-            double next = fmin(guess, b->hi / 2);
-            return next < 1 ? 1 : (int)next;
+            int next = (int)fmax(1, fmin(guess, b->hi / 2));
+            return roundest((int)ceil(0.8 * next), next, 0);
         }
-        return b->lo + (b->hi - b->lo) / 2;
+        return between(b);
     }
     if (b->lo >= maxn) {
         snprintf(mn->note, sizeof mn->note, "no count up to %d nodes meets the deadline (the search bound)", maxn);
@@ -322,8 +365,8 @@ static int next_count(const ctx *X, const bracket *b, int gpn, pp_compare_min *m
     if (b->lo == 0) return 1;
     /* grow: double, or jump to the linear-scaling estimate when larger */
     double guess = isfinite(b->dlo) ? ceil(b->lo * b->dlo / D) : 0;
-    double next = fmax(2.0 * b->lo, guess);
-    return next > maxn ? maxn : (int)next;
+    int next = (int)fmin(maxn, fmax(2.0 * b->lo, guess));
+    return roundest(next, (int)fmin(maxn, floor(1.25 * next)), 1);
 }
 
 static pp_status min_search(ctx *X, int ci, pp_compare_min *mn, pp_error *err)
@@ -355,6 +398,10 @@ static pp_status min_search(ctx *X, int ci, pp_compare_min *mn, pp_error *err)
             continue;
         }
         int growing = !b.hi;
+        if (!growing && e->status != PP_OK && b.nplanless < PP_COMPARE_MAX_PROBES) { /* no evidence: try another count */
+            b.planless[b.nplanless++] = n;
+            continue;
+        }
         b.lo = n, b.dlo = e->days;
         if (!growing) continue;
         /* more GPUs stop helping: twice in a row no valid strategy, or

@@ -382,6 +382,29 @@ Test(compare_run, smallest_count_meeting_deadline)
     done(f);
 }
 
+/* Counts a global batch cannot split over must not decide the bracket (red
+ * team rt8: Llama-3-70B, 2T tokens, 30 days, batch 512 x 8192: the search
+ * grew through 101 and 202 nodes of H100, which have no strategy, and gave
+ * up, or bracketed on 153-197 nodes and answered 1,600 GPUs where 1,024
+ * meet the deadline in 22.4 days). */
+Test(compare_run, planless_counts_do_not_decide_the_deadline_search)
+{
+    fixture *f = small();
+    load_model("llama3-70b", &f->m);
+    f->cl[0].ncounts = 0;
+    f->o.train_tokens = 2e12;
+    f->o.search.global_batch = 512;
+    f->o.search.seq = 8192;
+    f->o.deadline_days = 30;
+    pp_error err = {""};
+    cr_assert_eq(pp_compare_run(&f->m, f->cl, 1, &f->o, &f->r, &err), PP_OK, "%s", err.msg);
+    const pp_compare_min *mn = &f->r.mins[0];
+    cr_assert(mn->found, "%s", mn->note);
+    cr_expect_leq(mn->gpus, 1024, "%d GPUs", mn->gpus);
+    cr_expect(f->r.options[mn->option].meets_deadline);
+    done(f);
+}
+
 Test(compare_run, search_is_bounded)
 {
     fixture *f = small();
