@@ -25,7 +25,7 @@ static const char *const priced[] = {"per_device_train_batch_size", "gradient_ac
 /* TRL's `trl sft` config: ModelConfig and SFTConfig keys read and priced
  * (TRL v1.x trl/trainer/model_config.py, sft_config.py). */
 static const char *const trl_priced[] = {"dtype", "use_peft", "lora_r", "lora_alpha", "lora_dropout",
-                                         "lora_target_modules", "load_in_4bit", "max_length", NULL};
+                                         "lora_target_modules", "load_in_4bit", "max_length", "block_size", NULL};
 /* ... read without effect on a step's memory or time (bnb_4bit_quant_type:
  * fp4 and nf4 store the same 4 bits) */
 static const char *const trl_no_effect[] = {
@@ -107,7 +107,7 @@ void pp_training_args_default(pp_training_args *t)
     t->precision = -1;
     t->optimizer = PP_OPT_ADAMW;
     t->loss = PP_LOSS_FP32;
-    t->use_peft = t->lora_r = t->lora_targets = t->load_in_4bit = t->max_length = -1;
+    t->use_peft = t->lora_r = t->lora_targets = t->load_in_4bit = t->max_length = t->block_size = -1;
     t->lora_alpha = t->lora_dropout = -1;
 }
 
@@ -133,6 +133,12 @@ static void read_trl(jr_ctx *c, const cJSON *root, pp_training_args *t)
     jr_num(c, root, "$", "lora_dropout", 0, 0, 0.99, &t->lora_dropout);
     jr_bool(c, root, "$", "load_in_4bit", 0, &t->load_in_4bit);
     jr_int(c, root, "$", "max_length", 0, 1, 1 << 24, &t->max_length);
+    int block = -1; /* run_clm.py's DataTrainingArguments.block_size: the same cut */
+    if (jr_int(c, root, "$", "block_size", 0, 1, 1 << 24, &block)) {
+        if (t->max_length > 0 && block != t->max_length)
+            jr_fail(c, "$", "block_size", "%d with max_length %d: one sequence length, please", block, t->max_length);
+        t->block_size = block;
+    }
     if (jr_str(c, root, "$", "dtype", 0, t->dtype, sizeof t->dtype) && strcmp(t->dtype, "bfloat16") &&
         strcmp(t->dtype, "float16") && strcmp(t->dtype, "float32") && strcmp(t->dtype, "auto"))
         jr_fail(c, "$", "dtype", "\"%s\": expected auto, bfloat16, float16 or float32 (TRL ModelConfig)", t->dtype);
@@ -321,6 +327,9 @@ static pp_status trl_check(const pp_training_args *t, const pp_strategy *s, pp_n
     const pp_finetune *f = &s->ft;
     const char *w = t->where;
     int lora = f->mode != PP_MODE_FULL;
+    if (t->block_size > 0 && t->block_size != s->seq)
+        return pp__fail(err, PP_ERR_INPUT, "%.200s: block_size %d: run_clm.py trains sequences of that length; the "
+                        "estimate is --seq %d", w, t->block_size, s->seq);
     if (!trl_file(t)) {
         if (lora)
             pp__note(warn, "%.120s: TrainingArguments only: your script applies adapter_config.json and loads the base "

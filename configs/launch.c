@@ -176,6 +176,9 @@ static char *training_args(const pp_model *m, const pp_plan *p, const pp_hparams
     if (s->dp > 1) cJSON_AddBoolToObject(o, "ddp_find_unused_parameters", 0);
     if (ds_config) cJSON_AddStringToObject(o, "deepspeed", ds_config);
     if (s->ft.mode != PP_MODE_FULL) trl_keys(o, m, s);
+    /* run_clm.py's DataTrainingArguments: the sequence length priced (its
+     * default is the tokenizer's limit capped at 1024) */
+    else cJSON_AddNumberToObject(o, "block_size", s->seq);
     return json_yaml_text(o);
 }
 
@@ -374,7 +377,8 @@ static void readme_launch(pp__sbuf *b, const pp_cluster *c, const pp_plan *p, co
         else pp__sb_printf(b, "  torchrun --nnodes %d --nproc_per_node %d%s train.py training_args.json\n", nodes, per, rdzv);
         pp__sb_printf(b, "\ntrain.py: a Hugging Face Trainer script that reads its TrainingArguments from the JSON\n"
                          "(HfArgumentParser.parse_json_file), e.g. transformers' examples/pytorch/language-modeling/run_clm.py\n"
-                         "with your model_name_or_path and dataset added to the JSON.\n");
+                         "with your model_name_or_path and dataset added to the JSON (block_size is run_clm's sequence\n"
+                         "length; drop it for a script without it).\n");
         break;
     case PP_FW_DEEPSPEED:
         if (hf) pp__sb_printf(b, "  deepspeed --num_nodes %d --num_gpus %d train.py training_args.json\n", nodes, per);

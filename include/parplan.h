@@ -986,6 +986,7 @@ typedef struct pp_training_args {
     int lora_targets;          /* PP_LORA_* mask of lora_target_modules */
     int load_in_4bit;          /* load_in_4bit (QLoRA) */
     int max_length;            /* SFTConfig.max_length: sequences cut to it */
+    int block_size;            /* run_clm.py's block_size: sequences of that length */
     char dtype[16];            /* ModelConfig.dtype the base loads in; "" = absent */
 } pp_training_args;
 

@@ -1048,3 +1048,26 @@ Test(training_args, lora_and_qlora_launch_under_trl_as_priced)
         drop_dir(out, err);
     }
 }
+
+/* A full fine-tune's training_args.json names run_clm.py's block_size, the
+ * sequence priced (its default is the tokenizer's limit capped at 1024; red
+ * team rt7), and reading it back against another --seq is refused. */
+Test(training_args, full_mode_carries_the_sequence_length)
+{
+    char *out, *err;
+    fresh_dir();
+    cr_expect_eq(estimate(ARGS("--model", "llama3-8b", "--cluster", "dgx-h100", "--gpus", "8", "--framework", "pytorch",
+                               "--seq", "2048", "--global-batch", "8", "--recompute", "full"), &out, &err), 0, "%s", err);
+    char p[700];
+    snprintf(p, sizeof p, "%s/emitted/training_args.json", dir);
+    char *ta = slurp(p);
+    cr_expect(strstr(ta, "\"block_size\":  2048"), "%s", ta);
+    drop_dir(out, err);
+    fresh_dir();
+    put("t.json", ta, strlen(ta));
+    free(ta);
+    cr_expect_eq(estimate(ARGS("--model", "llama3-8b", "--cluster", "dgx-h100", "--gpus", "8", "--seq", "4096",
+                               "--training-args", "t.json"), &out, &err), 2, "%s", err);
+    cr_expect(strstr(err, "t.json: block_size 2048"), "%s", err);
+    drop_dir(out, err);
+}
