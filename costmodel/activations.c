@@ -66,11 +66,17 @@ static int popcount(unsigned x)
  * back to 16 bits for lora_A, a new tensor each adapter saves: q, k and v
  * keep three copies of the normed input, gate and up two. 16-bit adapters
  * (QLoRA, DeepSpeed's cast module) read the input itself: one copy. */
+int pp__fp32_adapters(const pp_strategy *s)
+{
+    const pp__fw *f = pp__fw_get(s->framework);
+    return s->ft.mode == PP_MODE_LORA && s->precision != PP_PREC_FP32 && f && f->weights != PP_W_MASTER16;
+}
+
 static void adapter_copies(const pp_strategy *s, const pp__fw *f, act_dims *d)
 {
     d->qkv_copies = d->mlp_copies = 1;
-    int fp32_adapters = s->ft.mode == PP_MODE_LORA && s->precision != PP_PREC_FP32 && f && f->weights != PP_W_MASTER16;
-    if (!fp32_adapters || s->ft.lora_dropout > 0) return;
+    (void)f;
+    if (!pp__fp32_adapters(s) || s->ft.lora_dropout > 0) return;
     unsigned t = s->ft.lora_targets;
     int qkv = popcount(t & (PP_LORA_Q | PP_LORA_K | PP_LORA_V)), mlp = popcount(t & (PP_LORA_GATE | PP_LORA_UP));
     if (qkv > 1) d->qkv_copies = qkv;

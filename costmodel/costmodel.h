@@ -188,6 +188,8 @@ int pp__head_frozen(const pp_model *m, const pp_strategy *s);
 int pp__block_needs_backward(const pp_strategy *s, int block);
 /* Adapter parameters of one block; *act_per_token: bytes LoRA adds per token. */
 double pp__lora_block_params(const pp_model *m, const pp_strategy *s, int kind, double *act_per_token);
+void pp__lora_block_bytes(const pp_model *m, const pp_strategy *s, int kind, int fp32_adapters, double *fwd, double *bwd);
+int pp__fp32_adapters(const pp_strategy *s);
 double pp__lora_head_params(const pp_model *m, const pp_strategy *s);
 double pp__quantizable_block_params(const pp_model *m, int kind);
 

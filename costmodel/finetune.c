@@ -82,6 +82,37 @@ double pp__lora_block_params(const pp_model *m, const pp_strategy *s, int kind, 
     return n;
 }
 
+/* HBM bytes per token of a block's adapters outside their GEMMs' FLOPs:
+ * PEFT's lora/layer.py Linear.forward reads the input for lora_A, writes
+ * lora_B's output, scales it and adds it to the base's (2 d_in + 12 d_out
+ * with 16-bit adapters); the backward scales the gradient, reads the
+ * input again for lora_A's weight gradient and adds the adapter's input
+ * gradient into the input's (10 d_in + 8 d_out). fp32 adapters under
+ * autocast cast the input to fp32 and back (+12 d_in forward, +12 d_in
+ * backward: 36 d_in + 20 d_out in all; red team rt7's count from the code
+ * path). fp32 training moves 4-byte elements: twice the 16-bit counts. */
+void pp__lora_block_bytes(const pp_model *m, const pp_strategy *s, int kind, int fp32_adapters, double *fwd, double *bwd)
+{
+    const pp_finetune *f = &s->ft;
+    *fwd = *bwd = 0;
+    if (f->mode == PP_MODE_FULL) return;
+    double x = s->precision == PP_PREC_FP32 ? 2 : 1;
+    for (int bit = PP_LORA_Q; bit <= PP_LORA_DOWN; bit <<= 1) {
+        if (!(f->lora_targets & (unsigned)bit)) continue;
+        if (bit == PP_LORA_GATE && !m->gated_mlp) continue;
+        double din, dout, copies = 1;
+        dims(m, bit, &din, &dout);
+        if (bit >= PP_LORA_GATE && kind == PP_BLOCK_MOE) {
+            din = bit == PP_LORA_DOWN ? m->expert_ffn : m->hidden;
+            dout = bit == PP_LORA_DOWN ? m->hidden : m->expert_ffn;
+            copies = m->topk > 0 ? m->topk + m->shared_experts : 1; /* the experts a token visits */
+        }
+        double cast = fp32_adapters ? 12 * din : 0;
+        *fwd += copies * x * (2 * din + 12 * dout + cast);
+        *bwd += copies * x * (10 * din + 8 * dout + cast);
+    }
+}
+
 double pp__lora_head_params(const pp_model *m, const pp_strategy *s)
 {
     if (s->ft.mode == PP_MODE_FULL || !(s->ft.lora_targets & PP_LORA_LM_HEAD)) return 0;

@@ -274,6 +274,7 @@ static double lora_fwd(const pp_model *m, const pp_cluster *c, const pp_strategy
 typedef struct kind_cost {
     pp__block_times bt;
     double lora_s, lora_flops, dequant_s, flops;
+    double lora_ew_fwd, lora_ew_bwd; /* the adapters' elementwise traffic, s */
     double rc_s, rc_flops; /* selective modules recomputed (pp__rc_fwd_s) */
     block_comm_t comm[2]; /* [recomputed] */
     int done;
@@ -287,6 +288,9 @@ static const kind_cost *kind_cost_of(const pp_model *m, const pp_cluster *c, con
     double hbm = pp__hbm_bw_eff(&c->gpu);
     pp__block_time(m, c, s, kind, &k->bt);
     k->lora_s = lora_fwd(m, c, s, kind, &k->lora_flops);
+    double ewf, ewb, tok = (double)s->micro_batch * s->seq / s->cp / s->tp;
+    pp__lora_block_bytes(m, s, kind, pp__fp32_adapters(s), &ewf, &ewb);
+    k->lora_ew_fwd = ewf * tok / hbm, k->lora_ew_bwd = ewb * tok / hbm;
     /* QLoRA: each pass dequantises the block's NF4 weights to 16 bits */
     k->dequant_s = s->ft.mode == PP_MODE_QLORA
         ? pp__quantizable_block_params(m, kind) / s->tp * (pp__qlora_bytes_per_param() + 2) / hbm : 0;
@@ -307,9 +311,9 @@ static void stage_blocks(const pp_model *m, const pp_cluster *c, const pp_strate
         int kind = m->block_kind[i], back = pp__block_needs_backward(s, i), frozen = pp__base_frozen(s, i);
         const kind_cost *q = kind_cost_of(m, c, s, g, kc, kind);
         double lt = q->lora_s, lf = q->lora_flops, deq = q->dequant_s;
-        double fwd = q->bt.fwd_s + lt + deq;
+        double fwd = q->bt.fwd_s + lt + deq + q->lora_ew_fwd;
         /* a frozen weight's backward computes input gradients only */
-        double bwd = back ? q->bt.bwd_s - (frozen ? q->bt.gemm_fwd_s : 0) + 2 * lt + deq : 0;
+        double bwd = back ? q->bt.bwd_s - (frozen ? q->bt.gemm_fwd_s : 0) + 2 * lt + deq + q->lora_ew_bwd : 0;
         int full = n < k && back;
         st->nblocks++;
         st->tensors += pp__block_tensors(m, kind);

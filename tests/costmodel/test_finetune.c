@@ -185,3 +185,35 @@ Test(finetune, deepspeed_adapters_keep_an_fp32_master_and_moments)
     cr_expect(fabs(p.memory.stages[0].optimizer_bytes - 4 * lora) < 1e-9 * lora, "torch on bf16 adapters %.0f, by hand %.0f",
               p.memory.stages[0].optimizer_bytes, 4 * lora);
 }
+
+/* PEFT's adapters outside their GEMMs' FLOPs (red team rt7, from the code
+ * path of lora/layer.py): 16-bit adapters move 12 d_in + 20 d_out bytes a
+ * token (forward and backward), fp32 ones under autocast 36 d_in + 20 d_out.
+ * Llama-3-8B, q and v: 36 x 2 x 4096 + 20 x (4096 + 1024) = 397,312; every
+ * linear map: 36 x 38,912 + 20 x 43,008 = 2,260,992. The step grows by it
+ * at the GPU's HBM rate. */
+Test(finetune, adapter_elementwise_traffic_by_hand)
+{
+    pp_model m = fx_model("llama3-8b");
+    pp_strategy s;
+    pp_strategy_default(&s);
+    s.ft.mode = PP_MODE_LORA, s.ft.lora_targets = PP_LORA_Q | PP_LORA_V;
+    double f, b;
+    pp__lora_block_bytes(&m, &s, PP_BLOCK_DENSE, 1, &f, &b);
+    cr_expect_float_eq(f + b, 397312.0, 1e-6);
+    pp__lora_block_bytes(&m, &s, PP_BLOCK_DENSE, 0, &f, &b);
+    cr_expect_float_eq(f + b, 12.0 * 2 * 4096 + 20.0 * (4096 + 1024), 1e-6);
+    s.ft.lora_targets = PP_LORA_ALL_LINEAR;
+    pp__lora_block_bytes(&m, &s, PP_BLOCK_DENSE, 1, &f, &b);
+    cr_expect_float_eq(f + b, 2260992.0, 1e-6);
+    /* in the step: one L40S, 4096 tokens, 32 blocks, HBM at its efficiency */
+    pp_cluster c = fx_cluster("l40s-8x-eth", 0, 1);
+    s.seq = 4096, s.global_batch = 1, s.micro_batch = 1, s.framework = PP_FW_PYTORCH;
+    pp_plan p;
+    pp_error err = {""};
+    cr_assert_eq(pp_estimate(&m, &c, &s, &p, &err), PP_OK, "%s", err.msg);
+    double with = p.time.compute_s;
+    s.ft.lora_targets = PP_LORA_Q | PP_LORA_V;
+    cr_assert_eq(pp_estimate(&m, &c, &s, &p, &err), PP_OK, "%s", err.msg);
+    cr_expect_gt(with - p.time.compute_s, (2260992.0 - 397312.0) * 4096 * 32 / pp__hbm_bw_eff(&c.gpu));
+}
