@@ -791,10 +791,24 @@ pp_status pp_plan_search(const pp_model *m, const pp_cluster *c, const pp_search
     }
     pp_plan_list_free(&near);
     double gib = 1073741824.0;
-    if (list->nearest)
+    const pp_memory *nm = list->nearest ? &list->nearest->memory : NULL;
+    /* a plan whose GPU memory fits fails on the host or the drives: say that (red team rt8) */
+    if (nm && nm->peak_bytes <= list->usable_bytes && !nm->host_fits)
+        return pp__fail(err, PP_ERR_INFEASIBLE,
+                        "nothing fits: the least-memory plan fits the GPU (%.2f of %.2f GiB) but not the host: its "
+                        "offloaded states need %.1f GiB of host memory per node, %.1f GiB usable",
+                        nm->peak_bytes / gib, list->usable_bytes / gib, nm->host_bytes_per_node / gib,
+                        nm->host_usable_bytes / gib);
+    if (nm && nm->peak_bytes <= list->usable_bytes && !nm->nvme_fits)
+        return pp__fail(err, PP_ERR_INFEASIBLE,
+                        "nothing fits: the least-memory plan fits the GPU (%.2f of %.2f GiB) but not the NVMe drives: "
+                        "its swapped states need %.1f GB per node, %.1f GB there",
+                        nm->peak_bytes / gib, list->usable_bytes / gib, nm->nvme_bytes_per_node / 1e9,
+                        nm->nvme_usable_bytes / 1e9);
+    if (nm)
         return pp__fail(err, PP_ERR_INFEASIBLE,
                         "nothing fits: the least memory any plan needs is %.2f GiB per GPU (stage %d) of %.2f GiB usable",
-                        list->nearest->memory.peak_bytes / gib, list->nearest->memory.peak_stage, list->usable_bytes / gib);
+                        nm->peak_bytes / gib, nm->peak_stage, list->usable_bytes / gib);
     return pp__fail(err, PP_ERR_INFEASIBLE, "nothing fits in %.2f GiB per GPU", list->usable_bytes / gib);
 }
 

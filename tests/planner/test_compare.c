@@ -476,6 +476,26 @@ Test(compare_run, nothing_fits_is_infeasible)
     done(f);
 }
 
+/* When the GPU memory fits and the host does not, the reason says the host
+ * (red team rt8: it printed "4.04 GiB per GPU of 44.24 usable" alone). */
+Test(compare_run, nothing_fits_names_the_host_when_it_is_the_host)
+{
+    fixture *f = calloc(1, sizeof *f);
+    load_model("llama3-70b", &f->m);
+    load_cluster("l40s-8x-eth", &f->cl[0]);
+    f->cl[0].ncounts = 1, f->cl[0].gpus[0] = 8;
+    pp_compare_opts_default(&f->o);
+    f->o.train_tokens = 2e12;
+    f->o.search.global_batch = 512;
+    f->o.search.seq = 4096;
+    pp_error err = {""};
+    cr_expect_eq(pp_compare_run(&f->m, f->cl, 1, &f->o, &f->r, &err), PP_ERR_INFEASIBLE);
+    cr_expect(strstr(f->r.options[0].error, "fits the GPU") && strstr(f->r.options[0].error, "but not the host") &&
+                  strstr(f->r.options[0].error, "GiB of host memory per node"),
+              "%s", f->r.options[0].error);
+    done(f);
+}
+
 Test(compare_run, deterministic_across_threads)
 {
     char *out[2][3];
