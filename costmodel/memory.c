@@ -433,6 +433,17 @@ static states model_states(const pp_model *m, const pp_strategy *s, const pp_gpu
     if (s->offload != PP_OFFLOAD_NONE) {
         /* ZeRO-Offload: optimizer states and fp32 grads live on the host */
         st.host = st.opt + 4.0 * opt_elems;
+        /* ... and DeepSpeed's gradient accumulation, pinned beside them:
+         * ZeRO-3 puts its grad_partitions_flat_buffer (the accumulation
+         * dtype) on the CPU whenever the optimizer is offloaded (stage3.py
+         * v0.14.5: self.device, partition_grads); ZeRO-1/2 accumulates
+         * micro-batches in 16-bit CPU copies of its partition
+         * (stage_1_and_2.py async_accumulate_grad_in_cpu_via_gpu) when
+         * there is more than one (red team rt9) */
+        if (fw->buckets == PP_BUCKETS_DEEPSPEED && s->offload != PP_OFFLOAD_NVME) {
+            if (zs == 3) st.host += fmin(pp__grad_bytes(s), 4) * opt_elems;
+            else if (s->grad_accum > 1) st.host += w * opt_elems;
+        }
         st.opt = 0;
         st.opt_temp = 0;
         /* reduced gradient partitions are copied out bucket by bucket */

@@ -1075,3 +1075,31 @@ Test(memory, fp32_lora_adapters_keep_their_own_input_copies_by_hand)
     double got = (a.memory.stages[0].act_per_microbatch - b.memory.stages[0].act_per_microbatch) / 4096 / 32;
     cr_expect(fabs(got - 24576) < 1e-6, "%.3f B a token a block, by hand 24576", got);
 }
+
+/* DeepSpeed v0.14.5 CPU offload, host bytes per parameter (red team rt9,
+ * by hand): ZeRO-3 with optimizer and parameters offloaded keeps the 16-bit
+ * parameters (2), the fp32 master (4), Adam's moments (8), the fp32
+ * gradients (4) and its gradient-accumulation buffer, which it puts on the
+ * CPU with the optimizer (stage3.py grad_partitions_flat_buffer, 2 in bf16):
+ * 20. ZeRO-2 with optimizer offload: 4 + 8 + 4 = 16, and 2 more for the
+ * 16-bit CPU accumulation copies when a step has several micro-batches. */
+Test(memory, deepspeed_cpu_offload_host_bytes_by_hand)
+{
+    pp_model m = fx_model("llama2-7b");
+    pp_cluster c = fx_cluster("workstation-1x-4090", 0, 0);
+    pp_strategy s;
+    pp_strategy_default(&s);
+    s.framework = PP_FW_DEEPSPEED, s.zero = 3, s.offload = PP_OFFLOAD_OPT_PARAMS;
+    s.seq = 2048, s.global_batch = 8, s.micro_batch = 1;
+    pp_plan p;
+    pp_error err = {""};
+    cr_assert_eq(pp_estimate(&m, &c, &s, &p, &err), PP_OK, "%s", err.msg);
+    cr_expect(fabs(p.memory.host_bytes_per_node / p.params_total - 20) < 1e-9, "%.6f B a parameter",
+              p.memory.host_bytes_per_node / p.params_total);
+    s.zero = 2, s.offload = PP_OFFLOAD_OPTIMIZER;
+    cr_assert_eq(pp_estimate(&m, &c, &s, &p, &err), PP_OK, "%s", err.msg);
+    cr_expect(fabs(p.memory.host_bytes_per_node / p.params_total - 18) < 1e-9, "%.6f", p.memory.host_bytes_per_node / p.params_total);
+    s.global_batch = 1;
+    cr_assert_eq(pp_estimate(&m, &c, &s, &p, &err), PP_OK, "%s", err.msg);
+    cr_expect(fabs(p.memory.host_bytes_per_node / p.params_total - 16) < 1e-9, "%.6f", p.memory.host_bytes_per_node / p.params_total);
+}

@@ -153,7 +153,7 @@ static pp_plan best(pp_train_mode mode, unsigned offloads)
     pp_cluster c = fx_cluster("workstation-1x-4090", 0, 0);
     pp_search_opts o;
     pp_search_opts_default(&o);
-    o.global_batch = 8, o.top_k = 1, o.threads = 1, o.offloads = offloads;
+    o.global_batch = 8, o.seq = 2048, o.top_k = 1, o.threads = 1, o.offloads = offloads; /* the plan */
     o.base.ft.mode = mode;
     pp_plan_list l = {0};
     pp_error err = {""};
