@@ -324,6 +324,29 @@ static char *torchtitan_toml(const pp_model *m, const pp_cluster *c, const pp_pl
 
 /* ------------------------------------------------------------ README */
 
+/* DeepSpeed's runner (v0.14.5 launcher/runner.py) as each node starts it:
+ * one node takes the local GPUs; on several, every node names its rank
+ * and the master and reads the hostfile that lists them all (--no_ssh:
+ * without it one runner starts the whole job over ssh, and N of them would
+ * start N jobs; without a hostfile it refuses "Num nodes is >1"). The HF
+ * Trainer scripts read a lone JSON argument, which the launcher's
+ * --local_rank=N would precede (launch.py): --no_local_rank (red team rt9). */
+static void ds_runner(pp__sbuf *b, int nodes, int per, int no_local_rank)
+{
+    if (nodes > 1)
+        pp__sb_printf(b, "  deepspeed --hostfile hostfile --no_ssh --node_rank $NODE_RANK --master_addr $MASTER_ADDR "
+                         "--master_port 29500 --num_nodes %d --num_gpus %d", nodes, per);
+    else pp__sb_printf(b, "  deepspeed --num_gpus %d", per);
+    if (no_local_rank) pp__sb_printf(b, " --no_local_rank");
+}
+
+static void ds_hostfile_note(pp__sbuf *b, int nodes, int per)
+{
+    if (nodes > 1)
+        pp__sb_printf(b, "\nhostfile: the %d nodes, one line each, \"<host> slots=%d\", the same on every node; "
+                         "NODE_RANK 0 to %d, MASTER_ADDR node 0's address.\n", nodes, per, nodes - 1);
+}
+
 /* LoRA and QLoRA: TRL's SFT script reads training_args.json as its config
  * (trl_keys); the launchers take it as a module (torchrun -m, deepspeed
  * --module, accelerate launch -m). Returns 0 for a framework without one. */
@@ -339,7 +362,9 @@ static int trl_launch(pp__sbuf *b, const pp_cluster *c, const pp_plan *p)
         else pp__sb_printf(b, "  torchrun --nnodes %d --nproc_per_node %d%s -m trl.scripts.sft %s\n", nodes, per, rdzv, args);
         break;
     case PP_FW_DEEPSPEED:
-        pp__sb_printf(b, "  deepspeed --num_nodes %d --num_gpus %d --module trl.scripts.sft %s\n", nodes, per, args);
+        ds_runner(b, nodes, per, 0);
+        pp__sb_printf(b, " --module trl.scripts.sft %s\n", args);
+        ds_hostfile_note(b, nodes, per);
         pp__sb_printf(b, "\n(DeepSpeed v0.14.5: training_args.json points the Trainer at ds_config.json)\n");
         break;
     case PP_FW_FSDP:
@@ -381,9 +406,9 @@ static void readme_launch(pp__sbuf *b, const pp_cluster *c, const pp_plan *p, co
                          "length; drop it for a script without it).\n");
         break;
     case PP_FW_DEEPSPEED:
-        if (hf) pp__sb_printf(b, "  deepspeed --num_nodes %d --num_gpus %d train.py training_args.json\n", nodes, per);
-        else pp__sb_printf(b, "  deepspeed --num_nodes %d --num_gpus %d your_script.py --deepspeed ds_config.json\n", nodes,
-                           per);
+        ds_runner(b, nodes, per, hf);
+        pp__sb_printf(b, hf ? " train.py training_args.json\n" : " your_script.py --deepspeed ds_config.json\n");
+        ds_hostfile_note(b, nodes, per);
         pp__sb_printf(b, "\n(DeepSpeed v0.14.5; %s)\n", hf ? "training_args.json points the HF Trainer at ds_config.json"
                                                            : "your script builds what the HF Trainer cannot:");
         /* partition_method "type:X" is a regex on the layers' class names
@@ -398,7 +423,13 @@ static void readme_launch(pp__sbuf *b, const pp_cluster *c, const pp_plan *p, co
                           s->pp, s->recompute == PP_RECOMPUTE_FULL ? ", activation_checkpoint_interval=1" : "", blocks);
         if (s->cp > 1)
             pp__sb_printf(b, "  - deepspeed.sequence.layer.DistributedAttention around the attention core, over groups of %d "
-                             "consecutive ranks (Ulysses)\n", s->cp);
+                             "consecutive ranks (Ulysses), and deepspeed.initialize(..., mpu=M): DeepSpeed v0.14.5 takes "
+                             "the data-parallel size (%d, for its batch rule) and the sequence-parallel groups only from "
+                             "an mpu (runtime/config.py, engine.py), so M gives get_data_parallel_world_size/rank/group "
+                             "(dp %d), get_sequence_parallel_world_size/rank/group (%d), "
+                             "get_sequence_data_parallel_world_size/rank/group (%d) and the model-parallel getters "
+                             "(1); without it DeepSpeed stops on its batch check\n",
+                          s->cp, s->dp, s->dp, s->cp, s->dp * s->cp);
         if (s->ep > 1)
             pp__sb_printf(b, "  - deepspeed.moe.layer.MoE(num_experts=..., ep_size=%d, k=...) for the expert layers "
                              "(DeepSpeed-MoE)\n", s->ep);
@@ -411,9 +442,11 @@ static void readme_launch(pp__sbuf *b, const pp_cluster *c, const pp_plan *p, co
                       nodes, per, rdzv);
         break;
     case PP_FW_MEGATRON_DEEPSPEED:
-        pp__sb_printf(b, "  source megatron_deepspeed_args.sh\n  deepspeed --num_nodes %d --num_gpus %d pretrain_gpt.py "
-                         "\"${MEGATRON_ARGS[@]}\" \\\n    --data-path ... --tokenizer-type ... --save ... --load ...\n",
-                      nodes, per);
+        pp__sb_printf(b, "  source megatron_deepspeed_args.sh\n");
+        ds_runner(b, nodes, per, 0);
+        pp__sb_printf(b, " pretrain_gpt.py \"${MEGATRON_ARGS[@]}\" \\\n    --data-path ... --tokenizer-type ... --save ... "
+                         "--load ...\n");
+        ds_hostfile_note(b, nodes, per);
         break;
     case PP_FW_FSDP:
         if (tt)
