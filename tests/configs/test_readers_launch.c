@@ -1071,3 +1071,23 @@ Test(training_args, full_mode_carries_the_sequence_length)
     cr_expect(strstr(err, "t.json: block_size 2048"), "%s", err);
     drop_dir(out, err);
 }
+
+/* DeepSpeed's runner as the README launches it (red team rt9): several
+ * nodes each with --hostfile --no_ssh --node_rank (not "deepspeed
+ * --num_nodes N" on each, which refuses without a hostfile and starts N jobs
+ * with one); the HF Trainer's lone JSON argument behind --no_local_rank. */
+Test(training_args, deepspeed_launch_lines_run_as_written)
+{
+    char *out, *err;
+    fresh_dir();
+    cr_expect_eq(estimate(ARGS("--model", "llama3-8b", "--cluster", "dgx-h100", "--nodes", "2", "--framework", "deepspeed",
+                               "--zero", "1", "--global-batch", "64", "--seq", "2048"), &out, &err), 0, "%s", err);
+    char p[700];
+    snprintf(p, sizeof p, "%s/emitted/README.txt", dir);
+    char *rd = slurp(p);
+    cr_expect(strstr(rd, "deepspeed --hostfile hostfile --no_ssh --node_rank $NODE_RANK --master_addr $MASTER_ADDR") &&
+                  strstr(rd, "--no_local_rank train.py training_args.json") && strstr(rd, "slots=8"),
+              "%s", rd);
+    free(rd);
+    drop_dir(out, err);
+}
