@@ -483,8 +483,10 @@ static void comm_buffers(const pp_strategy *s, const pp_gpu *gpu, const stage_pa
         o->bucket_bytes = nd > 1 ? fmin(s->buf.reduce_bucket, train) * g : 0;
         if (s->zero == 3 && fetched) {
             /* the gathered block being computed plus the one prefetched, capped
-             * by stage3_max_live_parameters, plus the prefetch bucket */
-            double live = fmin(s->buf.max_live_params, 2 * sp->largest_block);
+             * by stage3_max_live_parameters, plus the prefetch bucket; the
+             * cap bounds prefetching only: the module computing is gathered
+             * whole, the embedding or the head on its stage (red team rt9) */
+            double live = fmax(fmin(s->buf.max_live_params, 2 * sp->largest_block), fmax(sp->embed, sp->head));
             o->zero_gather_bytes = (live + fmin(s->buf.prefetch_bucket, all)) * w;
         }
         break;

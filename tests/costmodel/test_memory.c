@@ -1103,3 +1103,22 @@ Test(memory, deepspeed_cpu_offload_host_bytes_by_hand)
     cr_assert_eq(pp_estimate(&m, &c, &s, &p, &err), PP_OK, "%s", err.msg);
     cr_expect(fabs(p.memory.host_bytes_per_node / p.params_total - 16) < 1e-9, "%.6f", p.memory.host_bytes_per_node / p.params_total);
 }
+
+/* DeepSpeed ZeRO-3's stage3_max_live_parameters bounds prefetching; the
+ * module computing is gathered whole (red team rt9): with the cap at 1e6
+ * elements, Llama-3-8B's head (128256 x 4096 + the final norm) is still
+ * there, 2 B each, beside the prefetch bucket. */
+Test(memory, deepspeed_gathers_the_module_computing_whatever_the_cap)
+{
+    pp_model m = fx_model("llama3-8b");
+    pp_cluster c = fx_cluster("dgx-h100", 1, 0);
+    pp_strategy s;
+    pp_strategy_default(&s);
+    s.framework = PP_FW_DEEPSPEED, s.dp = 8, s.zero = 3, s.seq = 2048, s.global_batch = 8;
+    s.buf.max_live_params = 1e6;
+    pp_plan p;
+    pp_error err = {""};
+    cr_assert_eq(pp_estimate(&m, &c, &s, &p, &err), PP_OK, "%s", err.msg);
+    double head = 128256.0 * 4096 + 4096;
+    cr_expect_geq(p.memory.stages[0].zero_gather_bytes, 2 * head, "%.0f", p.memory.stages[0].zero_gather_bytes);
+}
