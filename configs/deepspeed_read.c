@@ -498,6 +498,9 @@ static void read_offload(ds_reader *r, const cJSON *z, const char *key, const ch
     int given = 0;
     int pin = zbool(r, o, path, "pin_memory", 0, &given);
     if (given && *dev != DEV_NONE) out->pin_memory = pin;
+    if (given && !pin && *dev != DEV_NONE)
+        warn(r, path, "pin_memory", "false: not priced (the estimate times pinned host copies; pageable ones are "
+             "slower)");
     const cJSON *np = zget(o, "nvme_path");
     if (np && !cJSON_IsString(np)) dfail(r, path, "nvme_path", "expected a string");
     else if (np && *dev == DEV_NVME) snprintf(out->nvme_path, sizeof out->nvme_path, "%s", np->valuestring);
@@ -569,6 +572,16 @@ static void read_zero(ds_reader *r, const cJSON *root, ds_zero *zo)
     zo->persistence = zcount2(r, z, "stage3_param_persistence_threshold", "param_persistence_threshold", 1e5, &g2);
     zo->max_live = zcount2(r, z, "stage3_max_live_parameters", "max_live_parameters", 1e9, &g3);
     zo->stage3_given = g1 || g2 || g3;
+    /* read and written, not priced (red team rt9): which tensors stay whole
+     * (norms and biases below the threshold: megabytes), a non-contiguous
+     * gradient layout (fragmentation), pageable offload copies (slower) */
+    if (g2 && zo->persistence > 1e7)
+        warn(r, P, "stage3_param_persistence_threshold", "%.4g elements: not priced; parplan partitions every tensor "
+             "(tensors below the threshold stay whole on every rank)", zo->persistence);
+    int cg_given = 0;
+    if (!zbool(r, z, P, "contiguous_gradients", 1, &cg_given) && cg_given)
+        warn(r, P, "contiguous_gradients", "false: not priced (the estimate assumes DeepSpeed's contiguous gradient "
+             "buffer; without it fragmentation grows)");
     if (zbool(r, z, P, "legacy_stage1", 0, NULL))
         dfail(r, P, "legacy_stage1", "true: DeepSpeed raises at engine start-up (legacy stage 1 was removed)");
     if (zbool(r, z, P, "cpu_offload", 0, NULL)) {

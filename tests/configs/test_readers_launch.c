@@ -1091,3 +1091,19 @@ Test(training_args, deepspeed_launch_lines_run_as_written)
     free(rd);
     drop_dir(out, err);
 }
+
+/* DeepSpeed keys read back that the estimate does not price are said (red
+ * team rt9): pageable offload copies, a non-contiguous gradient layout. */
+Test(training_args, deepspeed_unpriced_keys_warn)
+{
+    char *out, *err;
+    fresh_dir();
+    static const char ds[] = "{\"train_batch_size\": 8, \"train_micro_batch_size_per_gpu\": 1, \"bf16\": {\"enabled\": true},"
+                             " \"zero_optimization\": {\"stage\": 3, \"contiguous_gradients\": false, "
+                             "\"offload_optimizer\": {\"device\": \"cpu\", \"pin_memory\": false}}}";
+    put("ds.json", ds, sizeof ds - 1);
+    cr_expect_eq(estimate(ARGS("--model", "llama3-8b", "--cluster", "dgx-h100", "--gpus", "8", "--deepspeed", "ds.json"),
+                          &out, &err), 0, "%s", err);
+    cr_expect(strstr(err, "contiguous_gradients") && strstr(err, "pin_memory") && strstr(err, "not priced"), "%s", err);
+    drop_dir(out, err);
+}
