@@ -105,10 +105,10 @@ static const char *const llama_core_keys[] = {
     "attention_dropout", "tie_word_embeddings", "rope_theta", "rope_scaling", "rope_parameters",
     "rms_norm_eps", NULL};
 static const char *const llama_bias_keys[] = {"attention_bias", "mlp_bias", NULL};
-static const char *const mixtral_keys[] = {"num_local_experts", "num_experts_per_tok", NULL};
+static const char *const mixtral_keys[] = {"num_local_experts", "num_experts_per_tok", "router_aux_loss_coef", NULL};
 static const char *const qwen2_moe_keys[] = {
     "num_experts", "num_experts_per_tok", "moe_intermediate_size",
-    "shared_expert_intermediate_size", "decoder_sparse_step", "mlp_only_layers", NULL};
+    "shared_expert_intermediate_size", "decoder_sparse_step", "mlp_only_layers", "router_aux_loss_coef", NULL};
 static const char *const attn_dropout_key[] = {"attention_dropout", NULL};
 
 /* Llama/Mistral/Qwen2 decoder: RMSNorm, RoPE, gated SiLU MLP, untied by
@@ -147,6 +147,8 @@ static void read_mixtral(jr_ctx *c, const cJSON *r, pp_model *m, const hf_type *
     jr_int(c, r, "$", "num_local_experts", 0, 1, 4096, &m->experts);
     jr_int(c, r, "$", "num_experts_per_tok", 0, 1, 4096, &m->topk);
     m->expert_ffn = m->ffn;
+    m->aux_loss_coeff = 0.001; /* MixtralConfig's default */
+    jr_num(c, r, "$", "router_aux_loss_coef", 0, 0, 10, &m->aux_loss_coeff);
     pp__model_set_moe_layers(m, 0, 1);
 }
 
@@ -199,6 +201,8 @@ static void read_qwen2_moe(jr_ctx *c, const cJSON *r, pp_model *m, const hf_type
         jr_fail(c, "$", "shared_expert_intermediate_size",
                 "expected a multiple of moe_intermediate_size %d, got %d", m->expert_ffn, shared_ffn);
     m->shared_experts = shared_ffn / m->expert_ffn;
+    m->aux_loss_coeff = 0.001; /* Qwen2MoeConfig's default */
+    jr_num(c, r, "$", "router_aux_loss_coef", 0, 0, 10, &m->aux_loss_coeff);
     qwen2_moe_layers(c, r, m, step);
 }
 
@@ -388,6 +392,7 @@ static const char *const deepseek_keys[] = {
     "num_experts_per_tok", "n_shared_experts", "moe_intermediate_size", "first_k_dense_replace",
     "moe_layer_freq", "rope_theta", "rope_scaling", "rope_parameters", "rms_norm_eps",
     "head_dim", "qk_head_dim", /* derived; saved by transformers' own config class; ignored */
+    "scoring_func", "topk_method", "routed_scaling_factor", "aux_loss_alpha", "seq_aux", "n_group", "topk_group",
     NULL};
 
 /* transformers defaults that differ between DeepseekV2Config and V3. */
@@ -438,6 +443,24 @@ static void read_ds_moe(jr_ctx *c, const cJSON *r, pp_model *m, const ds_default
 }
 
 /* variant: 2 or 3 (DeepSeek-V2 or V3 defaults). */
+/* DeepSeek's router (DeepseekV3Config: scoring_func "sigmoid", topk_method
+ * "noaux_tc" = the balancing bias, routed_scaling_factor, aux_loss_alpha
+ * with seq_aux: a per-sequence loss), and the latent norms MLA always has
+ * (kv_a_layernorm, q_a_layernorm): Megatron's --qk-layernorm builds them. */
+static void ds_router(jr_ctx *c, const cJSON *r, pp_model *m)
+{
+    char score[32] = "softmax", method[32] = "";
+    jr_str(c, r, "$", "scoring_func", 0, score, sizeof score);
+    jr_str(c, r, "$", "topk_method", 0, method, sizeof method);
+    m->router_sigmoid = !strcmp(score, "sigmoid");
+    m->router_expert_bias = !strcmp(method, "noaux_tc");
+    jr_num(c, r, "$", "routed_scaling_factor", 0, 0, 1000, &m->router_scaling);
+    if (m->router_scaling == 1) m->router_scaling = 0;
+    jr_num(c, r, "$", "aux_loss_alpha", 0, 0, 10, &m->aux_loss_coeff);
+    read_bool(c, r, "seq_aux", 0, &m->aux_loss_seq);
+    m->qk_norm = m->mla.kv_lora_rank > 0;
+}
+
 static void read_deepseek(jr_ctx *c, const cJSON *r, pp_model *m, const hf_type *t)
 {
     const ds_defaults *d = t->variant == 2 ? &ds_v2 : &ds_v3;
@@ -451,6 +474,7 @@ static void read_deepseek(jr_ctx *c, const cJSON *r, pp_model *m, const hf_type 
     read_bool(c, r, "tie_word_embeddings", 0, &m->tied_embeddings);
     read_mla(c, r, m);
     read_ds_moe(c, r, m, d);
+    ds_router(c, r, m);
     set_seq(m, pos);
     m->gated_mlp = 1;
     m->norm = PP_NORM_RMSNORM;

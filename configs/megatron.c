@@ -176,6 +176,12 @@ static void model_flags(pp__sbuf *b, const pp_model *m, const pp_strategy *s, pp
     if (m->norm_eps > 0) flag_num(b, lm ? "--norm-epsilon" : "--layernorm-epsilon", m->norm_eps);
     else pp__note(notes, "%s's norm epsilon is unknown: Megatron uses 1e-5; set --norm-epsilon to the model's", m->name);
     if (m->gated_mlp) flag(b, "--swiglu");
+    /* Qwen3's per-head q/k RMSNorm, MLA's latent norms (gpt_layer_specs.py
+     * builds them only with qk_layernorm; Megatron's default is off) */
+    if (m->qk_norm && lm) flag(b, "--qk-layernorm");
+    else if (m->qk_norm)
+        pp__note(notes, "%s normalises q and k (qk_norm): Megatron-DeepSpeed has no such flag; its model leaves them "
+                        "out (the memory priced keeps their inputs)", m->name);
     if (!m->tied_embeddings) flag(b, "--untie-embeddings-and-output-weights");
     if (!m->qkv_bias && !m->out_bias && !m->mlp_bias) {
         flag(b, "--disable-bias-linear");
@@ -217,9 +223,16 @@ static void model_flags(pp__sbuf *b, const pp_model *m, const pp_strategy *s, pp
             if (m->capacity_factor > 0) flag_num(b, "--moe-expert-capacity-factor", m->capacity_factor);
             /* balanced routing is what is priced: Megatron's aux-loss
              * coefficient defaults to 0, and the router then balances
-             * nothing (transformer_config.py, router.py); 1e-2 as NVIDIA's
-             * MoE recipes (Mixtral used 0.02) */
-            pp__sb_printf(b, "  --moe-aux-loss-coeff 1e-2\n");
+             * nothing (transformer_config.py, router.py): the model's, else
+             * 1e-2 as NVIDIA's MoE recipes; and the model's router (DeepSeek-
+             * V3: sigmoid scores, the balancing bias, the scaling factor, a
+             * per-sequence loss; red team rt10) */
+            if (m->aux_loss_coeff > 0) flag_num(b, "--moe-aux-loss-coeff", m->aux_loss_coeff);
+            else pp__sb_printf(b, "  --moe-aux-loss-coeff 1e-2\n");
+            if (m->aux_loss_seq) pp__sb_printf(b, "  --moe-router-load-balancing-type seq_aux_loss\n");
+            if (m->router_sigmoid) pp__sb_printf(b, "  --moe-router-score-function sigmoid\n");
+            if (m->router_expert_bias) flag(b, "--moe-router-enable-expert-bias");
+            if (m->router_scaling > 0) flag_num(b, "--moe-router-topk-scaling-factor", m->router_scaling);
             if (s->ep > 1 && s->ep_dispatch) /* HybridEP: hosts and multi-node NVLink alike */
                 pp__sb_printf(b, "  --moe-token-dispatcher-type flex\n  --moe-flex-dispatcher-backend hybridep\n");
             else if (s->ep > 1) pp__sb_printf(b, "  --moe-token-dispatcher-type alltoall\n");

@@ -1567,7 +1567,11 @@ static const char *const silent[] = {
     "--manual-gc", "--manual-gc-", "--empty-unused-memory-level", "--rerun-mode",
     /* MoE: the load-balancing loss's weight (the balance is priced, not its
      * weight); the grouped GEMM is the experts' GEMM as priced */
-    "--moe-aux-loss-coeff", "--moe-grouped-gemm", NULL};
+    "--moe-aux-loss-coeff", "--moe-grouped-gemm",
+    /* the router's form and the QK norm come from the model (its qk_norm
+     * prices the norms' inputs): what trains, not its cost */
+    "--moe-router-load-balancing-type", "--moe-router-score-function", "--moe-router-enable-expert-bias",
+    "--moe-router-topk-scaling-factor", "--qk-layernorm", NULL};
 
 static int is_silent(const char *name)
 {

@@ -19,13 +19,14 @@ static const char *const top_keys[] = {
     "name", "description", "source", "params_reported", "layers", "hidden", "heads",
     "kv_heads", "head_dim", "ffn", "gated_mlp", "activation", "vocab", "seq",
     "tied_embeddings", "norm", "norms_per_block", "bias", "position", "max_positions",
-    "embed_norm", "parallel_block", "dropout", "moe", "mla", "rope_theta", "rope_scaling", "norm_eps",
+    "embed_norm", "parallel_block", "dropout", "moe", "mla", "rope_theta", "rope_scaling", "norm_eps", "qk_norm",
     /* written by `model show --format json`; read back and ignored */
     "schema_version", "params", "fwd_flops_per_token", NULL};
 static const char *const bias_keys[] = {"qkv", "out", "mlp", "lm_head", NULL};
 static const char *const moe_keys[] = {"experts", "topk", "shared_experts", "expert_ffn", "groups", "topk_groups",
                                        "capacity_factor", "first_dense_layers", "every",
-                                       "dense_blocks", "moe_blocks", NULL};
+                                       "dense_blocks", "moe_blocks", "router_score", "expert_bias",
+                                       "routed_scaling", "aux_loss_coeff", "aux_loss", NULL};
 static const char *const mla_keys[] = {"q_lora_rank", "kv_lora_rank", "qk_nope_head_dim",
                                        "qk_rope_head_dim", "v_head_dim", NULL};
 
@@ -98,6 +99,12 @@ static void read_moe(jr_ctx *c, const cJSON *root, pp_model *m)
         jr_int(c, moe, "$.moe", "topk_groups", 0, 0, 4096, &m->topk_groups);
         jr_int(c, moe, "$.moe", "expert_ffn", 1, 1, 1 << 22, &m->expert_ffn);
         jr_num(c, moe, "$.moe", "capacity_factor", 0, 0, 64, &m->capacity_factor);
+        static const char *const scores[] = {"softmax", "sigmoid"}, *const losses[] = {"batch", "sequence"};
+        jr_enum(c, moe, "$.moe", "router_score", 0, scores, 2, &m->router_sigmoid);
+        jr_bool(c, moe, "$.moe", "expert_bias", 0, &m->router_expert_bias);
+        jr_num(c, moe, "$.moe", "routed_scaling", 0, 0, 1000, &m->router_scaling);
+        jr_num(c, moe, "$.moe", "aux_loss_coeff", 0, 0, 10, &m->aux_loss_coeff);
+        jr_enum(c, moe, "$.moe", "aux_loss", 0, losses, 2, &m->aux_loss_seq);
         /* at least one MoE block: the blocks are read before (m->layers) */
         jr_int(c, moe, "$.moe", "first_dense_layers", 0, 0, m->layers > 0 ? m->layers - 1 : PP_MAX_LAYERS, &first_dense);
         jr_int(c, moe, "$.moe", "every", 0, 1, PP_MAX_LAYERS, &every);
@@ -163,6 +170,7 @@ pp_status pp__model_native_read(const cJSON *root, const char *where, pp_model *
     jr_bool(&c, root, "$", "embed_norm", 0, &m->embed_norm);
     jr_bool(&c, root, "$", "parallel_block", 0, &m->parallel_block);
     jr_num(&c, root, "$", "dropout", 0, 0, 0.99, &m->dropout);
+    jr_bool(&c, root, "$", "qk_norm", 0, &m->qk_norm);
     pp__model_rope_read(&c, root, m);
     read_bias(&c, root, m);
     read_moe(&c, root, m);
@@ -286,6 +294,7 @@ static void add_shape_details(cJSON *o, const pp_model *m)
     cJSON_AddBoolToObject(o, "embed_norm", m->embed_norm);
     cJSON_AddBoolToObject(o, "parallel_block", m->parallel_block);
     cJSON_AddNumberToObject(o, "dropout", m->dropout);
+    if (m->qk_norm) cJSON_AddBoolToObject(o, "qk_norm", 1);
     cJSON *b = cJSON_AddObjectToObject(o, "bias");
     cJSON_AddBoolToObject(b, "qkv", m->qkv_bias);
     cJSON_AddBoolToObject(b, "out", m->out_bias);
@@ -321,6 +330,11 @@ static void add_moe(cJSON *o, const pp_model *m, int moe_blocks)
     }
     cJSON_AddNumberToObject(e, "expert_ffn", m->expert_ffn);
     cJSON_AddNumberToObject(e, "capacity_factor", m->capacity_factor);
+    if (m->router_sigmoid) cJSON_AddStringToObject(e, "router_score", "sigmoid");
+    if (m->router_expert_bias) cJSON_AddBoolToObject(e, "expert_bias", 1);
+    if (m->router_scaling > 0) cJSON_AddNumberToObject(e, "routed_scaling", m->router_scaling);
+    if (m->aux_loss_coeff > 0) cJSON_AddNumberToObject(e, "aux_loss_coeff", m->aux_loss_coeff);
+    if (m->aux_loss_seq) cJSON_AddStringToObject(e, "aux_loss", "sequence");
     int f = first < 0 ? m->layers : first, every = second > first && first >= 0 ? second - first : 1;
     if (!moe_pattern_is(m, f, every)) every = 1; /* all from f, minus dense_blocks */
     cJSON_AddNumberToObject(e, "first_dense_layers", f);

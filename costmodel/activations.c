@@ -157,6 +157,14 @@ static double attn_act(const pp_model *m, const act_dims *d, unsigned rc, int fl
     if (!(d->keep & KEEP_O_IN)) oin = flash ? d->ab : 0; /* a frozen projection: only what attention keeps */
     double qkv = mla && (rc & PP_RC_MLA_UP_PROJ) ? 0 : d->ab * d->tok * (q + k + v);
     double split = qkv + oin * d->tok * o; /* Q, K, V, projection input */
+    /* QK norm (Qwen3's per-head RMSNorm on q and k, Megatron's
+     * --qk-layernorm): each norm keeps its input, the pre-norm Q and K,
+     * which nothing else keeps; MLA's latent norms fuse into the up
+     * projections (TE LayerNormLinear keeps its input beside the normed
+     * copy the GEMM keeps): the two latents once more (red team rt10) */
+    if (m->qk_norm && !mla) split += d->norm * d->tok * (q + k);
+    if (m->qk_norm && mla && !(rc & PP_RC_MLA_UP_PROJ))
+        repl += d->ab * d->tok * (m->mla.q_lora_rank + m->mla.kv_lora_rank);
     double core = 0;
     if ((rc & PP_RC_CORE_ATTN) && (!flash || d->flash_ckpt))
         core = 0; /* recomputed from Q, K, V, which the checkpoint keeps (tensor_parallel.checkpoint) */

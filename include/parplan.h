@@ -123,6 +123,8 @@ typedef struct pp_model {
     double rope_low_freq, rope_high_freq; /* llama3 scaling: low/high frequency factors (1, 4) */
     int rope_original_max;     /* llama3/yarn scaling: original context (8192) */
     double norm_eps;           /* epsilon of the norms (Llama: 1e-5, Qwen2.5: 1e-6) */
+    int qk_norm;               /* RMSNorm on each head's q and k (Qwen3), or MLA's latent
+                                  norms (DeepSeek-V3): Megatron's --qk-layernorm */
     /* mixture of experts */
     int experts;               /* routed experts per MoE block; 0 = dense */
     int topk;                  /* routed experts per token */
@@ -132,6 +134,12 @@ typedef struct pp_model {
                                   8 and 4, n_group/topk_group); 0 = unlimited */
     int expert_ffn;            /* intermediate size of one expert */
     double capacity_factor;    /* token capacity per expert; 0 = dropless */
+    /* the router, as it trains (no effect on cost; launch files carry it) */
+    int router_sigmoid;        /* sigmoid scores (DeepSeek-V3 scoring_func), else softmax */
+    int router_expert_bias;    /* aux-loss-free balancing bias (topk_method noaux_tc) */
+    double router_scaling;     /* routed_scaling_factor; 0 = none */
+    double aux_loss_coeff;     /* load-balancing loss weight; 0 = unknown (1e-2 written) */
+    int aux_loss_seq;          /* the loss per sequence (DeepSeek-V3), else per batch */
     pp_mla mla;
     unsigned char block_kind[PP_MAX_LAYERS]; /* pp_block_kind per block */
     double params_reported;    /* published total count; 0 = unknown */

@@ -896,7 +896,7 @@ Test(megatron_flags, moe_files_balance_and_split_experts_as_priced)
     s.ep = 4, s.sp = 1, s.zero = 1;
     char *t = must_args(&m, &c, &s, PP_MEGATRON_LM);
     argv_t a = bash_args(t);
-    expect(&a, "--moe-aux-loss-coeff", "1e-2");
+    expect(&a, "--moe-aux-loss-coeff", "0.02"); /* Mixtral's config.json router_aux_loss_coef */
     free(a.buf);
     pp_free(t);
     t = must_args(&m, &c, &s, PP_MEGATRON_DEEPSPEED);
@@ -911,4 +911,37 @@ Test(megatron_flags, moe_files_balance_and_split_experts_as_priced)
     cr_expect_eq(pp_megatron_parse(t, strlen(t), "mds.sh", &m, &c, &r, &w, &e), PP_ERR_INPUT);
     cr_expect(strstr(e.msg, "--enable-expert-tensor-parallelism is absent"), "%s", e.msg);
     pp_free(t);
+}
+
+/* The model that trains is the model named (red team rt10): Qwen3's per-head
+ * q/k norms and DeepSeek-V3's latent norms are --qk-layernorm (Megatron's
+ * default leaves them out), and DeepSeek-V3's router is sigmoid-scored with
+ * the balancing bias, a 2.5 scale and a per-sequence loss of weight 1e-4
+ * (its config.json; the report, Sec. 2.1.2). */
+Test(megatron_flags, the_model_trains_as_named)
+{
+    pp_model m = fx_model("deepseek-v3");
+    pp_cluster c = fx_cluster("dgx-h100", 32, 0);
+    pp_strategy s = base(&m, &c, 1, 8, 1);
+    s.ep = 8, s.zero = 1;
+    char *t = must_args(&m, &c, &s, PP_MEGATRON_LM);
+    argv_t a = bash_args(t);
+    cr_expect(val(&a, "--qk-layernorm") != NULL, "%s", t);
+    expect(&a, "--moe-router-score-function", "sigmoid");
+    cr_expect(val(&a, "--moe-router-enable-expert-bias") != NULL);
+    expect(&a, "--moe-router-topk-scaling-factor", "2.5");
+    expect(&a, "--moe-router-load-balancing-type", "seq_aux_loss");
+    expect(&a, "--moe-aux-loss-coeff", "0.0001");
+    free(a.buf);
+    free(t);
+    pp_model q = fx_model("qwen3-235b-a22b");
+    s = base(&q, &c, 1, 4, 1);
+    s.ep = 8, s.zero = 1;
+    t = must_args(&q, &c, &s, PP_MEGATRON_LM);
+    a = bash_args(t);
+    cr_expect(val(&a, "--qk-layernorm") != NULL, "%s", t);
+    expect(&a, "--moe-aux-loss-coeff", "0.001");
+    cr_expect(val(&a, "--moe-router-score-function") == NULL, "softmax, Megatron's default");
+    free(a.buf);
+    free(t);
 }

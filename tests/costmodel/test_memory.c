@@ -821,7 +821,8 @@ Test(memory, fp8_primary_weights_by_hand)
  * norms are fused into the QKV and up GEMMs in Megatron's TE spec).
  * DeepSeek-V3 (MLA: 128 heads, q/k head 192, v 128; latents kept; MoE:
  * topk 8, expert f 2048, 1 shared, 256 experts, fp32 router logits):
- * mla_up_proj drops Q, K, V (2 x 128 x (192 + 192 + 128) bytes); layernorm
+ * mla_up_proj drops Q, K, V (2 x 128 x (192 + 192 + 128) bytes) and the
+ * latent norms' outputs its up projections keep (qk_norm: 2 x (1536 + 512)); layernorm
  * MLA's input norm output (2h) and MoE's pre-MLP norm output (2h);
  * moe_act the routed experts' activation output (2 x 8 x 2048). */
 Test(memory, recompute_modules_by_hand)
@@ -845,10 +846,10 @@ Test(memory, recompute_modules_by_hand)
     pp_model d = fx_model("deepseek-v3");
     double h = d.hidden, b0 = pp__block_act_bytes(&d, &s, PP_BLOCK_MOE, PP_RECOMPUTE_NONE);
     struct { unsigned rc; double saved; } k[] = {
-        {PP_RC_MLA_UP_PROJ, 2.0 * 128 * (192 + 192 + 128)},
+        {PP_RC_MLA_UP_PROJ, 2.0 * 128 * (192 + 192 + 128) + 2.0 * (1536 + 512)},
         {PP_RC_LAYERNORM, 2 * h + 2 * h},
         {PP_RC_MOE_ACT, 2.0 * 8 * 2048},
-        {PP_RC_MLA_UP_PROJ | PP_RC_LAYERNORM | PP_RC_MOE_ACT, 2.0 * 128 * 512 + 4 * h + 2.0 * 8 * 2048}};
+        {PP_RC_MLA_UP_PROJ | PP_RC_LAYERNORM | PP_RC_MOE_ACT, 2.0 * 128 * 512 + 2.0 * (1536 + 512) + 4 * h + 2.0 * 8 * 2048}};
     for (size_t i = 0; i < sizeof k / sizeof *k; i++) {
         s.recompute_modules = k[i].rc;
         double got = b0 - pp__block_act_bytes(&d, &s, PP_BLOCK_MOE, PP_RECOMPUTE_SELECTIVE);
