@@ -322,7 +322,17 @@ static int trl_file(const pp_training_args *t)
  * (TRL v1.x: ModelConfig dtype "float32", lora_r 16, lora_dropout 0.05,
  * lora_target_modules None = PEFT's default for the model, q_proj and
  * v_proj for Llama; SFTConfig max_length 1024). */
-static pp_status trl_check(const pp_training_args *t, const pp_strategy *s, pp_notes *warn, pp_error *err)
+/* The adapters a mask launches on m: a fused QKV model (GPT-NeoX, Falcon,
+ * BLOOM names) has one query_key_value map for any of q, k, v. */
+static unsigned launched_targets(const pp_model *m, unsigned t)
+{
+    unsigned qkv = PP_LORA_Q | PP_LORA_K | PP_LORA_V;
+    if (m && !m->gated_mlp && (t & qkv)) t |= qkv;
+    return t;
+}
+
+static pp_status trl_check(const pp_training_args *t, const pp_model *m, const pp_strategy *s, pp_notes *warn,
+                           pp_error *err)
 {
     const pp_finetune *f = &s->ft;
     const char *w = t->where;
@@ -360,10 +370,10 @@ static pp_status trl_check(const pp_training_args *t, const pp_strategy *s, pp_n
         return pp__fail(err, PP_ERR_INPUT, "%.200s: lora_dropout %g%s: the estimate is --lora-dropout %g (a dropout "
                         "keeps a copy of each adapter's input)", w, dr, t->lora_dropout >= 0 ? "" : " (TRL's default)",
                         f->lora_dropout);
-    int tg = t->lora_targets >= 0 ? t->lora_targets : PP_LORA_Q | PP_LORA_V;
-    if ((unsigned)tg != f->lora_targets)
+    int tg = t->lora_targets >= 0 ? t->lora_targets : PP_LORA_Q | PP_LORA_V; /* PEFT's default: q, v or query_key_value */
+    if (launched_targets(m, (unsigned)tg) != launched_targets(m, f->lora_targets))
         return pp__fail(err, PP_ERR_INPUT, "%.200s: lora_target_modules%s adapt other matrices than the estimate's "
-                        "--lora-targets", w, t->lora_targets >= 0 ? "" : " absent (PEFT's default q_proj, v_proj)");
+                        "--lora-targets", w, t->lora_targets >= 0 ? "" : " absent (PEFT's default for the model)");
     const char *want = s->precision == PP_PREC_FP16 ? "float16" : s->precision == PP_PREC_BF16 ? "bfloat16" : "float32";
     if (!t->dtype[0] || (strcmp(t->dtype, want) && strcmp(t->dtype, "auto")))
         return pp__fail(err, PP_ERR_INPUT, "%.200s: dtype %s%s: the base model loads in %s; parplan prices it in %s (set "
@@ -398,7 +408,7 @@ pp_status pp_hf_strategy(const pp_training_args *t, const char *ds_config, const
                         pp_cluster_gpus(c));
     out.dp = (int)(pp_cluster_gpus(c) / rest);
     pp__training_args_apply(t, &out);
-    pp_status tst = trl_check(t, &out, warnings, err);
+    pp_status tst = trl_check(t, m, &out, warnings, err);
     if (tst != PP_OK) return tst;
     if (ds_config) { /* the Trainer fills the ds_config's "auto" values from these arguments */
         pp_hf_trainer_args hf = {t->micro_batch, out.global_batch, t->precision >= 0 ? t->precision : PP_PREC_FP32};

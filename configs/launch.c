@@ -92,10 +92,12 @@ static char *json_yaml_text(cJSON *o)
         return NULL;
     }
     char *d = r;
-    int str = 0, num = 0, dot = 0;
+    int str = 0, esc = 0, num = 0, dot = 0;
     for (const char *c = t; *c; c++) {
-        if (str) {
-            str = !(*c == '"' && c[-1] != '\\');
+        if (str) { /* a quote ends the string unless escaped; an escaped backslash escapes nothing */
+            if (esc) esc = 0;
+            else if (*c == '\\') esc = 1;
+            else if (*c == '"') str = 0;
             *d++ = *c;
             continue;
         }
@@ -126,7 +128,12 @@ static void trl_keys(cJSON *o, const pp_model *m, const pp_strategy *s)
     cJSON_AddNumberToObject(o, "lora_r", f->lora_rank);
     cJSON_AddNumberToObject(o, "lora_alpha", f->lora_alpha);
     cJSON_AddNumberToObject(o, "lora_dropout", f->lora_dropout);
-    pp__lora_target_names(cJSON_AddArrayToObject(o, "lora_target_modules"), m, f->lora_targets);
+    /* TRL's ModelConfig turns a one-name list into a string, which PEFT
+     * then matches as a regex against whole module paths (nothing
+     * matches): a lone name is written twice (review) */
+    cJSON *tm = cJSON_AddArrayToObject(o, "lora_target_modules");
+    pp__lora_target_names(tm, m, f->lora_targets);
+    if (cJSON_GetArraySize(tm) == 1) cJSON_AddItemToArray(tm, cJSON_CreateString(tm->child->valuestring));
     if (f->mode == PP_MODE_QLORA) { /* bitsandbytes NF4 with double quantisation, as bnb_config.json */
         cJSON_AddBoolToObject(o, "load_in_4bit", 1);
         cJSON_AddStringToObject(o, "bnb_4bit_quant_type", "nf4");

@@ -105,6 +105,10 @@ static void read_moe(jr_ctx *c, const cJSON *root, pp_model *m)
         jr_num(c, moe, "$.moe", "routed_scaling", 0, 0, 1000, &m->router_scaling);
         jr_num(c, moe, "$.moe", "aux_loss_coeff", 0, 0, 10, &m->aux_loss_coeff);
         jr_enum(c, moe, "$.moe", "aux_loss", 0, losses, 2, &m->aux_loss_seq);
+        /* Megatron's router takes the balancing bias with sigmoid scores only */
+        if (c->st == PP_OK && m->router_expert_bias && !m->router_sigmoid)
+            jr_fail(c, "$.moe", "expert_bias", "true needs router_score \"sigmoid\" (the aux-loss-free bias is "
+                    "DeepSeek-V3's, over sigmoid scores; Megatron refuses it with softmax)");
         /* at least one MoE block: the blocks are read before (m->layers) */
         jr_int(c, moe, "$.moe", "first_dense_layers", 0, 0, m->layers > 0 ? m->layers - 1 : PP_MAX_LAYERS, &first_dense);
         jr_int(c, moe, "$.moe", "every", 0, 1, PP_MAX_LAYERS, &every);

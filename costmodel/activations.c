@@ -66,18 +66,20 @@ static int popcount(unsigned x)
  * back to 16 bits for lora_A, a new tensor each adapter saves: q, k and v
  * keep three copies of the normed input, gate and up two. 16-bit adapters
  * (QLoRA, DeepSpeed's cast module) read the input itself: one copy. */
+/* fp32 adapters under autocast: the HF Trainer's AMP (pytorch). FSDP2's
+ * mixed precision computes them in bf16 (Accelerate's param_dtype: review);
+ * DeepSpeed casts the module to 16 bits. */
 int pp__fp32_adapters(const pp_strategy *s)
 {
-    const pp__fw *f = pp__fw_get(s->framework);
-    return s->ft.mode == PP_MODE_LORA && s->precision != PP_PREC_FP32 && f && f->weights != PP_W_MASTER16;
+    return s->ft.mode == PP_MODE_LORA && s->precision != PP_PREC_FP32 && s->framework == PP_FW_PYTORCH;
 }
 
-static void adapter_copies(const pp_strategy *s, const pp__fw *f, act_dims *d)
+static void adapter_copies(const pp_model *m, const pp_strategy *s, act_dims *d)
 {
     d->qkv_copies = d->mlp_copies = 1;
-    (void)f;
     if (!pp__fp32_adapters(s) || s->ft.lora_dropout > 0) return;
     unsigned t = s->ft.lora_targets;
+    if (!m->gated_mlp) t &= ~(unsigned)(PP_LORA_K | PP_LORA_V); /* fused QKV: one adapter on query_key_value */
     int qkv = popcount(t & (PP_LORA_Q | PP_LORA_K | PP_LORA_V)), mlp = popcount(t & (PP_LORA_GATE | PP_LORA_UP));
     if (qkv > 1) d->qkv_copies = qkv;
     if (mlp > 1) d->mlp_copies = mlp;
@@ -119,7 +121,7 @@ static act_dims dims(const pp_model *m, const pp_strategy *s)
     /* a frozen norm's weight * x keeps no x: the fp32 copy (for pow) alone */
     if (s->ft.mode != PP_MODE_FULL && m->norm == PP_NORM_RMSNORM && f && f->eager_rmsnorm) d.norm = 4;
     d.keep = kept_inputs(s);
-    adapter_copies(s, f, &d);
+    adapter_copies(m, s, &d);
     d.etp = pp__etp(s);
     return d;
 }

@@ -354,7 +354,9 @@ static int next_count(const ctx *X, const bracket *b, int gpn, pp_compare_min *m
         if (b->lo == 0) { /* shrink: halve, or lower when the linear estimate says so */
             double guess = isfinite(b->dhi) ? floor(b->hi * b->dhi / D) : 1;
             int next = (int)fmax(1, fmin(guess, b->hi / 2));
-            return roundest((int)ceil(0.8 * next), next, 0);
+            next = roundest((int)ceil(0.8 * next), next, 0);
+            while (next > 1 && is_planless(b, next)) next--; /* set aside: try the next below */
+            return is_planless(b, next) ? 0 : next;
         }
         return between(b);
     }
@@ -398,7 +400,10 @@ static pp_status min_search(ctx *X, int ci, pp_compare_min *mn, pp_error *err)
             continue;
         }
         int growing = !b.hi;
-        if (!growing && e->status != PP_OK && b.nplanless < PP_COMPARE_MAX_PROBES) { /* no evidence: try another count */
+        /* no valid strategy (the batch does not split over it) is no
+         * evidence: try another count; nothing fitting is a miss (fewer
+         * GPUs fit no better) */
+        if (!growing && e->status == PP_ERR_INPUT && b.nplanless < PP_COMPARE_MAX_PROBES) {
             b.planless[b.nplanless++] = n;
             continue;
         }

@@ -66,7 +66,9 @@ typedef struct pp_group_link {
  * every group has per_node members on each of nodes_spanned nodes). For
  * misaligned families (k*s neither divides nor is a multiple of
  * gpus_per_node, e.g. k = 3) nodes_spanned is an upper bound and per_node
- * is 1, a lower bound, so bandwidth scaled by per_node stays conservative.
+ * (per_domain) is the fewest members any group has on a node (domain) it
+ * touches, counted from the block offsets, so bandwidth scaled by it is
+ * that of the slowest group.
  *
  * Returns 0, or -1 with *out zeroed when size < 1, stride < 1, the cluster
  * has no GPUs, or one group would not fit ((size-1)*stride >= GPUs). */

@@ -23,14 +23,16 @@ int pp_topo_domain_of(const pp_cluster *c, int rank)
 static long long min_ll(long long a, long long b) { return a < b ? a : b; }
 
 /* Members of the group whose first rank is p (k members at stride s < g)
- * on the node of g ranks holding its fewest: only the first and the last
- * node it touches can be partial; one in between holds g/s or more. */
+ * on the node of g ranks holding its fewest, node by node. */
 static long long fewest_from(long long p, long long g, long long k, long long s)
 {
-    long long last = p + (k - 1) * s, n0 = p / g, n1 = last / g;
-    if (n0 == n1) return k;
-    long long few = min_ll(((n0 + 1) * g - 1 - p) / s + 1, (last - n1 * g) / s + 1);
-    return n1 - n0 >= 2 ? min_ll(few, g / s) : few;
+    long long last = p + (k - 1) * s, few = k;
+    for (long long node = p / g; node <= last / g && few > 1; node++) {
+        long long lo = node * g > p ? node * g : p, hi = (node + 1) * g - 1 < last ? (node + 1) * g - 1 : last;
+        long long first = (lo - p + s - 1) / s, end = (hi - p) / s; /* member indices on this node */
+        if (end >= first) few = min_ll(few, end - first + 1);
+    }
+    return few;
 }
 
 typedef struct span_memo {
@@ -52,8 +54,10 @@ static long long fewest_on_node(long long g, long long n, long long k, long long
     if (g > MAXG) return 1; /* past the table: the lower bound */
     unsigned char seen[MAXG] = {0};
     long long period = g; /* block starts repeat modulo g within g blocks */
-    for (long long m = 0; m < blocks && m < period && few > 1; m++)
-        for (long long j = 0; j < s && few > 1; j++) {
+    /* a block larger than the cluster (a group spanning it at a large
+     * stride): its groups start at j < s from rank 0 (review) */
+    for (long long m = 0; (m < blocks || m == 0) && m < period && few > 1; m++)
+        for (long long j = 0; j < s && few > 1 && m * block + j + (k - 1) * s < n; j++) {
             long long r = (m * block + j) % g;
             if (seen[r]) continue;
             seen[r] = 1;

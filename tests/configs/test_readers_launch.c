@@ -1107,3 +1107,42 @@ Test(training_args, deepspeed_unpriced_keys_warn)
     cr_expect(strstr(err, "contiguous_gradients") && strstr(err, "pin_memory") && strstr(err, "not priced"), "%s", err);
     drop_dir(out, err);
 }
+
+/* A fused-QKV model's LoRA on q and v is one adapter on query_key_value:
+ * TRL's ModelConfig turns a one-name list into a regex string that matches
+ * no module path, so the name is written twice, and reading the file back
+ * takes query_key_value for the q, v priced (review). */
+Test(training_args, fused_qkv_lora_launches_and_reads_back)
+{
+    char *out, *err;
+    fresh_dir();
+    cr_expect_eq(estimate(ARGS("--model", "gpt-neox-20b", "--cluster", "dgx-h100", "--gpus", "8", "--mode", "lora",
+                               "--framework", "pytorch", "--seq", "2048", "--global-batch", "8"), &out, &err), 0, "%s", err);
+    char p[700];
+    snprintf(p, sizeof p, "%s/emitted/training_args.json", dir);
+    char *ta = slurp(p);
+    cr_expect(strstr(ta, "\"lora_target_modules\":  [\"query_key_value\", \"query_key_value\"]"), "%s", ta);
+    drop_dir(out, err);
+    fresh_dir();
+    put("t.json", ta, strlen(ta));
+    free(ta);
+    cr_expect_eq(estimate(ARGS("--model", "gpt-neox-20b", "--cluster", "dgx-h100", "--gpus", "8", "--mode", "lora",
+                               "--seq", "2048", "--training-args", "t.json"), &out, &err), 0, "%s", err);
+    drop_dir(out, err);
+}
+
+/* Megatron refuses the balancing bias with softmax scores
+ * (transformer_config.py): a model that asks for it is refused. */
+Test(training_args, model_expert_bias_needs_sigmoid)
+{
+    char *out, *err;
+    fresh_dir();
+    static const char mj[] = "{\"name\": \"x\", \"layers\": 2, \"hidden\": 512, \"heads\": 8, \"ffn\": 1024, \"vocab\": 1000, "
+                             "\"seq\": 512, \"gated_mlp\": true, \"activation\": \"silu\", \"tied_embeddings\": false, "
+                             "\"norm\": \"rmsnorm\", \"position\": \"rope\", "
+                             "\"moe\": {\"experts\": 8, \"topk\": 2, \"expert_ffn\": 256, \"expert_bias\": true}}";
+    put("m.json", mj, sizeof mj - 1);
+    cr_expect_eq(estimate(ARGS("--model", "m.json", "--cluster", "dgx-h100", "--gpus", "8"), &out, &err), 2, "%s", err);
+    cr_expect(strstr(err, "m.json") && strstr(err, "expert_bias") && strstr(err, "sigmoid"), "%s", err);
+    drop_dir(out, err);
+}

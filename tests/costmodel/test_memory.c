@@ -1075,6 +1075,16 @@ Test(memory, fp32_lora_adapters_keep_their_own_input_copies_by_hand)
     cr_assert_eq(pp_estimate(&m, &c, &s, &b, &err), PP_OK, "%s", err.msg);
     double got = (a.memory.stages[0].act_per_microbatch - b.memory.stages[0].act_per_microbatch) / 4096 / 32;
     cr_expect(fabs(got - 24576) < 1e-6, "%.3f B a token a block, by hand 24576", got);
+    /* FSDP2's mixed precision computes the adapters in bf16 (Accelerate's
+     * param_dtype): one shared input, as DeepSpeed's (review) */
+    s.framework = PP_FW_FSDP, s.zero = 2, s.ft.lora_targets = PP_LORA_Q | PP_LORA_K | PP_LORA_V;
+    pp_plan f, g;
+    cr_assert_eq(pp_estimate(&m, &c, &s, &f, &err), PP_OK, "%s", err.msg);
+    s.ft.lora_targets = PP_LORA_Q;
+    cr_assert_eq(pp_estimate(&m, &c, &s, &g, &err), PP_OK, "%s", err.msg);
+    /* k's and v's adapters add only their r-wide outputs, 2 x 2 B x r */
+    double kv = (f.memory.stages[0].act_per_microbatch - g.memory.stages[0].act_per_microbatch) / 4096 / 32;
+    cr_expect(fabs(kv - 2 * 2.0 * s.ft.lora_rank) < 1e-6, "%.3f B a token a block", kv);
 }
 
 /* DeepSpeed v0.14.5 CPU offload, host bytes per parameter (red team rt9,

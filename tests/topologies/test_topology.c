@@ -220,12 +220,14 @@ Test(topology, members_per_node_match_brute_force)
             for (int k = 2; k <= 64; k++)
                 for (int s = 1; s <= 16; s++) {
                     int g = sizes[a], n = g * nodes;
-                    if (n % (k * s) || (k - 1) * s >= n) continue;
+                    /* blocks tile the cluster, or one block is larger than it
+                     * (its groups start at j < s from rank 0: review) */
+                    if ((k * s <= n && n % (k * s)) || (k - 1) * s >= n) continue;
                     c.gpus_per_node = g, c.nodes = nodes, c.nvlink_domain = g;
                     pp_group_link l = link_of(&c, k, s);
                     int few = k;
                     for (int b = 0; b < n; b += k * s)
-                        for (int j = 0; j < s; j++) {
+                        for (int j = 0; j < s && b + j + (k - 1) * s < n; j++) {
                             int cnt = 0, node = (b + j) / g;
                             for (int i = 0; i < k; i++) {
                                 int nd = (b + j + i * s) / g;
