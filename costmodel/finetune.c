@@ -56,24 +56,31 @@ static void dims(const pp_model *m, int which, double *din, double *dout)
     }
 }
 
+/* Whether a block of a kind has the adapter bit, with its widths; an
+ * expert MLP's adapter is the expert's (moe = 1). */
+static int adapter_of(const pp_model *m, unsigned targets, int bit, int kind, double *din, double *dout, int *moe)
+{
+    if (!(targets & (unsigned)bit) || (bit == PP_LORA_GATE && !m->gated_mlp)) return 0;
+    dims(m, bit, din, dout);
+    *moe = bit >= PP_LORA_GATE && kind == PP_BLOCK_MOE;
+    if (*moe) {
+        *din = bit == PP_LORA_DOWN ? m->expert_ffn : m->hidden;
+        *dout = bit == PP_LORA_DOWN ? m->hidden : m->expert_ffn;
+    }
+    return 1;
+}
+
 /* Adapter parameters of one block (MoE: one adapter per expert MLP). */
 double pp__lora_block_params(const pp_model *m, const pp_strategy *s, int kind, double *act_per_token)
 {
     const pp_finetune *f = &s->ft;
-    double n = 0, act = 0;
+    double n = 0, act = 0, din, dout;
+    int moe;
     *act_per_token = 0;
     if (f->mode == PP_MODE_FULL) return 0;
     for (int bit = PP_LORA_Q; bit <= PP_LORA_DOWN; bit <<= 1) {
-        if (!(f->lora_targets & (unsigned)bit)) continue;
-        if (bit == PP_LORA_GATE && !m->gated_mlp) continue;
-        double din, dout, copies = 1;
-        dims(m, bit, &din, &dout);
-        if (bit >= PP_LORA_GATE && kind == PP_BLOCK_MOE) {
-            double f_in = bit == PP_LORA_DOWN ? m->expert_ffn : m->hidden;
-            double f_out = bit == PP_LORA_DOWN ? m->hidden : m->expert_ffn;
-            din = f_in, dout = f_out, copies = m->experts + m->shared_experts;
-        }
-        n += copies * f->lora_rank * (din + dout);
+        if (!adapter_of(m, f->lora_targets, bit, kind, &din, &dout, &moe)) continue;
+        n += (moe ? m->experts + m->shared_experts : 1) * f->lora_rank * (din + dout);
         /* stored per token: the r-wide intermediate (16-bit), and with
          * dropout PEFT's dropped copy of the input plus its mask */
         act += 2.0 * f->lora_rank + (f->lora_dropout > 0 ? 3.0 * din : 0);
@@ -96,17 +103,11 @@ void pp__lora_block_bytes(const pp_model *m, const pp_strategy *s, int kind, int
     const pp_finetune *f = &s->ft;
     *fwd = *bwd = 0;
     if (f->mode == PP_MODE_FULL) return;
-    double x = s->precision == PP_PREC_FP32 ? 2 : 1;
+    double x = s->precision == PP_PREC_FP32 ? 2 : 1, din, dout;
+    int moe;
     for (int bit = PP_LORA_Q; bit <= PP_LORA_DOWN; bit <<= 1) {
-        if (!(f->lora_targets & (unsigned)bit)) continue;
-        if (bit == PP_LORA_GATE && !m->gated_mlp) continue;
-        double din, dout, copies = 1;
-        dims(m, bit, &din, &dout);
-        if (bit >= PP_LORA_GATE && kind == PP_BLOCK_MOE) {
-            din = bit == PP_LORA_DOWN ? m->expert_ffn : m->hidden;
-            dout = bit == PP_LORA_DOWN ? m->hidden : m->expert_ffn;
-            copies = m->topk > 0 ? m->topk + m->shared_experts : 1; /* the experts a token visits */
-        }
+        if (!adapter_of(m, f->lora_targets, bit, kind, &din, &dout, &moe)) continue;
+        double copies = moe && m->topk > 0 ? m->topk + m->shared_experts : 1; /* the experts a token visits */
         double cast = fp32_adapters ? 12 * din : 0;
         *fwd += copies * x * (2 * din + 12 * dout + cast);
         *bwd += copies * x * (10 * din + 8 * dout + cast);
