@@ -110,6 +110,11 @@ static const char *const qwen2_moe_keys[] = {
     "num_experts", "num_experts_per_tok", "moe_intermediate_size",
     "shared_expert_intermediate_size", "decoder_sparse_step", "mlp_only_layers", "router_aux_loss_coef", NULL};
 static const char *const attn_dropout_key[] = {"attention_dropout", NULL};
+static const char *const qwen3_keys[] = {"attention_bias", "use_sliding_window", "sliding_window", "max_window_layers",
+                                         "layer_types", NULL};
+static const char *const qwen3_moe_keys[] = {"num_experts", "num_experts_per_tok", "moe_intermediate_size",
+                                             "decoder_sparse_step", "mlp_only_layers", "norm_topk_prob",
+                                             "router_aux_loss_coef", "output_router_logits", NULL};
 
 /* Llama/Mistral/Qwen2 decoder: RMSNorm, RoPE, gated SiLU MLP, untied by
  * default; variant = the transformers default of max_position_embeddings. */
@@ -157,6 +162,38 @@ static void read_qwen2(jr_ctx *c, const cJSON *r, pp_model *m, const hf_type *t)
 {
     read_llama_core(c, r, m, t);
     m->qkv_bias = 1;
+}
+
+/* Qwen3 (transformers Qwen3Config): the Llama core with an explicit
+ * head_dim and an RMSNorm on each head's q and k (Qwen3Attention q_norm,
+ * k_norm); sliding-window attention is not modelled. */
+static void read_qwen3(jr_ctx *c, const cJSON *r, pp_model *m, const hf_type *t)
+{
+    int swa = 0;
+    read_llama_core(c, r, m, t);
+    read_bool(c, r, "attention_bias", 0, &m->qkv_bias);
+    m->out_bias = m->qkv_bias;
+    read_bool(c, r, "use_sliding_window", 0, &swa);
+    if (swa) jr_fail(c, "$", "use_sliding_window", "true: sliding-window attention is not modelled");
+    m->qk_norm = 1;
+}
+
+static void qwen2_moe_layers(jr_ctx *c, const cJSON *r, pp_model *m, int step);
+
+/* Qwen3-MoE (Qwen3MoeConfig): Qwen3's attention, routed experts of
+ * moe_intermediate_size without a shared expert, every decoder_sparse_step
+ * block MoE unless in mlp_only_layers; router_aux_loss_coef 0.001. */
+static void read_qwen3_moe(jr_ctx *c, const cJSON *r, pp_model *m, const hf_type *t)
+{
+    int step = 1;
+    read_qwen3(c, r, m, t);
+    m->experts = 128, m->topk = 8, m->expert_ffn = 768, m->aux_loss_coeff = 0.001;
+    jr_int(c, r, "$", "num_experts", 0, 1, 4096, &m->experts);
+    jr_int(c, r, "$", "num_experts_per_tok", 0, 1, 4096, &m->topk);
+    jr_int(c, r, "$", "moe_intermediate_size", 0, 1, 1 << 22, &m->expert_ffn);
+    jr_int(c, r, "$", "decoder_sparse_step", 0, 1, PP_MAX_LAYERS, &step);
+    jr_num(c, r, "$", "router_aux_loss_coef", 0, 0, 10, &m->aux_loss_coeff);
+    if (c->st == PP_OK) qwen2_moe_layers(c, r, m, step);
 }
 
 /* Block i is MoE unless listed in mlp_only_layers, when (i+1) % step == 0. */
@@ -501,6 +538,8 @@ static const hf_type hf_types[] = {
     {"mixtral", read_mixtral, {llama_core_keys, mixtral_keys}, 131072, &rope_mixtral},
     {"qwen2", read_qwen2, {llama_core_keys}, 32768, &rope_llama},
     {"qwen2_moe", read_qwen2_moe, {llama_core_keys, qwen2_moe_keys}, 32768, &rope_llama},
+    {"qwen3", read_qwen3, {llama_core_keys, qwen3_keys}, 32768, &rope_llama},
+    {"qwen3_moe", read_qwen3_moe, {llama_core_keys, qwen3_keys, qwen3_moe_keys}, 32768, &rope_llama},
     {"gpt2", read_gpt2, {gpt2_keys}, 0, &rope_gpt2},
     {"gpt_neox", read_neox, {neox_keys}, 0, &rope_neox},
     {"opt", read_opt, {opt_keys}, 0, &rope_opt},

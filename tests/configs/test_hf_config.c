@@ -435,3 +435,23 @@ Test(hf_bad, unrepresentable_shapes)
                        "\"n_routed_experts\":8,\"first_k_dense_replace\":4}", "d.json", &m, &e), PP_ERR_INPUT);
     EXPECT_MSG(e, "first_k_dense_replace: expected an integer in [0, 3], got 4");
 }
+
+/* Qwen/Qwen3-8B: 8.19B (model card); parplan does not count the per-head
+ * q_norm and k_norm weights (36 x 2 x 128 = 9,216), which it prices as
+ * activations only. Qwen/Qwen3-30B-A3B: 30.5B total, 3.3B activated (model
+ * card). Both normalise q and k (Qwen3Attention q_norm, k_norm), and the
+ * MoE's router weighs its balance loss 0.001 (router_aux_loss_coef). */
+Test(hf_counts, qwen3_dense_and_moe)
+{
+    pp_model m = fx_model(HF_DIR "Qwen3-8B.json");
+    pp_param_counts pc;
+    pp_model_param_counts(&m, &pc);
+    ASSERT_NEAR_REL(pc.total, 8.19e9, 0.001);
+    cr_expect(m.qk_norm);
+    pp_model q = fx_model(HF_DIR "Qwen3-30B-A3B.json");
+    pp_model_param_counts(&q, &pc);
+    ASSERT_NEAR_REL(pc.total, 30.5e9, 0.005);
+    ASSERT_NEAR_REL(pc.active, 3.3e9, 0.02);
+    cr_expect(q.qk_norm && q.experts == 128 && q.topk == 8 && q.shared_experts == 0);
+    cr_expect(fabs(q.aux_loss_coeff - 0.001) < 1e-12);
+}
