@@ -54,18 +54,6 @@ static unsigned kept_inputs(const pp_strategy *s)
 
 double pp__act_bytes(const pp_strategy *s) { return s->precision == PP_PREC_FP32 ? 4.0 : 2.0; }
 
-static int popcount(unsigned x)
-{
-    int n = 0;
-    for (; x; x &= x - 1) n++;
-    return n;
-}
-
-/* PEFT's fp32 adapters (LoRA under autocast) cast their input to fp32
- * (lora/layer.py Linear.forward: _cast_input_dtype) and autocast casts it
- * back to 16 bits for lora_A, a new tensor each adapter saves: q, k and v
- * keep three copies of the normed input, gate and up two. 16-bit adapters
- * (QLoRA, DeepSpeed's cast module) read the input itself: one copy. */
 /* fp32 adapters under autocast: the HF Trainer's AMP (pytorch). FSDP2's
  * mixed precision computes them in bf16 (Accelerate's param_dtype: review);
  * DeepSpeed casts the module to 16 bits. */
@@ -74,13 +62,18 @@ int pp__fp32_adapters(const pp_strategy *s)
     return s->ft.mode == PP_MODE_LORA && s->precision != PP_PREC_FP32 && s->framework == PP_FW_PYTORCH;
 }
 
+/* PEFT's fp32 adapters cast their input to fp32 (lora/layer.py
+ * Linear.forward: _cast_input_dtype) and autocast casts it back to 16 bits
+ * for lora_A, a new tensor each adapter saves: q, k and v keep three copies
+ * of the normed input, gate and up two. 16-bit adapters read the input
+ * itself: one copy. */
 static void adapter_copies(const pp_model *m, const pp_strategy *s, act_dims *d)
 {
     d->qkv_copies = d->mlp_copies = 1;
     if (!pp__fp32_adapters(s) || s->ft.lora_dropout > 0) return;
     unsigned t = s->ft.lora_targets;
     if (!m->gated_mlp) t &= ~(unsigned)(PP_LORA_K | PP_LORA_V); /* fused QKV: one adapter on query_key_value */
-    int qkv = popcount(t & (PP_LORA_Q | PP_LORA_K | PP_LORA_V)), mlp = popcount(t & (PP_LORA_GATE | PP_LORA_UP));
+    int qkv = __builtin_popcount(t & (PP_LORA_Q | PP_LORA_K | PP_LORA_V)), mlp = __builtin_popcount(t & (PP_LORA_GATE | PP_LORA_UP));
     if (qkv > 1) d->qkv_copies = qkv;
     if (mlp > 1) d->mlp_copies = mlp;
 }

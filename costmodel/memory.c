@@ -668,9 +668,9 @@ static void phases(const pp_strategy *s, const states *st, double act, pp_stage_
     const pp__fw *fw = pp__fw_get(s->framework);
     double gt = st->grads - st->grads_persist, frag = pp__fragmentation(s);
     /* the loss's bytes and one block's backward working set are not live
-     * together: pp__loss_overlap */
-    double rec = o->recompute_bytes, loss_rec = o->logits_bytes + rec - pp__loss_overlap(s, o);
-    if (pp__fsdp_rs_loss_bytes(s, o) >= 0) loss_rec = pp__loss_rec_bufs(s, o) - o->bucket_bytes; /* + bufs below */
+     * together (pp__loss_overlap), nor FSDP's reduce-scatter copy and the
+     * logits (pp__loss_rec_bufs) */
+    double rec = o->recompute_bytes, loss_rec = pp__loss_rec_bufs(s, o) - o->bucket_bytes; /* + bufs below */
     double front = act + loss_rec + st->cast + (s->grad_accum > 1 ? gt : 0), back = gt + rec;
     int at_end = back > front;
     double g_fb = st->grads_persist + (at_end || s->grad_accum > 1 ? gt : 0), act_fb = at_end ? 0 : act;

@@ -293,12 +293,7 @@ static int is_planless(const bracket *b, int n)
     return 0;
 }
 
-static int twos(int n)
-{
-    int k = 0;
-    for (; n > 0 && !(n & 1); n >>= 1) k++;
-    return k;
-}
+static int twos(int n) { return n > 0 ? __builtin_ctz((unsigned)n) : 0; }
 
 /* The count to try between lo and hi: the one with most factors of two
  * (a global batch splits over it; red team rt8: counts such as 85 or 73

@@ -66,6 +66,14 @@ static char *slurp(const char *path)
     return b;
 }
 
+/* The text of a file the last estimate's --emit wrote (freed by the caller). */
+static char *emitted(const char *name)
+{
+    char p[700];
+    snprintf(p, sizeof p, "%s/emitted/%s", dir, name);
+    return slurp(p);
+}
+
 /* Runs parplan estimate with argv in dir; returns the exit code, stderr in *err. */
 static int estimate(const char *const *args, char **out, char **err)
 {
@@ -440,9 +448,7 @@ Test(megatron_args, ddp_bucket_size_reads)
                           &out, &err), 0, "%s", err);
     free(err);
     double given = dp_traffic_s(out);
-    char path[600];
-    snprintf(path, sizeof path, "%s/emitted/megatron_args.sh", dir);
-    char *f = slurp(path);
+    char *f = emitted("megatron_args.sh");
     cr_assert(f && strstr(f, "  --ddp-bucket-size 100000000\n"), "%s", f ? f : "(no file)");
     double back = file_dp_traffic_s(f, strlen(f)); /* a fresh directory: estimate emits again */
     cr_expect(back == given && given > 0, "read back %.4f s, emitted from %.4f s", back, given);
@@ -841,9 +847,7 @@ Test(training_args, checkpoint_kwargs_and_early_stop)
     fresh_dir();
     cr_expect_eq(estimate(ARGS(MG_MODEL, "--framework", "fsdp", "--pp", "2", "--dp", "4", "--zero", "2", "--precision",
                                "fp8", "--global-batch", "64"), &out, &err), 0, "%s", err);
-    char tp[700];
-    snprintf(tp, sizeof tp, "%s/emitted/torchtitan.toml", dir);
-    char *tt = slurp(tp);
+    char *tt = emitted("torchtitan.toml");
     cr_expect(strstr(tt, "[compile]\nenable = true\ncomponents = [\"model\""), "%s", tt);
     cr_expect(strstr(tt, "[quantize.linear.float8]\nfilter_fqns = [\"output\"]"), "the head as priced, bf16: %s", tt);
     free(tt);
@@ -852,9 +856,7 @@ Test(training_args, checkpoint_kwargs_and_early_stop)
     fresh_dir();
     cr_expect_eq(estimate(ARGS(MG_MODEL, "--framework", "pytorch", "--recompute", "full", "--global-batch", "64"), &out, &err),
                  0, "%s", err);
-    char p[700];
-    snprintf(p, sizeof p, "%s/emitted/training_args.json", dir);
-    char *ta = slurp(p);
+    char *ta = emitted("training_args.json");
     cr_expect(strstr(ta, "\"gradient_checkpointing_kwargs\"") && strstr(ta, "\"use_reentrant\":  true"), "%s", ta);
     free(ta);
     drop_dir(out, err);
@@ -985,9 +987,7 @@ Test(megatron_args, moe_act_needs_the_grouped_gemm)
     cr_assert_eq(rc, 0, "%s", err);
     free(out);
     free(err);
-    char p[512];
-    snprintf(p, sizeof p, "%s/emitted/megatron_args.sh", dir);
-    char *t = slurp(p);
+    char *t = emitted("megatron_args.sh"), p[512];
     cr_assert(strstr(t, "  --moe-grouped-gemm\n") && strstr(t, "  --recompute-modules moe_act layernorm\n"), "%s", t);
     put("a.sh", t, strlen(t));
     snprintf(p, sizeof p, "rm -rf '%s/emitted'", dir);
@@ -1022,16 +1022,13 @@ Test(training_args, lora_and_qlora_launch_under_trl_as_priced)
         fresh_dir();
         cr_expect_eq(estimate(ARGS("--model", "llama3-8b", "--cluster", "l40s-8x-eth", "--gpus", "1", "--mode", modes[k],
                                    "--seq", "2048", "--global-batch", "4", "--lr", "3e-5"), &out, &err), 0, "%s", err);
-        char p[700];
-        snprintf(p, sizeof p, "%s/emitted/training_args.json", dir);
-        char *ta = slurp(p);
+        char *ta = emitted("training_args.json");
         cr_expect(strstr(ta, "\"use_peft\":  true") && strstr(ta, "\"lora_r\":  16") && strstr(ta, "\"dtype\":  \"bfloat16\"") &&
                       strstr(ta, "\"max_length\":  2048") && strstr(ta, "\"lora_target_modules\":  [\"q_proj\", \"v_proj\"]"),
                   "%s", ta);
         cr_expect((strstr(ta, "\"load_in_4bit\":  true") != NULL) == (k == 1), "%s", ta);
         cr_expect(!strchr(ta, '\t') && strstr(ta, "3.0e-05"), "YAML 1.1 reads it as written: %s", ta);
-        snprintf(p, sizeof p, "%s/emitted/README.txt", dir);
-        char *rd = slurp(p);
+        char *rd = emitted("README.txt");
         cr_expect(strstr(rd, "trl sft --config training_args.json") && !strstr(rd, "run_clm"), "%s", rd);
         free(rd);
         /* TRL's defaults where the keys are absent */
@@ -1058,9 +1055,7 @@ Test(training_args, full_mode_carries_the_sequence_length)
     fresh_dir();
     cr_expect_eq(estimate(ARGS("--model", "llama3-8b", "--cluster", "dgx-h100", "--gpus", "8", "--framework", "pytorch",
                                "--seq", "2048", "--global-batch", "8", "--recompute", "full"), &out, &err), 0, "%s", err);
-    char p[700];
-    snprintf(p, sizeof p, "%s/emitted/training_args.json", dir);
-    char *ta = slurp(p);
+    char *ta = emitted("training_args.json");
     cr_expect(strstr(ta, "\"block_size\":  2048"), "%s", ta);
     drop_dir(out, err);
     fresh_dir();
@@ -1082,9 +1077,7 @@ Test(training_args, deepspeed_launch_lines_run_as_written)
     fresh_dir();
     cr_expect_eq(estimate(ARGS("--model", "llama3-8b", "--cluster", "dgx-h100", "--nodes", "2", "--framework", "deepspeed",
                                "--zero", "1", "--global-batch", "64", "--seq", "2048"), &out, &err), 0, "%s", err);
-    char p[700];
-    snprintf(p, sizeof p, "%s/emitted/README.txt", dir);
-    char *rd = slurp(p);
+    char *rd = emitted("README.txt");
     cr_expect(strstr(rd, "deepspeed --hostfile hostfile --no_ssh --node_rank $NODE_RANK --master_addr $MASTER_ADDR") &&
                   strstr(rd, "--no_local_rank train.py training_args.json") && strstr(rd, "slots=8"),
               "%s", rd);
@@ -1118,9 +1111,7 @@ Test(training_args, fused_qkv_lora_launches_and_reads_back)
     fresh_dir();
     cr_expect_eq(estimate(ARGS("--model", "gpt-neox-20b", "--cluster", "dgx-h100", "--gpus", "8", "--mode", "lora",
                                "--framework", "pytorch", "--seq", "2048", "--global-batch", "8"), &out, &err), 0, "%s", err);
-    char p[700];
-    snprintf(p, sizeof p, "%s/emitted/training_args.json", dir);
-    char *ta = slurp(p);
+    char *ta = emitted("training_args.json");
     cr_expect(strstr(ta, "\"lora_target_modules\":  [\"query_key_value\", \"query_key_value\"]"), "%s", ta);
     drop_dir(out, err);
     fresh_dir();
