@@ -258,8 +258,10 @@ static void print_memory(const pp_model *m, const pp_cluster *c, const pp_plan *
     const pp_uncertainty *u = &p->uncertainty;
     const pp_interval *pk = &u->peak_bytes;
     printf("\npeak %.2f GiB on stage %d of %.2f GiB usable: %s\n", gib(mem->peak_bytes), mem->peak_stage,
-           gib(mem->gpu_bytes), mem->peak_bytes > mem->gpu_bytes ? u->fit == PP_FIT_TIGHT ? "DOES NOT FIT (tight)" : "DOES NOT FIT"
-                                : pp_fit_name(u->fit));
+           gib(mem->gpu_bytes), u->fit == PP_FIT_NO ? "DOES NOT FIT" : pp_fit_name(u->fit));
+    if (mem->live_fits && !mem->fits)
+        printf("  tight: the live tensors need %.2f GiB; the rest is the caching allocator's allowance, which it frees "
+               "and retries when short (slower), unless fragmentation holds it\n", gib(mem->live_peak_bytes));
     if (pk->rows)
         printf("  %.0f%% interval %.2f-%.2f GiB (from %d published runs: %s)\n", 100 * u->level, gib(pk->lo), gib(pk->hi),
                pk->rows, pk->group);

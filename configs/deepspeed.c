@@ -377,11 +377,7 @@ static void launcher_notes(const pp_model *m, const pp_strategy *s, const pp_mem
                  s->ft.mode == PP_MODE_QLORA && s->zero == 3
                      ? "; QLoRA under ZeRO-3 needs bnb_4bit_quant_storage in the 16-bit dtype (bnb_config.json "
                        "sets it) and the model loaded in that torch_dtype" : "");
-    if (!mem->fits)
-        pp__note(notes, "the plan's predicted peak %.1f GiB per GPU %s %.1f GiB usable%s: this config is expected to "
-                        "run out of memory", mem->peak_bytes / 1073741824.0,
-                 mem->peak_bytes > mem->gpu_bytes ? "exceeds the" : "fits the", mem->gpu_bytes / 1073741824.0,
-                 mem->host_fits ? "" : ", but the offloaded states exceed host memory");
+    if (!mem->fits) pp__note_unfit(notes, mem);
 }
 
 pp_status pp_deepspeed_to_string(const pp_model *m, const pp_cluster *c, const pp_plan *p,

@@ -39,6 +39,24 @@ void pp__note(pp_notes *notes, const char *fmt, ...)
     notes->n++;
 }
 
+void pp__note_unfit(pp_notes *notes, const pp_memory *mem)
+{
+    double g = 1073741824.0;
+    if (!mem->host_fits || !mem->nvme_fits)
+        pp__note(notes, "the offloaded states need %.1f GiB of host memory per node (%.1f usable)%s: this config is "
+                 "expected to fail", mem->host_bytes_per_node / g, mem->host_usable_bytes / g,
+                 mem->nvme_fits ? "" : " or more NVMe than the node has");
+    else if (mem->live_fits)
+        pp__note(notes, "tight: the predicted peak %.1f GiB per GPU exceeds the %.1f GiB usable with the caching "
+                 "allocator's fragmentation allowance; the live tensors need %.1f GiB, so it runs only if the "
+                 "allocator frees its cache and retries (slower) and fragmentation leaves room",
+                 mem->peak_bytes / g, mem->gpu_bytes / g, mem->live_peak_bytes / g);
+    else
+        pp__note(notes, "the plan's predicted peak %.1f GiB per GPU (%.1f GiB of live tensors) exceeds the %.1f GiB "
+                 "usable: this config is expected to run out of memory", mem->peak_bytes / g,
+                 mem->live_peak_bytes / g, mem->gpu_bytes / g);
+}
+
 void pp__sb_vprintf(pp__sbuf *b, const char *fmt, va_list ap)
 {
     if (b->oom) return;
@@ -149,14 +167,3 @@ pp_status pp_hparams_check(const pp_hparams *h, const char *where, pp_error *err
     return PP_OK;
 }
 
-/* A stage's blocks fill its v chunks evenly: with one block short of a
- * multiple of v, the short chunk is the first on the first stage, beside
- * the embedding, and the last elsewhere, beside the head; with other
- * remainders the first chunks take one block more. */
-int pp__chunk_blocks(const pp_strategy *s, int stage, int chunk)
-{
-    int v = s->virtual_stages > 1 ? s->virtual_stages : 1, n = s->stage_layers[stage], base = n / v, rem = n % v;
-    int short_chunk = stage == 0 ? 0 : v - 1;
-    if (!rem) return base;
-    return base + (rem == v - 1 ? chunk != short_chunk : chunk < rem);
-}

@@ -9,10 +9,14 @@
 #include <stdarg.h>
 
 #include "configs/configs.h"
+#include "costmodel/costmodel.h"
 #include "costmodel/framework.h"
 
 /* Appends one line to notes (NULL: dropped silently). */
 void pp__note(pp_notes *notes, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* The note for a plan whose peak exceeds what is usable: an OOM, or (live
+ * tensors that fit) a tight plan that leans on the allocator's retries. */
+void pp__note_unfit(pp_notes *notes, const pp_memory *mem);
 
 /* s with control characters (C0, DEL, C1) as '?', into buf (cut at cap):
  * names and descriptions come from users' files, and the launcher files
@@ -39,7 +43,6 @@ void pp__adapt_framework(const pp_model *m, const pp_cluster *c, pp_strategy *s,
 
 /* Blocks of virtual chunk `chunk` of stage `stage` (interleaved splits:
  * Megatron's layout, torchtitan's model parts). */
-int pp__chunk_blocks(const pp_strategy *s, int stage, int chunk);
 /* PEFT target_modules: the HF module names of a PP_LORA_* mask (hf_out.c). */
 void pp__lora_target_names(cJSON *arr, const pp_model *m, unsigned t);
 

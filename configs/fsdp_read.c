@@ -378,10 +378,13 @@ static int tt_parts(fr *r, const cJSON *parts, int pp, pp_strategy *s)
     s->virtual_stages = v;
     memset(s->stage_layers, 0, sizeof s->stage_layers);
     for (int j = 0; j < nparts; j++) s->stage_layers[j % pp] += blocks[j];
+    memset(s->chunk_layers, 0, sizeof s->chunk_layers);
     for (int j = 0; j < nparts && v > 1; j++)
         if (pp__chunk_blocks(s, j % pp, j / pp) != blocks[j]) {
-            fwarn(r, P, "module_fqns_per_model_part", "part %d holds %d blocks; parplan prices stage %d's %d blocks split "
-                  "over its %d parts as evenly as they go", j, blocks[j], j % pp, s->stage_layers[j % pp], v);
+            if (nparts > PP_MAX_CHUNKS)
+                return jr_fail(&r->jr, P, "module_fqns_per_model_part", "%d uneven model parts; parplan prices explicit "
+                               "layouts of at most %d", nparts, PP_MAX_CHUNKS), 0;
+            for (int q = 0; q < nparts; q++) s->chunk_layers[q] = (unsigned short)blocks[q];
             break;
         }
     return 1;

@@ -597,7 +597,7 @@ static char *readme(const pp_model *m, const pp_cluster *c, const pp_plan *p, co
                   pp_cluster_gpus(c), pp__safe(c->gpu.name, nm[1], sizeof nm[1]), pp__safe(c->name, nm[2], sizeof nm[2]),
                   pp_framework_name(s->framework), pp_version());
     pp__sb_printf(&b, "Predicted: peak %.2f GiB per GPU on stage %d (%s), step %.3f s, %.0f tokens/s, MFU %.1f%%.\n",
-                  p->memory.peak_bytes / 1073741824.0, p->memory.peak_stage, p->memory.fits ? "fits" : "DOES NOT FIT",
+                  p->memory.peak_bytes / 1073741824.0, p->memory.peak_stage, p->uncertainty.fit == PP_FIT_NO ? "DOES NOT FIT" : pp_fit_name(p->uncertainty.fit),
                   p->time.step_s, p->throughput.tokens_per_s, 100 * p->throughput.mfu);
     char etp[32] = "";
     if (s->etp > 0 && s->etp != s->tp) snprintf(etp, sizeof etp, " (experts tp %d)", s->etp);

@@ -301,13 +301,14 @@ static void layout_flag(pp__sbuf *b, const pp_strategy *s)
 
 /* The stage split as Megatron-LM writes it: nothing for an even split, the
  * virtual-stage size for an even interleaved one, first/last sizes when only
- * they differ, else the layout string. Megatron-DeepSpeed's split is
+ * they differ, else (and for an explicit chunk layout) the layout string. Megatron-DeepSpeed's split is
  * DeepSpeed's partition_method (the framework's only split). */
 static void split_flags(pp__sbuf *b, const pp_model *m, const pp_strategy *s, int lm)
 {
     int p = s->pp, v = s->virtual_stages, even = 1, first, last;
     for (int i = 1; i < p; i++) even &= s->stage_layers[i] == s->stage_layers[0];
     if (!lm || p == 1) return;
+    if (pp__chunks_explicit(s)) return layout_flag(b, s); /* chunks as given */
     if (even && m->layers % (p * v) == 0) {
         if (v > 1) flag_int(b, "--num-layers-per-virtual-pipeline-stage", m->layers / (p * v));
         return;
@@ -493,7 +494,7 @@ pp_status pp_megatron_args(const pp_model *m, const pp_cluster *c, const pp_plan
                   pp__safe(m->name, nm[0], sizeof nm[0]), pp_cluster_gpus(c), pp__safe(c->gpu.name, nm[1], sizeof nm[1]),
                   pp__safe(c->name, nm[2], sizeof nm[2]), pp_version());
     pp__sb_printf(&b, "# Predicted: peak %.1f GiB per GPU (%s), %.0f tokens/s, MFU %.1f%%.\n",
-                  p->memory.peak_bytes / 1073741824.0, p->memory.fits ? "fits" : "DOES NOT FIT",
+                  p->memory.peak_bytes / 1073741824.0, p->uncertainty.fit == PP_FIT_NO ? "DOES NOT FIT" : pp_fit_name(p->uncertainty.fit),
                   p->throughput.tokens_per_s, 100 * p->throughput.mfu);
     pp__sb_printf(&b, "# Use: source this file, then\n#   torchrun ... pretrain_gpt.py \"${MEGATRON_ARGS[@]}\" "
                       "--data-path ... --tokenizer-type ... --save ... --load ...\n");
@@ -525,9 +526,7 @@ pp_status pp_megatron_args(const pp_model *m, const pp_cluster *c, const pp_plan
                          "installed (--moe-flex-dispatcher-backend hybridep)");
     if (o->flavor == PP_MEGATRON_LM && s.ep > 1 && s.overlap_ep)
         pp__note(&local, "EP all-to-all overlap: Megatron asserts PyTorch >= 2.6 for --overlap-moe-expert-parallel-comm");
-    if (!p->memory.fits)
-        pp__note(&local, "the plan's predicted peak %.1f GiB per GPU does not fit the %.1f GiB usable: expect it to run "
-                         "out of memory", p->memory.peak_bytes / 1073741824.0, p->memory.gpu_bytes / 1073741824.0);
+    if (!p->memory.fits) pp__note_unfit(&local, &p->memory);
     *out = pp__sb_take(&b);
     if (!*out) return pp__fail(err, PP_ERR_NOMEM, "out of memory writing Megatron arguments");
     for (int i = 0; i < local.n; i++) pp__note(notes, "%s", local.line[i]);

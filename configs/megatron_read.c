@@ -1157,11 +1157,13 @@ static void split_from_layout(mr_ctx *x, const mr_occ *o, pp_strategy *s)
     s->schedule = v > 1 ? PP_SCHED_INTERLEAVED : PP_SCHED_1F1B;
     memset(s->stage_layers, 0, sizeof s->stage_layers);
     for (int j = 0; j < lo.n; j++) s->stage_layers[j % s->pp] += lo.blocks[j];
+    memset(s->chunk_layers, 0, sizeof s->chunk_layers);
     for (int j = 0; j < lo.n && v > 1; j++)
         if (pp__chunk_blocks(s, j % s->pp, j / s->pp) != lo.blocks[j]) {
-            warn(x, o->line, "--pipeline-model-parallel-layout: chunk %d of stage %d holds %d blocks; parplan prices "
-                 "the stage's %d blocks split over its %d chunks as evenly as they go", j / s->pp, j % s->pp,
-                 lo.blocks[j], s->stage_layers[j % s->pp], v);
+            if (lo.n > PP_MAX_CHUNKS)
+                return (void)fail(x, o->line, "--pipeline-model-parallel-layout: %d uneven virtual stages; parplan "
+                                  "prices explicit layouts of at most %d", lo.n, PP_MAX_CHUNKS);
+            for (int k = 0; k < lo.n; k++) s->chunk_layers[k] = (unsigned short)lo.blocks[k];
             break;
         }
 }

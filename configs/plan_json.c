@@ -54,6 +54,10 @@ static void add_strategy(cJSON *o, const pp_strategy *s)
     cJSON_AddStringToObject(j, "offload", pp_offload_name(s->offload));
     cJSON *sl = cJSON_AddArrayToObject(j, "stage_layers");
     for (int i = 0; i < s->pp; i++) cJSON_AddItemToArray(sl, cJSON_CreateNumber(s->stage_layers[i]));
+    if (s->schedule != PP_SCHED_INTERLEAVED || s->pp < 2) return;
+    cJSON *cl = cJSON_AddArrayToObject(j, "chunk_layers"); /* virtual stage k: chunk k / pp of stage k % pp */
+    for (int k = 0; k < s->pp * s->virtual_stages; k++)
+        cJSON_AddItemToArray(cl, cJSON_CreateNumber(pp__chunk_blocks(s, k % s->pp, k / s->pp)));
 }
 
 static void add_params(cJSON *o, const pp_plan *p)
@@ -115,6 +119,7 @@ static void add_stage(cJSON *arr, const pp_stage_mem *st)
     cJSON_AddNumberToObject(d, "grads_persistent_bytes", st->grads_persistent_bytes);
     cJSON_AddNumberToObject(d, "cast_bytes", st->cast_bytes);
     cJSON_AddNumberToObject(d, "opt_temp_bytes", st->opt_temp_bytes);
+    cJSON_AddNumberToObject(d, "live_bytes", st->live_bytes);
 }
 
 static void add_memory(cJSON *o, const pp_memory *mem, pp_fit fit)
@@ -125,6 +130,8 @@ static void add_memory(cJSON *o, const pp_memory *mem, pp_fit fit)
     cJSON_AddNumberToObject(j, "gpu_bytes", mem->gpu_bytes);
     cJSON_AddBoolToObject(j, "fits", mem->fits);
     cJSON_AddStringToObject(j, "fit", pp_fit_name(fit)); /* the verdict with the error bar */
+    cJSON_AddNumberToObject(j, "live_peak_bytes", mem->live_peak_bytes);
+    cJSON_AddBoolToObject(j, "live_fits", mem->live_fits);
     cJSON_AddNumberToObject(j, "host_bytes_per_node", mem->host_bytes_per_node);
     cJSON_AddNumberToObject(j, "host_usable_bytes", mem->host_usable_bytes);
     cJSON_AddBoolToObject(j, "host_fits", mem->host_fits);

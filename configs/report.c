@@ -136,7 +136,7 @@ static void summary(pp__sbuf *b, const pp_plan *p)
                      "on stage %d of %s GiB usable: <span class=\"%s\">%s</span>",
                   p->throughput.tokens_per_s, p->throughput.tokens_per_s, 100 * p->throughput.mfu, p->time.step_s, st,
                   p->memory.peak_bytes, g, p->memory.peak_stage, u, p->memory.fits ? "fits" : "nofit",
-                  p->memory.fits ? "fits" : "does not fit");
+                  p->uncertainty.fit == PP_FIT_NO ? "does not fit" : pp_fit_name(p->uncertainty.fit));
     if (p->train.tokens > 0)
         pp__sb_printf(b, " \xc2\xb7 %.3g tokens: %.1f days, %.0f GPU-hours, $%.0f, %.0f kWh", p->train.tokens,
                       p->train.days, p->train.gpu_hours, p->train.cost_usd, p->train.energy_kwh);

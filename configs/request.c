@@ -14,6 +14,7 @@
 static const char *const estimate_keys[] = {
     "model", "cluster", "nodes", "gpus", "dp", "tp", "pp", "cp", "ep", "etp", "sp", "zero", "micro_batch", "global_batch",
     "seq", "recompute", "recompute_layers", "precision", "schedule", "virtual_stages", "offload", "stage_layers",
+    "chunk_layers",
     "reduce_bucket", "allgather_bucket", "cuda_context_gib", "fragmentation", "order", "dp_overlap", "tp_overlap",
     "ep_overlap", "ep_dispatch",
     "train_tokens", "price_per_gpu_hour", "tdp_w", "framework", "shard",
@@ -61,6 +62,39 @@ static void read_stage_layers(jr_ctx *c, const cJSON *o, const pp_model *m, pp_s
         }
         s->stage_layers[i] = (int)it->valuedouble;
     }
+}
+
+/* "chunk_layers": with the interleaved schedule, the blocks of each of the
+ * pp x v virtual stages in Megatron's layout order (chunk k / pp of stage
+ * k % pp); the stages' counts follow from them. */
+static void read_chunk_layers(jr_ctx *c, const cJSON *o, pp_strategy *s)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, "chunk_layers");
+    if (!v || c->st != PP_OK) return;
+    long pv = (long)s->pp * s->virtual_stages;
+    int n = cJSON_IsArray(v) ? cJSON_GetArraySize(v) : -1;
+    if (s->schedule != PP_SCHED_INTERLEAVED || pv > PP_MAX_CHUNKS || n != pv) {
+        jr_fail(c, "$", "chunk_layers", "expected, with the interleaved schedule, a list of pp x virtual_stages = %ld "
+                "block counts (at most %d)", pv, PP_MAX_CHUNKS);
+        return;
+    }
+    int k = 0, stages[PP_MAX_STAGES] = {0};
+    for (const cJSON *it = v->child; it; it = it->next, k++) {
+        if (!cJSON_IsNumber(it) || it->valuedouble < 0 || it->valuedouble > PP_MAX_LAYERS ||
+            it->valuedouble != (int)it->valuedouble) {
+            jr_fail(c, "$.chunk_layers", NULL, "[%d]: expected a block count in [0, %d]", k, PP_MAX_LAYERS);
+            return;
+        }
+        s->chunk_layers[k] = (unsigned short)it->valuedouble;
+        stages[k % s->pp] += s->chunk_layers[k];
+    }
+    for (int i = 0; i < s->pp; i++)
+        if (cJSON_GetObjectItemCaseSensitive(o, "stage_layers") && stages[i] != s->stage_layers[i]) {
+            jr_fail(c, "$", "chunk_layers", "stage %d's chunks hold %d blocks, stage_layers says %d", i, stages[i],
+                    s->stage_layers[i]);
+            return;
+        }
+    memcpy(s->stage_layers, stages, sizeof stages);
 }
 
 static void read_buffers(jr_ctx *c, const cJSON *o, pp_buffers *b)
@@ -118,6 +152,7 @@ static void read_strategy(jr_ctx *c, const cJSON *o, const pp_model *m, const pp
     s->global_batch = s->micro_batch * s->dp;
     jr_int(c, o, "$", "global_batch", 0, 1, 1 << 26, &s->global_batch);
     read_stage_layers(c, o, m, s);
+    read_chunk_layers(c, o, s);
 }
 
 static void read_request(jr_ctx *c, const cJSON *o, est_req *r)

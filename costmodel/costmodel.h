@@ -173,6 +173,11 @@ void pp__stage_params(const pp_model *m, const pp_strategy *s, int stage, int fi
  * stages first (out[0..p-1]). */
 void pp__split_default(int p, int layers, int *out);
 
+/* Interleaving: whether s carries an explicit layout, and the blocks of
+ * chunk c of stage i (the layout's, else the stage's split evenly). */
+int pp__chunks_explicit(const pp_strategy *s);
+int pp__chunk_blocks(const pp_strategy *s, int stage, int chunk);
+
 /* Blocks of stage i that are fully recomputed (the first ones; Megatron's
  * "block" method), given n blocks on the stage. */
 int pp__recomputed_blocks(const pp_strategy *s, int stage, int n);

@@ -206,6 +206,41 @@ void pp__stage_counts(const pp_model *m, const pp_strategy *s, int stage, int fi
     *quantized = sp.quantized;
 }
 
+/* Whether stage i's chunks are an explicit layout's and differ in size.
+ * The search's own splits (chunks within one block of each other) keep the
+ * whole-stage rule, linear in the blocks as the stage ILP needs: off by at
+ * most one block a held pass (about 1% at v 2). */
+static int uneven_chunks(const pp_strategy *s, int i)
+{
+    int n = s->stage_layers[i];
+    if (n <= 0 || !pp__chunks_explicit(s)) return 0;
+    for (int c = 1; c < s->virtual_stages; c++)
+        if (pp__chunk_blocks(s, i, c) != pp__chunk_blocks(s, i, 0)) return 1;
+    return 0;
+}
+
+/* Megatron's interleaved order on stage i (schedules.py, micro-batch
+ * groups of p): `warm` forward chunk passes, then one forward and one
+ * backward at a time, then the rest of the backwards. Forward pass k runs
+ * chunk (k mod pv) / p, backward pass k chunk v - 1 - (k mod pv) / p.
+ * Returns the most blocks' activations held at once (a forward's are held
+ * until its backward). The steady state repeats every pv passes, so two
+ * periods past the warm-up find the peak. */
+static double held_chunk_blocks(const pp_strategy *s, int i, long warm)
+{
+    long p = s->pp, v = s->virtual_stages, pv = p * v, n = (long)s->grad_accum * v;
+    long stop = warm + 2 * pv < n ? warm + 2 * pv : n;
+    double held = 0, peak = 0;
+    long f = 0, b = 0;
+    for (; f < warm; f++) held += pp__chunk_blocks(s, i, (int)((f % pv) / p)), peak = fmax(peak, held);
+    for (; f < stop; f++, b++) {
+        held += pp__chunk_blocks(s, i, (int)((f % pv) / p));
+        peak = fmax(peak, held);
+        held -= pp__chunk_blocks(s, i, (int)(v - 1 - (b % pv) / p));
+    }
+    return peak;
+}
+
 /* Micro-batches (in whole-stage units) whose activations stage i holds.
  * Depends only on pp, the schedule, v and the micro-batch count; with
  * 1F1B and interleaving it stops growing at pp__inflight_saturates. */
@@ -219,9 +254,10 @@ double pp__inflight(const pp_strategy *s, int i)
         /* Megatron: warmup = (p-i-1)*2 + (v-1)*p chunk passes, plus one;
          * one more with the EP overlap (schedules.py: num_warmup_microbatches
          * += 1 under overlap_moe_expert_parallel_comm) */
-        double chunks = (p - i - 1) * 2.0 + (v - 1.0) * p + 1 + (s->overlap_ep && s->ep > 1);
-        if (chunks > (double)m * v) chunks = (double)m * v;
-        return chunks / v;
+        long warm = (p - i - 1) * 2L + (v - 1L) * p + (s->overlap_ep && s->ep > 1);
+        if (warm > (long)m * v) warm = (long)m * v;
+        if (!uneven_chunks(s, i)) return (warm + ((long)m * v > warm)) / (double)v;
+        return held_chunk_blocks(s, i, warm) / s->stage_layers[i];
     }
     default: return p - i < m ? p - i : m; /* 1F1B: stage i holds p - i */
     }
@@ -702,6 +738,7 @@ static void phases(const pp_strategy *s, const states *st, double act, pp_stage_
         o->fragmentation_bytes = frag_fwd;
     }
     o->total_bytes = o->phase_bytes[o->peak_phase];
+    o->live_bytes = fmax(o->phase_bytes[PP_PHASE_FWD_BWD] - frag_fwd, o->phase_bytes[PP_PHASE_OPTIMIZER] - frag_opt);
 }
 
 static void stage_estimate(const pp_model *m, const pp_cluster *c, const pp_strategy *s, int i,
@@ -752,7 +789,7 @@ void pp_memory_estimate(const pp_model *m, const pp_cluster *c, const pp_strateg
 {
     int first = 0;
     out->nstages = s->pp;
-    out->peak_bytes = 0;
+    out->peak_bytes = out->live_peak_bytes = 0;
     out->peak_stage = 0;
     double host_per_gpu = 0, nvme_per_gpu = 0;
     for (int i = 0; i < s->pp; i++) {
@@ -764,6 +801,7 @@ void pp_memory_estimate(const pp_model *m, const pp_cluster *c, const pp_strateg
             out->peak_bytes = st->total_bytes;
             out->peak_stage = i;
         }
+        if (st->live_bytes > out->live_peak_bytes) out->live_peak_bytes = st->live_bytes;
         if (st->host_bytes > host_per_gpu) host_per_gpu = st->host_bytes;
         if (st->nvme_bytes > nvme_per_gpu) nvme_per_gpu = st->nvme_bytes;
     }
@@ -777,4 +815,5 @@ void pp_memory_estimate(const pp_model *m, const pp_cluster *c, const pp_strateg
     out->nvme_usable_bytes = c->nvme_bytes;
     out->nvme_fits = out->nvme_bytes_per_node <= out->nvme_usable_bytes;
     out->fits = out->peak_bytes <= out->gpu_bytes && out->host_fits && out->nvme_fits;
+    out->live_fits = out->live_peak_bytes <= out->gpu_bytes && out->host_fits && out->nvme_fits;
 }

@@ -369,6 +369,28 @@ static int interleave_mb_ok(const why *w)
               "multiple of pp (%d)", ga, s->pp);
 }
 
+/* An explicit interleaved layout: v chunks a stage (pp x v of them at
+ * most), whose blocks sum to the stage's. */
+static int chunks_ok(const why *w)
+{
+    const pp_strategy *s = w->x->s;
+    if (!pp__chunks_explicit(s)) return 1;
+    long pv = (long)s->pp * s->virtual_stages;
+    if (s->schedule != PP_SCHED_INTERLEAVED || pv > PP_MAX_CHUNKS)
+        return no(w, "chunk_layers", "set", "an explicit chunk layout needs the interleaved schedule and pp x v <= %d "
+                  "(pp %d, v %d)", PP_MAX_CHUNKS, s->pp, s->virtual_stages);
+    for (long k = pv; k < PP_MAX_CHUNKS; k++)
+        if (s->chunk_layers[k]) return no(w, "chunk_layers", I(s->chunk_layers[k]), "expected %ld chunks (pp x v)", pv);
+    for (int i = 0; i < s->pp; i++) {
+        int sum = 0;
+        for (int c = 0; c < s->virtual_stages; c++) sum += s->chunk_layers[c * s->pp + i];
+        if (sum != s->stage_layers[i])
+            return no(w, "chunk_layers", I(sum), "stage %d's chunks hold %d blocks, its stage_layers %d", i, sum,
+                      s->stage_layers[i]);
+    }
+    return 1;
+}
+
 static int split_ok(const why *w)
 {
     const pp_strategy *s = w->x->s;
@@ -387,8 +409,9 @@ static int split_ok(const why *w)
             return no(w, NULL, I(n), "stage %d: with virtual_stages %d a stage holds at least %d blocks (one chunk may "
                       "be left to the embedding or the head)", i, v, v - 1);
     }
-    if (sum == w->x->m->layers) return 1;
-    return no(w, NULL, I(sum), "blocks sum to %d, but %s has %d", sum, w->x->m->name, w->x->m->layers);
+    if (sum != w->x->m->layers)
+        return no(w, NULL, I(sum), "blocks sum to %d, but %s has %d", sum, w->x->m->name, w->x->m->layers);
+    return chunks_ok(w);
 }
 
 static int recompute_layers_ok(const why *w)

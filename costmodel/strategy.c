@@ -338,6 +338,28 @@ pp_status pp_split_deepspeed(const pp_model *m, const pp_strategy *s, int embedd
     return PP_OK;
 }
 
+/* Whether s carries an explicit interleaved layout (chunk_layers). */
+int pp__chunks_explicit(const pp_strategy *s)
+{
+    for (int k = 0; k < PP_MAX_CHUNKS; k++)
+        if (s->chunk_layers[k]) return 1;
+    return 0;
+}
+
+/* Blocks of chunk `chunk` of stage `stage`: the explicit layout's, else
+ * the stage's blocks over its v chunks evenly: with one block short of a
+ * multiple of v, the short chunk is the first on the first stage, beside
+ * the embedding, and the last elsewhere, beside the head; with other
+ * remainders the first chunks take one block more. */
+int pp__chunk_blocks(const pp_strategy *s, int stage, int chunk)
+{
+    if (pp__chunks_explicit(s)) return s->chunk_layers[chunk * s->pp + stage];
+    int v = s->virtual_stages > 1 ? s->virtual_stages : 1, n = s->stage_layers[stage], base = n / v, rem = n % v;
+    int short_chunk = stage == 0 ? 0 : v - 1;
+    if (!rem) return base;
+    return base + (rem == v - 1 ? chunk != short_chunk : chunk < rem);
+}
+
 /* Whether the caller gave a split: any count set. */
 static int split_given(const pp_strategy *s)
 {

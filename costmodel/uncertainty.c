@@ -390,9 +390,13 @@ void pp__uncertainty_with(const pp__ugroup *tab, int n, const pp__ucover *cov, c
     interval(tab, n, PP__U_MEM, &k, p->memory.peak_bytes, &out->peak_bytes);
     if (cov && !(cov->modes & bit(p->strategy.ft.mode)))
         widest_memory(tab, n, p->strategy.ft.mode, p->memory.peak_bytes, &out->peak_bytes);
+    /* does not fit: the live tensors alone exceed the GPU (or host, NVMe);
+     * tight: they fit, but the peak with the allocator's allowance or its
+     * error bar does not (a caching allocator short of memory frees its
+     * cache and retries, slower; fragmentation it cannot free still OOMs) */
     double usable_bytes = p->memory.gpu_bytes;
-    if (!p->memory.host_fits || !p->memory.nvme_fits || out->peak_bytes.lo > usable_bytes) out->fit = PP_FIT_NO;
-    else if (out->peak_bytes.hi > usable_bytes) out->fit = PP_FIT_TIGHT;
+    if (!p->memory.live_fits) out->fit = PP_FIT_NO;
+    else if (!p->memory.fits || out->peak_bytes.hi > usable_bytes) out->fit = PP_FIT_TIGHT;
     else out->fit = PP_FIT_FITS;
     if (cov) uncovered(cov, &k, &p->strategy, out);
 }

@@ -247,6 +247,7 @@ static inline int pp_cluster_gpus(const pp_cluster *c) { return c->nodes * c->gp
 /* ---------------------------------------------------------------- strategy */
 
 #define PP_MAX_STAGES 256
+#define PP_MAX_CHUNKS 512 /* pp x v of an explicit interleaved layout */
 
 typedef enum pp_offload {
     PP_OFFLOAD_NONE, PP_OFFLOAD_OPTIMIZER, PP_OFFLOAD_OPT_PARAMS, PP_OFFLOAD_NVME, PP_OFFLOAD_COUNT
@@ -444,6 +445,10 @@ typedef struct pp_strategy {
     pp_schedule schedule;
     int virtual_stages;          /* interleaved chunks per stage (v) */
     int stage_layers[PP_MAX_STAGES]; /* blocks per stage; all 0 = default split */
+    unsigned short chunk_layers[PP_MAX_CHUNKS]; /* interleaved: blocks of virtual stage k,
+                                    chunk k / pp of stage k % pp (Megatron's layout order),
+                                    summing to stage_layers per stage; all 0 = each stage's
+                                    blocks over its v chunks as evenly as they go */
     pp_buffers buf;
     char order[16];              /* rank order, fastest first: "tp-cp-dp-pp" (Megatron) */
     int overlap_dp;              /* DP/ZeRO communication overlaps backward; -1 (default):
@@ -595,7 +600,11 @@ typedef struct pp_stage_mem {
     double recompute_bytes;        /* backward working set: one block's activation
                                       gradients (+ its activations if recomputed) */
     double context_bytes;          /* CUDA context etc. */
-    double fragmentation_bytes;
+    double fragmentation_bytes;    /* the caching allocator's allowance at the peak */
+    double live_bytes;             /* the larger phase without that allowance: what live
+                                      tensors need once the allocator, short of memory, has
+                                      freed its cached blocks and retried (PyTorch's
+                                      num_alloc_retries) */
     double host_bytes;             /* states (and offloaded activations) on the host, per GPU */
     double act_offload_bytes;      /* activations Megatron's CPU offloading moves to the
                                       host and back, per micro-batch (act_offload_layers) */
@@ -615,6 +624,9 @@ typedef struct pp_memory {
     int peak_stage;
     double gpu_bytes;              /* usable: GPU memory - reserve */
     int fits;                      /* peak <= usable, host fits and NVMe fits */
+    double live_peak_bytes;        /* max over stages of live_bytes */
+    int live_fits;                 /* live_peak <= usable, host and NVMe fit: the run can
+                                      start, perhaps only through the allocator's retries */
     double host_bytes_per_node;    /* offloaded states of the node's GPUs */
     double host_usable_bytes;
     int host_fits;

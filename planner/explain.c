@@ -537,6 +537,7 @@ static void apply_move(const moves *mv, int d, int k, pp_strategy *s, pp_cluster
         s->dp /= v / s->pp;
         s->pp = v;
         memset(s->stage_layers, 0, sizeof s->stage_layers);
+        memset(s->chunk_layers, 0, sizeof s->chunk_layers);
         s->per_stage_recompute = 0;
         snprintf(what + n, cap - n, "%spp %d%s", sep, v, s->act_offload_layers ? " (no activation offload)" : "");
         s->act_offload_layers = 0;

@@ -91,7 +91,7 @@ static int plan_cmp(const search *S, const pp_plan *a, const pp_plan *b)
 
 static void offer(search *S, const pp_plan *p)
 {
-    if (!S->ctl.rank_unfit && !p->memory.fits) return;
+    if (!S->ctl.rank_unfit && !p->memory.live_fits) return; /* tight ones rank after those that fit */
     int pos = S->n;
     while (pos > 0 && plan_cmp(S, p, &S->top[pos - 1]) < 0) pos--;
     if (pos > 0 && plan_cmp(S, p, &S->top[pos - 1]) == 0) return; /* the same plan again */

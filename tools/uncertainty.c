@@ -178,9 +178,10 @@ static void print_doc(const pp__resid *rows, int n, const pp__ugroup *g, int ng)
            "\"RTX-4090: no published run; constants are estimates\". A fine-tuning mode no validated run has\n"
            "(LoRA, QLoRA) borrows no family's memory interval: its peak gets the widest bounds of any memory\n"
            "group, since frozen weights, quantised storage and the frameworks' casts are mechanisms of its\n"
-           "own. Peak memory: `fit` is `fits` when the\n"
-           "interval's top is within the usable memory, `tight` when the interval crosses it, `does not fit`\n"
-           "when even its bottom is above it; `plan` ranks tight plans after those that fit.\n\n",
+           "own. Peak memory: `fit` is `fits` when the interval's top is within the usable memory, `does not\n"
+           "fit` when the live tensors alone (the peak without the caching allocator's fragmentation\n"
+           "allowance, which a short allocator frees and retries) exceed it, and `tight` in between; `plan`\n"
+           "ranks tight plans after those that fit.\n\n",
            pp__min_rows(PP_INTERVAL_LEVEL));
     printf("### Coverage on held-out runs\n\n"
            "How often the published truth falls inside an interval built without it: each run left out of\n"

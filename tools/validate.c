@@ -832,7 +832,7 @@ typedef struct results {
     char resid[MAXROWS][320]; /* --residuals lines */
     int nres;
     char tbl_t[MAXROWS][2400], tbl_m[MAXROWS][2400], tbl_o[MAXROWS][2400];
-    int rows_t, rows_m, rows_o, n_oom, oom_fits;
+    int rows_t, rows_m, rows_o, n_oom, oom_fits, ran_no, ran_tight;
 } results;
 
 static void dump_if_asked(const row *r, const scenario *sc, const pp_plan *p)
@@ -852,6 +852,7 @@ static double add_throughput(results *o, const row *r, const scenario *sc, const
 {
     char flag[64];
     double tf = num(r->f[C_TFLOPS]), mfu = num(r->f[C_MFU]), pred, rep;
+    o->ran_no += p->uncertainty.fit == PP_FIT_NO, o->ran_tight += p->uncertainty.fit == PP_FIT_TIGHT; /* they ran */
     const char *unit;
     snprintf(o->tgpu[o->nt], sizeof o->tgpu[o->nt], "%.23s", r->f[C_GPU]);
     if (sc->step_s > 0) { /* throughput from time: + means predicted faster */
@@ -894,18 +895,20 @@ static double add_memory(results *o, const row *r, const pp_plan *p, const char 
 {
     double mem = num(r->f[C_MEM]);
     if (o->rows_o >= MAXROWS || o->rows_m >= MAXROWS) return 0;
-    if (oom) {
-        o->oom_fits += p->memory.fits;
+    if (oom) { /* wrong only when predicted to fit: tight says it may not */
+        pp_fit f = p->uncertainty.fit;
+        o->oom_fits += f == PP_FIT_FITS;
         o->n_oom++;
         snprintf(o->tbl_o[o->rows_o++], 2400, "| %.200s | %.200s | %s | %.1f | %s |", r->f[C_NAME], r->f[C_MODEL], cfg,
-                 p->memory.peak_bytes / 1073741824.0, p->memory.fits ? "**fits (wrong)**" : "OOM predicted");
+                 p->memory.peak_bytes / 1073741824.0, f == PP_FIT_FITS ? "**fits (wrong)**" : f == PP_FIT_TIGHT
+                 ? "tight (live tensors fit)" : "OOM predicted");
     }
     if (mem > 0) {
         double pred = measured_bytes(r->f[C_NAME], &p->memory) / 1073741824.0; /* nvidia-smi prints MiB: GiB */
         double e = 100 * (pred - mem) / mem;
         o->merr[o->nm++] = fabs(e);
         snprintf(o->tbl_m[o->rows_m++], 2400, "| %.200s | %s | %.1f | %.1f | %+.1f%% | %s |", r->f[C_NAME], cfg, mem, pred,
-                 e, p->memory.fits ? "fits" : "OOM predicted");
+                 e, p->memory.fits ? "fits" : p->memory.live_fits ? "tight" : "OOM predicted");
         return mem / pred;
     }
     return 0;
@@ -1184,9 +1187,10 @@ int main(int argc, char **argv)
         if (strstr(argv[2 + i], "new_gpus")) summary_by_gpu(&more[i]);
     }
     printf("\nRuns the source reports as out of memory: %d; predicted to fit: %d.\n", ref->n_oom, ref->oom_fits);
+    printf("Runs that ran: predicted not to fit %d, tight %d.\n", ref->ran_no, ref->ran_tight);
     for (int i = 0; i < nmore; i++)
-        printf("Held out, %s reported out of memory: %d; predicted to fit: %d.\n", held_out_name(argv[2 + i]),
-               more[i].n_oom, more[i].oom_fits);
+        printf("Held out, %s reported out of memory: %d; predicted to fit: %d. Ran: predicted not to fit %d, tight %d.\n",
+               held_out_name(argv[2 + i]), more[i].n_oom, more[i].oom_fits, more[i].ran_no, more[i].ran_tight);
     print_tables(ref, "##");
     for (int i = 0; i < nmore; i++) {
         printf("\n## Held out: %s (%s)\n\n%s\n", held_out_name(argv[2 + i]), argv[2 + i], held_out_text(argv[2 + i]));

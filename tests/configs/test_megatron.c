@@ -10,6 +10,7 @@
  *       (degrees, batch, stage split, recomputed blocks).
  */
 #include <criterion/criterion.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -274,6 +275,43 @@ Test(megatron_split, interleaved_layouts)
     pp_cluster c3 = fx_cluster("dgx-h100", 3, 0);
     int any[3] = {11, 11, 10};
     expect_layout(&m, &c3, 8, 3, 4, any, 6, "Et*2|t*3|t*3|t*3|t*3|t*3|t*3|t*3|t*2|t*3|t*2|t*2L");
+}
+
+/* An explicit uneven layout (red team rt10: 18 + 2 on rank 0 was priced as
+ * 10 + 10) is written as given, and its file reads back to the same chunks
+ * and the same memory. Stage 0 holds chunks of 12 and 4 blocks: with pp 2,
+ * v 2, Megatron's order keeps at most 4 x 12 + 4 = 52 block-passes (warm-up
+ * 2 x 12 + 2 x 4, then forward chunk 0, backward chunk 1, forward chunk 0:
+ * test_memory.c traces the same order), the even 8 + 8 split 5 x 8 = 40. */
+Test(megatron_split, explicit_layout_round_trip)
+{
+    pp_model m = fx_model("llama3-8b"); /* 32 blocks */
+    pp_cluster c = fx_cluster("dgx-h100", 1, 0);
+    pp_strategy s = base(&m, &c, 2, 2, 1);
+    s.schedule = PP_SCHED_INTERLEAVED, s.virtual_stages = 2, s.global_batch = 64;
+    s.stage_layers[0] = s.stage_layers[1] = 16;
+    static pp_plan even, lay, back;
+    pp_error err = {""};
+    cr_assert_eq(pp_estimate(&m, &c, &s, &even, &err), PP_OK, "%s", err.msg);
+    unsigned short chunks[4] = {12, 4, 4, 12};
+    memcpy(s.chunk_layers, chunks, sizeof chunks);
+    cr_assert_eq(pp_estimate(&m, &c, &s, &lay, &err), PP_OK, "%s", err.msg);
+    double ratio = lay.memory.stages[0].activations_bytes / even.memory.stages[0].activations_bytes;
+    cr_expect(fabs(ratio - 52.0 / 40) < 1e-9, "stage 0 activations x%g, want 52/40", ratio);
+    char *t = must_args(&m, &c, &s, PP_MEGATRON_LM);
+    argv_t a = bash_args(t);
+    expect(&a, "--pipeline-model-parallel-layout", "Et*12|t*4|t*4|t*12L");
+    cr_expect(!val(&a, "--num-layers-per-virtual-pipeline-stage"));
+    free(a.buf);
+    pp_strategy r;
+    pp_strategy_default(&r);
+    pp_notes w = {0};
+    cr_assert_eq(pp_megatron_parse(t, strlen(t), "a.sh", &m, &c, &r, &w, &err), PP_OK, "%s", err.msg);
+    cr_expect(!memcmp(r.chunk_layers, chunks, sizeof chunks) && !r.chunk_layers[4], "chunks read back");
+    cr_assert_eq(pp_estimate(&m, &c, &r, &back, &err), PP_OK, "%s", err.msg);
+    cr_expect_eq(back.memory.peak_bytes, lay.memory.peak_bytes);
+    cr_expect_eq(back.time.step_s, lay.time.step_s);
+    pp_free(t);
 }
 
 Test(megatron_split, default_uneven_split)

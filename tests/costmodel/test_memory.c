@@ -319,6 +319,66 @@ Test(memory, interleaved_first_stage_factor)
     cr_expect(fabs(pl->memory.stages[0].inflight - want) < 1e-9, "got %g want %g", pl->memory.stages[0].inflight, want);
 }
 
+/* An explicit layout [3, 1 | 1, 3] (pp 2, v 2, 8 blocks, 4 micro-batches;
+ * virtual stage k is chunk k / 2 of stage k % 2). Megatron's order on
+ * stage 0 (chunk 0: a = 3 blocks, chunk 1: c = 1): warm-up (2-0-1)*2 +
+ * (2-1)*2 = 4 forwards, chunks 0,0,1,1: 2a + 2c = 8 blocks held; then
+ * F0 -> 11, B1 -> 10, F0 -> 13, B1 -> 12, F1 -> 13, B0 -> 10, F1 -> 11,
+ * B0 -> 8 (forward k runs chunk (k mod 4) / 2, backward k chunk
+ * 1 - (k mod 4) / 2). Peak 13 blocks = 13/4 stage-micro-batches, where
+ * the even rule says 5 passes x 2 blocks = 10. Stage 1 (chunk 0: 1,
+ * chunk 1: 3): warm-up 2 forwards of chunk 0 (2 blocks), then F1 -> 5,
+ * B1 -> 2, F1 -> 5, B1 -> 2, F0 -> 3 ...: 5/4. */
+Test(memory, interleaved_uneven_chunks_follow_megatrons_order)
+{
+    pp_model m = gpt(8, 1024, 16, 51200, 2048);
+    pp_cluster c = cluster(2, 1, 1e6);
+    pp_strategy s = strat(1, 0, PP_RECOMPUTE_NONE);
+    s.framework = PP_FW_MEGATRON;
+    s.pp = 2, s.schedule = PP_SCHED_INTERLEAVED, s.virtual_stages = 2, s.global_batch = 4;
+    s.stage_layers[0] = s.stage_layers[1] = 4;
+    unsigned short lay[4] = {3, 1, 1, 3};
+    memcpy(s.chunk_layers, lay, sizeof lay);
+    static pp_plan pl;
+    pp_error err = {""};
+    cr_assert_eq(pp_estimate(&m, &c, &s, &pl, &err), PP_OK, "%s", err.msg);
+    cr_expect(fabs(pl.memory.stages[0].inflight - 13 / 4.0) < 1e-12, "stage 0: %g", pl.memory.stages[0].inflight);
+    cr_expect(fabs(pl.memory.stages[1].inflight - 5 / 4.0) < 1e-12, "stage 1: %g", pl.memory.stages[1].inflight);
+    /* the same blocks split evenly: the Megatron rule, (warm-up + 1) / v */
+    memset(s.chunk_layers, 0, sizeof s.chunk_layers);
+    cr_assert_eq(pp_estimate(&m, &c, &s, &pl, &err), PP_OK, "%s", err.msg);
+    cr_expect_eq(pl.memory.stages[0].inflight, 2.5);
+    cr_expect_eq(pl.memory.stages[1].inflight, 1.5);
+    /* chunks that do not sum to the stage are refused */
+    lay[0] = 2;
+    memcpy(s.chunk_layers, lay, sizeof lay);
+    cr_expect_neq(pp_estimate(&m, &c, &s, &pl, &err), PP_OK);
+    cr_expect(strstr(err.msg, "chunk_layers"), "%s", err.msg);
+}
+
+/* Law: an explicit layout that is the even split prices exactly as none,
+ * for any pp, v and micro-batch count. */
+Test(memory, explicit_even_layout_is_the_default)
+{
+    pp_model m = gpt(48, 1024, 16, 51200, 2048);
+    static pp_plan a, b;
+    for (int p = 2; p <= 8; p *= 2)
+        for (int v = 2; v <= 6; v++) {
+            if (48 % (p * v)) continue;
+            pp_cluster c = cluster(p, 1, 1e6);
+            pp_strategy s = strat(1, 0, PP_RECOMPUTE_NONE);
+            s.framework = PP_FW_MEGATRON;
+            s.pp = p, s.schedule = PP_SCHED_INTERLEAVED, s.virtual_stages = v, s.global_batch = 3 * p;
+            pp_error err = {""};
+            cr_assert_eq(pp_estimate(&m, &c, &s, &a, &err), PP_OK, "%s", err.msg);
+            for (int k = 0; k < p * v; k++) s.chunk_layers[k] = (unsigned short)(48 / (p * v));
+            for (int i = 0; i < p; i++) s.stage_layers[i] = 48 / p;
+            cr_assert_eq(pp_estimate(&m, &c, &s, &b, &err), PP_OK, "%s", err.msg);
+            for (int i = 0; i < p; i++)
+                cr_expect_eq(a.memory.stages[i].total_bytes, b.memory.stages[i].total_bytes, "p %d v %d stage %d", p, v, i);
+        }
+}
+
 Test(memory, first_stage_holds_most_activations_last_holds_logits)
 {
     pp_plan *pl = pipeline_plan(PP_SCHED_1F1B, 1, 4, 16);

@@ -177,18 +177,23 @@ Test(uncertainty, coverage_left_out_matches_the_hand_count)
 }
 
 /* A plan with only what the verdict reads. */
-static void boundary_plan(pp_plan *p, double peak, int host_fits)
+/* live: the peak without the allocator's allowance (memory.c's rules for
+ * fits and live_fits, 100 bytes usable) */
+static void boundary_plan(pp_plan *p, double peak, double live, int host_fits)
 {
     memset(p, 0, sizeof *p);
     pp_strategy_default(&p->strategy);
     p->memory.peak_bytes = peak;
+    p->memory.live_peak_bytes = live;
     p->memory.gpu_bytes = 100;
     p->memory.host_fits = host_fits;
     p->memory.nvme_fits = 1;
+    p->memory.fits = peak <= 100 && host_fits;
+    p->memory.live_fits = live <= 100 && host_fits;
     p->time.step_s = 1;
 }
 
-Test(uncertainty, tight_exactly_when_the_interval_crosses_the_usable_memory)
+Test(uncertainty, tight_exactly_when_the_live_tensors_fit_but_not_the_whole_interval)
 {
     /* one group of every run: truth/prediction in [0.8, 1.25] */
     pp__ugroup all = {PP__U_MEM, 0, "", -1, -1, -1, -1, 9, 0.8, 1.25};
@@ -198,27 +203,28 @@ Test(uncertainty, tight_exactly_when_the_interval_crosses_the_usable_memory)
     c.nodes = c.gpus_per_node = 1;
     pp_plan *p = malloc(sizeof *p);
     pp_uncertainty u;
-    struct { double peak; int host; pp_fit want; } cases[] = {
-        {80, 1, PP_FIT_FITS},                        /* top 80 x 1.25 = 100 = usable */
-        {nextafter(80, 200), 1, PP_FIT_TIGHT},       /* top just above */
-        {100, 1, PP_FIT_TIGHT},                      /* the estimate at the limit */
-        {125, 1, PP_FIT_TIGHT},                      /* bottom 125 x 0.8 = 100 = usable */
-        {nextafter(125, 200), 1, PP_FIT_NO},         /* bottom just above */
-        {10, 0, PP_FIT_NO}};                         /* host memory does not fit */
+    struct { double peak, live; int host; pp_fit want; } cases[] = {
+        {80, 72, 1, PP_FIT_FITS},                         /* top 80 x 1.25 = 100 = usable */
+        {nextafter(80, 200), 72, 1, PP_FIT_TIGHT},        /* top just above */
+        {100, 90, 1, PP_FIT_TIGHT},                       /* the estimate at the limit */
+        {125, 100, 1, PP_FIT_TIGHT},                      /* over with the allocator's allowance, live at the limit */
+        {125, nextafter(100, 200), 1, PP_FIT_NO},         /* the live tensors just over */
+        {125, 125, 1, PP_FIT_NO},                         /* no allowance (expandable segments): over */
+        {10, 10, 0, PP_FIT_NO}};                          /* host memory does not fit */
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
-        boundary_plan(p, cases[i].peak, cases[i].host);
+        boundary_plan(p, cases[i].peak, cases[i].live, cases[i].host);
         pp__uncertainty_with(&all, 1, NULL, &c, p, &u);
         cr_expect_eq(u.fit, cases[i].want, "peak %.17g: %s, expected %s", cases[i].peak, pp_fit_name(u.fit),
                      pp_fit_name(cases[i].want));
         cr_expect(u.peak_bytes.lo <= cases[i].peak && cases[i].peak <= u.peak_bytes.hi);
     }
     /* no group at all: no interval, the verdict is the estimate's */
-    boundary_plan(p, 99, 1);
+    boundary_plan(p, 99, 99, 1);
     pp__uncertainty_with(&all, 0, NULL, &c, p, &u);
     cr_expect(u.fit == PP_FIT_FITS && u.peak_bytes.rows == 0 && u.peak_bytes.lo == 99 && u.peak_bytes.hi == 99);
     /* bounds both above 1: the interval still starts at the estimate */
     pp__ugroup above = {PP__U_MEM, 0, "", -1, -1, -1, -1, 9, 1.1, 1.3};
-    boundary_plan(p, 50, 1);
+    boundary_plan(p, 50, 50, 1);
     pp__uncertainty_with(&above, 1, NULL, &c, p, &u);
     cr_expect_float_eq(u.peak_bytes.lo, 50, EPS);
     cr_expect_float_eq(u.peak_bytes.hi, 65, 1e-9);
