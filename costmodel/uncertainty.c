@@ -359,24 +359,52 @@ static void uncovered(const pp__ucover *cov, const pp__ukey *k, const pp_strateg
              pp_framework_name(s->framework), u->peak_bytes.group);
 }
 
-/* A training mode no published run measured (LoRA, QLoRA): its memory has
- * mechanisms of its own (frozen weights, quantised storage, the frameworks'
- * casts), so it borrows no family's interval but the widest any memory
- * group of the validated runs has. */
-static void widest_memory(const pp__ugroup *tab, int n, int mode, double x, pp_interval *out)
+/* Widens out to bounds [lo, hi] of truth / prediction over `rows` runs
+ * (the interval still holds the estimate x), named `why`. */
+static void widen(pp_interval *out, double x, double lo, double hi, int rows, const char *why)
+{
+    if (!rows) return;
+    out->ratio_lo = fmin(out->rows ? out->ratio_lo : 1, lo), out->ratio_hi = fmax(out->rows ? out->ratio_hi : 1, hi);
+    out->rows = rows;
+    out->lo = fmin(out->lo, x * lo), out->hi = fmax(out->hi, x * hi);
+    snprintf(out->group, sizeof out->group, "%.95s", why);
+}
+
+/* A mechanism no published run has (a training mode, an offload, a
+ * framework without a memory reading, a precision, EP or CP) borrows no
+ * group's interval but the widest any group of the validated runs has. */
+static void widest(const pp__ugroup *tab, int n, int what, double x, const char *mech, pp_interval *out)
 {
     double lo = 1, hi = 1;
-    int rows = 0, nm;
+    int rows = 0;
+    char why[PP_TEXT_LEN];
     for (int i = 0; i < n; i++)
-        if (tab[i].what == PP__U_MEM) {
+        if (tab[i].what == what) {
             lo = fmin(lo, tab[i].lo), hi = fmax(hi, tab[i].hi);
             rows = tab[i].rows > rows ? tab[i].rows : rows;
         }
-    if (!rows) return;
-    out->ratio_lo = lo, out->ratio_hi = hi, out->rows = rows;
-    out->lo = fmin(out->lo, x * lo), out->hi = fmax(out->hi, x * hi);
-    snprintf(out->group, sizeof out->group, "the widest of the published memory groups (no published %s run)",
-             pp_enum_names(PP_ENUM_MODE, &nm)[mode]);
+    snprintf(why, sizeof why, "the widest group: no published run with %s", mech);
+    widen(out, x, lo, hi, rows, why);
+}
+
+/* The first mechanism of s that no validated run has, for the step time
+ * (what) or the peak, into buf; NULL when every one is covered. The GPU
+ * family is handled apart (its own bounds, below). */
+static const char *unvalidated(const pp__ucover *cov, const pp_strategy *s, int what, char *buf, size_t cap)
+{
+    int n;
+    if (!(cov->modes & bit(s->ft.mode))) snprintf(buf, cap, "%s fine-tuning", pp_enum_names(PP_ENUM_MODE, &n)[s->ft.mode]);
+    else if (!(cov->offload & bit(s->offload))) snprintf(buf, cap, "offload %s", pp_offload_name(s->offload));
+    else if (s->act_offload_layers > 0) snprintf(buf, cap, "activation offload");
+    else if (what == PP__U_MEM && !(cov->mem_frameworks & bit(s->framework)))
+        snprintf(buf, cap, "%s (memory)", pp_framework_name(s->framework));
+    else if (what == PP__U_MEM) return NULL; /* the rest moves time, not what is kept */
+    else if (!(cov->frameworks & bit(s->framework))) snprintf(buf, cap, "%s", pp_framework_name(s->framework));
+    else if (!(cov->precision & bit(s->precision))) snprintf(buf, cap, "%s", pp_precision_name(s->precision));
+    else if (s->ep > 1 && !cov->ep) snprintf(buf, cap, "expert parallelism");
+    else if (s->cp > 1 && !cov->cp) snprintf(buf, cap, "context parallelism");
+    else return NULL;
+    return buf;
 }
 
 void pp__uncertainty_with(const pp__ugroup *tab, int n, const pp__ucover *cov, const pp_cluster *c, const pp_plan *p,
@@ -388,8 +416,16 @@ void pp__uncertainty_with(const pp__ugroup *tab, int n, const pp__ucover *cov, c
     pp__ukey_of(c, &p->strategy, &k);
     interval(tab, n, PP__U_STEP, &k, p->time.step_s, &out->step_s);
     interval(tab, n, PP__U_MEM, &k, p->memory.peak_bytes, &out->peak_bytes);
-    if (cov && !(cov->modes & bit(p->strategy.ft.mode)))
-        widest_memory(tab, n, p->strategy.ft.mode, p->memory.peak_bytes, &out->peak_bytes);
+    char mech[PP_TEXT_LEN];
+    if (cov && !has_family(cov->families, cov->nfamilies, k.family)) {
+        char why[PP_TEXT_LEN];
+        snprintf(why, sizeof why, "%s: no published run; every run's error at default constants", k.family);
+        widen(&out->step_s, p->time.step_s, cov->unfitted_lo, cov->unfitted_hi, cov->unfitted_rows, why);
+    }
+    if (cov && unvalidated(cov, &p->strategy, PP__U_STEP, mech, sizeof mech))
+        widest(tab, n, PP__U_STEP, p->time.step_s, mech, &out->step_s);
+    if (cov && unvalidated(cov, &p->strategy, PP__U_MEM, mech, sizeof mech))
+        widest(tab, n, PP__U_MEM, p->memory.peak_bytes, mech, &out->peak_bytes);
     /* does not fit: the live tensors alone exceed the GPU (or host, NVMe);
      * tight: they fit, but the peak with the allocator's allowance or its
      * error bar does not (a caching allocator short of memory frees its

@@ -59,6 +59,10 @@ typedef struct pp__ucover {
     unsigned frameworks, zero, bands, attention, precision, modes, offload; /* bit per value */
     unsigned mem_frameworks;
     int ep, cp;                                          /* a run with ep > 1, cp > 1 */
+    /* a GPU family with no published run: the bounds of every validated
+     * run's step predicted at the default constants (validate --unfitted) */
+    double unfitted_lo, unfitted_hi;
+    int unfitted_rows;
 } pp__ucover;
 
 /* The built-in table (generated). */

@@ -69,4 +69,5 @@ const pp__ucover pp__ucoverage = {
     .frameworks = 0x1c, .zero = 0xf, .bands = 0xf, .attention = 0x3,
     .precision = 0x1c, .modes = 0x1, .offload = 0x1, .mem_frameworks = 0x18,
     .ep = 1, .cp = 1,
+    .unfitted_lo = 0.756049, .unfitted_hi = 1.153727, .unfitted_rows = 300,
 };

@@ -56,7 +56,10 @@ def errors(exe, csvs, env):
         if m: rows[m.group(1)] = float(m.group(2))
     return rows
 
-def source(name): return re.split(r"[_0-9]", name)[0]
+def source(name):
+    """the publication: the name's prefix; bloomx rows cite bloom's chronicles-prequel.md"""
+    s = re.split(r"[_0-9]", name)[0]
+    return "bloom" if s == "bloomx" else s
 
 def grid(exe, csvs, fam):
     """errors of every row for every (matmul, attention) pair of one family"""

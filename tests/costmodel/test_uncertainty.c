@@ -271,18 +271,72 @@ Test(uncertainty, every_interval_holds_its_estimate)
     free(p);
 }
 
+/* A mechanism no validated run has widens the interval (red team rt13):
+ * a family without runs takes the default-constant bounds, an offload or a
+ * framework without a memory reading the widest group of its kind; a plan
+ * whose mechanisms are all covered keeps its group. Hand-made table: one
+ * step group x0.9-1.1 for family X100, one wider x0.8-1.5 for all runs,
+ * memory x0.95-1.05 and x0.9-1.2. */
+Test(uncertainty, unvalidated_mechanisms_take_the_widest_bounds)
+{
+    pp__ugroup tab[] = {{PP__U_STEP, PP__UK_FAMILY, "X100", -1, -1, -1, -1, 9, 0.9, 1.1},
+                        {PP__U_STEP, 0, "", -1, -1, -1, -1, 20, 0.8, 1.5},
+                        {PP__U_MEM, PP__UK_FAMILY, "X100", -1, -1, -1, -1, 9, 0.95, 1.05},
+                        {PP__U_MEM, 0, "", -1, -1, -1, -1, 20, 0.9, 1.2}};
+    pp__ucover cov;
+    memset(&cov, 0, sizeof cov);
+    snprintf(cov.families[0], PP__U_FAMILY_LEN, "X100"), cov.nfamilies = 1;
+    snprintf(cov.mem_families[0], PP__U_FAMILY_LEN, "X100"), cov.nmem_families = 1;
+    cov.frameworks = cov.mem_frameworks = 1u << PP_FW_MEGATRON;
+    cov.zero = cov.bands = cov.attention = 0xf, cov.precision = 1u << PP_PREC_BF16, cov.modes = 1u << PP_MODE_FULL;
+    cov.offload = 1u << PP_OFFLOAD_NONE;
+    cov.unfitted_lo = 0.7, cov.unfitted_hi = 1.3, cov.unfitted_rows = 30;
+    pp_cluster c;
+    memset(&c, 0, sizeof c);
+    c.nodes = c.gpus_per_node = 1;
+    pp_plan *p = malloc(sizeof *p);
+    pp_uncertainty u;
+    boundary_plan(p, 50, 50, 1);
+    p->strategy.framework = PP_FW_MEGATRON, p->strategy.precision = PP_PREC_BF16;
+    snprintf(c.gpu.name, sizeof c.gpu.name, "x100");
+    pp__uncertainty_with(tab, 4, &cov, &c, p, &u); /* all covered: the family's groups */
+    cr_expect(u.step_s.ratio_lo == 0.9 && u.step_s.ratio_hi == 1.1 && u.peak_bytes.ratio_hi == 1.05, "%s / %s",
+              u.step_s.group, u.peak_bytes.group);
+    snprintf(c.gpu.name, sizeof c.gpu.name, "y200"); /* a family without runs */
+    pp__uncertainty_with(tab, 4, &cov, &c, p, &u);
+    cr_expect(u.step_s.ratio_lo == 0.7 && u.step_s.ratio_hi == 1.5, "new family: x%g-%g (%s)", u.step_s.ratio_lo,
+              u.step_s.ratio_hi, u.step_s.group);
+    cr_expect(fabs(u.step_s.lo - 0.7) < 1e-12 && fabs(u.step_s.hi - 1.5) < 1e-12);
+    snprintf(c.gpu.name, sizeof c.gpu.name, "x100");
+    p->strategy.offload = PP_OFFLOAD_OPTIMIZER; /* no run offloads */
+    pp__uncertainty_with(tab, 4, &cov, &c, p, &u);
+    cr_expect(u.step_s.ratio_lo == 0.8 && u.step_s.ratio_hi == 1.5 && strstr(u.step_s.group, "offload"), "%s",
+              u.step_s.group);
+    cr_expect(u.peak_bytes.ratio_lo == 0.9 && u.peak_bytes.ratio_hi == 1.2, "%s", u.peak_bytes.group);
+    p->strategy.offload = PP_OFFLOAD_NONE;
+    p->strategy.framework = PP_FW_DEEPSPEED; /* neither its step nor its memory validated */
+    pp__uncertainty_with(tab, 4, &cov, &c, p, &u);
+    cr_expect(u.step_s.ratio_hi == 1.5 && u.peak_bytes.ratio_hi == 1.2 && strstr(u.peak_bytes.group, "deepspeed"), "%s",
+              u.peak_bytes.group);
+    free(p);
+}
+
 /* The checked-in table is the one tools/validate's residuals give. */
 Test(uncertainty, regenerating_the_table_gives_the_checked_in_file, .timeout = 600)
 {
-    char tsv[64], tab[64], cmd[2048];
+    char tsv[64], unf[64], tab[64], csvs[1024], cmd[4096];
     snprintf(tsv, sizeof tsv, "uncertainty_regen_%d.tsv", (int)getpid());
+    snprintf(unf, sizeof unf, "uncertainty_regen_%d_unfitted.tsv", (int)getpid());
     snprintf(tab, sizeof tab, "uncertainty_regen_%d.c", (int)getpid());
+    snprintf(csvs, sizeof csvs,
+             "%s/published_runs.csv %s/bloom_chronicles.csv %s/published_more.csv %s/new_gpus.csv %s/zero3_scale.csv "
+             "%s/torchtitan_h100.csv %s/mlperf51_pretrain.csv", PARPLAN_REFERENCE_DIR, PARPLAN_DATA_DIR,
+             PARPLAN_DATA_DIR, PARPLAN_DATA_DIR, PARPLAN_DATA_DIR, PARPLAN_DATA_DIR, PARPLAN_DATA_DIR);
     snprintf(cmd, sizeof cmd,
-             "%s --residuals %s %s/published_runs.csv %s/bloom_chronicles.csv %s/published_more.csv %s/new_gpus.csv "
-             "%s/zero3_scale.csv %s/torchtitan_h100.csv %s/mlperf51_pretrain.csv >/dev/null && %s %s %s >/dev/null",
-             PARPLAN_VALIDATE, tsv, PARPLAN_REFERENCE_DIR, PARPLAN_DATA_DIR, PARPLAN_DATA_DIR, PARPLAN_DATA_DIR,
-             PARPLAN_DATA_DIR, PARPLAN_DATA_DIR, PARPLAN_DATA_DIR, PARPLAN_UNCERTAINTY, tsv, tab);
+             "%s --residuals %s %s >/dev/null && %s --unfitted --residuals %s %s >/dev/null && %s %s %s %s >/dev/null",
+             PARPLAN_VALIDATE, tsv, csvs, PARPLAN_VALIDATE, unf, csvs, PARPLAN_UNCERTAINTY, tsv, tab, unf);
     cr_assert_eq(system(cmd), 0, "%s", cmd);
+    remove(unf);
     FILE *a = fopen(tab, "rb"), *b = fopen(PARPLAN_SOURCE_DIR "/costmodel/uncertainty_table.c", "rb");
     cr_assert(a && b);
     int ca, cb, line = 1;
