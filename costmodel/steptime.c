@@ -562,6 +562,19 @@ static void deepspeed_comm(const pp_strategy *s, const groups *g, stage_t *st, d
     st->dp_exposed = m * last_bucket_exposed(g, ar, last, hide) + ag;
 }
 
+/* FSDP2 offloading while it accumulates: a unit's post-backward, reduce-
+ * scattering every micro-batch (torchtitan: no no_sync), copies the shard
+ * to the host and adds it to the host gradient there; with a gradient to
+ * add to, the copy is blocking (torch _fsdp_collectives.py foreach_reduce:
+ * non_blocking only when not to_accumulate_grad), so the CPU thread waits
+ * for the unit's reduce-scatter before it queues the next unit's backward
+ * (red team rt11). Micro-batches after the first of a step. */
+static double fsdp_offload_accumulations(const pp_strategy *s)
+{
+    int off = is_fsdp(s) && s->offload != PP_OFFLOAD_NONE && gathers_per_microbatch(s) && !pp__fsdp_no_sync(s);
+    return off && s->grad_accum > 1 ? s->grad_accum - 1 : 0;
+}
+
 /* DP/ZeRO gradient traffic per step and the part left exposed. */
 static void dp_comm(const pp_strategy *s, const groups *g, stage_t *st)
 {
@@ -580,6 +593,12 @@ static void dp_comm(const pp_strategy *s, const groups *g, stage_t *st)
     if (gathers_per_microbatch(s)) { /* ZeRO-3, FSDP: gathers and reduce-scatters every micro-batch */
         st->dp_total = m * zero3_traffic(s, g, st, ZT_ALL);
         st->dp_exposed = fmin(m * st->zero3, st->dp_total);
+        double acc = fsdp_offload_accumulations(s);
+        if (acc > 0) { /* their reduce-scatters wait in full (fsdp_offload_accumulations) */
+            double gat = pp__exposed(g->slowdown, zero3_traffic(s, g, st, ZT_GATHER), s->overlap_dp ? st->compute : 0);
+            st->zero3_step = acc * fmax(0, gat + zero3_traffic(s, g, st, ZT_REDUCE) - st->zero3);
+            st->dp_exposed = m * st->zero3 + st->zero3_step;
+        }
         return;
     }
     if (is_fsdp(s)) { /* pipelined FSDP: one gather and one reduce-scatter a step, beside a micro-batch */
@@ -682,8 +701,17 @@ static void optimizer_time(const pp_model *m, const pp_cluster *c, const pp_stra
     double host_bw = c->host_mem_bw > 0 ? c->host_mem_bw : HOST_MEM_BW_DEFAULT;
     st->optimizer = shard * per_node * (bytes + 4) / host_bw; /* CPU-Adam, fp32 grads */
     double pcie = host_copy_bw(c);
-    double grads = shard * 4 / pcie, params = shard * 2 / pcie; /* grads out, params back */
+    /* grads out, and DeepSpeed's updated 16-bit weights back; FSDP2 keeps
+     * them on the host, fetched at each gather (param_fetch_exposed), where
+     * nothing hides the first unit's fp32 copy at each micro-batch's start
+     * nor the last unit's gradients out after the backward */
+    double unit = shard / fmax(1, st->nblocks + st->edge_units), rounds = gathers_per_microbatch(s) ? s->grad_accum : 1;
+    double grads = shard * 4 / pcie, params = is_fsdp(s) ? (rounds + 1) * unit * 4 / pcie : shard * 2 / pcie;
     st->offload = params + (grads > st->bwd ? grads - st->bwd : 0);
+    /* FSDP2 accumulating on the host: a blocking fp32 copy and a CPU add
+     * (read 2 x 4 B, write 4 B an element, the node's ranks sharing the
+     * host's memory bandwidth) each micro-batch after the first */
+    st->offload += fsdp_offload_accumulations(s) * (shard * 4 / pcie + shard * per_node * 12 / host_bw);
     if (s->offload == PP_OFFLOAD_OPT_PARAMS || s->offload == PP_OFFLOAD_NVME)
         st->offload += param_fetch_exposed(c, s, st, per_node, part);
     if (s->offload == PP_OFFLOAD_NVME)

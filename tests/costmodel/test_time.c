@@ -820,3 +820,41 @@ Test(time, tied_embedding_gradient_crosses_the_pipeline)
     estimate(&m, &c, &s, &p);
     cr_expect_float_eq(p.time.dp_comm_s, 0, 1e-12);
 }
+
+/* FSDP2 accumulating on the host (red team rt11): with a gradient on the
+ * host to add to, each unit's post-backward copies its fp32 shard with a
+ * blocking copy and adds it on the CPU (torch _fsdp_collectives.py
+ * foreach_reduce), so each micro-batch after the first costs the copy,
+ * shard x 4 B over PCIe at 0.87 of its rate, and the add, 12 B an element
+ * for each of the node's 8 ranks at the host's memory bandwidth; and its
+ * reduce-scatter no longer hides. Accelerate's no_sync reduces once: none.
+ * Either way each micro-batch's first unit (one of 32 blocks + embedding +
+ * head) is fetched in fp32 with nothing to hide under. */
+Test(time, fsdp2_offload_accumulation_costs_each_extra_microbatch)
+{
+    pp_model m = fx_model("llama3-8b");
+    pp_cluster c = fx_cluster("dgx-h100", 1, 0);
+    static pp_plan p[3];
+    for (int torchtitan = 1; torchtitan >= 0; torchtitan--) {
+        for (int k = 0; k < 3; k++) {
+            pp_strategy s;
+            pp_strategy_default(&s);
+            s.framework = PP_FW_FSDP, s.zero = 3, s.dp = 8, s.seq = 4096, s.offload = PP_OFFLOAD_OPT_PARAMS;
+            s.recompute = PP_RECOMPUTE_FULL, s.global_batch = 8 * (k + 1), s.buf.fsdp_no_sync = !torchtitan;
+            pp_error e = {""};
+            cr_assert_eq(pp_estimate(&m, &c, &s, &p[k], &e), PP_OK, "%s", e.msg);
+        }
+        double shard = p[0].params_trainable / 8, pcie = c.pcie.bw * 0.87;
+        double host = c.host_mem_bw > 0 ? c.host_mem_bw : 100e9, each = shard * 4 / pcie + shard * 8 * 12 / host;
+        double first = shard / 34 * 4 / pcie;
+        for (int k = 1; k < 3; k++) {
+            double d = p[k].time.offload_s - p[k - 1].time.offload_s;
+            double want = first + (torchtitan ? each : 0);
+            cr_expect(fabs(d - want) < 1e-9 * want, "torchtitan %d, %d -> %d micro-batches: +%.6g s, want %.6g",
+                      torchtitan, k, k + 1, d, want);
+        }
+        if (torchtitan) /* the reduce-scatters of the extra micro-batches are exposed */
+            cr_expect_gt(p[2].time.dp_comm_exposed_s - p[1].time.dp_comm_exposed_s,
+                         p[1].time.dp_comm_exposed_s - p[0].time.dp_comm_exposed_s - 1e-12);
+    }
+}
