@@ -5,7 +5,7 @@ BUILD      ?= build
 BUILD_SAN  ?= build-asan
 JOBS       ?= $(shell nproc 2>/dev/null || echo 2)
 DEB_PKGS   := cmake make gcc pkg-config libglpk-dev libcjson-dev libyaml-dev libcriterion-dev python3 \
-              libopenmpi-dev openmpi-bin python3-pytest python3-pip
+              libopenmpi-dev openmpi-bin python3-pytest python3-pip locales
 FUZZ_PKGS  := clang libclang-rt-14-dev
 # the HTML report's browser test (tests/report/): Chromium, the DevTools client, a font
 REPORT_PKGS := chromium python3-websocket fonts-dejavu-core

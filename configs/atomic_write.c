@@ -187,6 +187,7 @@ static pp_status check_dest(const char *path, unsigned flags, pp_error *err)
 
 pp_status pp_write_check(const char *path, int force, pp_error *err)
 {
+    PP__C_NUMERIC;
     return check_dest(path, force ? PP_WRITE_FORCE : 0, err);
 }
 
@@ -364,11 +365,13 @@ pp_status pp__write_files_ex(const pp_out_file *files, int n, unsigned flags, pp
 
 pp_status pp_write_files(const pp_out_file *files, int n, unsigned flags, pp_error *err)
 {
+    PP__C_NUMERIC;
     return pp__write_files_ex(files, n, flags, err, NULL, NULL);
 }
 
 pp_status pp_write_file(const char *path, const char *data, size_t len, int force, pp_error *err)
 {
+    PP__C_NUMERIC;
     pp_out_file f = {path, data, len};
     return pp_write_files(&f, 1, force ? PP_WRITE_FORCE : 0, err);
 }

@@ -115,6 +115,7 @@ static cJSON *search_json(const pp_compare_result *r, int ci)
 
 char *pp_compare_to_json(const pp_model *m, const pp_compare_result *r)
 {
+    PP__C_NUMERIC;
     const pp_compare_opts *o = &r->opts;
     cJSON *j = cJSON_CreateObject();
     if (!j) return NULL;
@@ -230,6 +231,7 @@ static void csv_row(pp__sbuf *b, const pp_compare_result *r, int i)
 
 char *pp_compare_to_csv(const pp_compare_result *r)
 {
+    PP__C_NUMERIC;
     pp__sbuf b = {0};
     pp__sb_printf(&b, "%s\n", csv_columns);
     for (int i = 0; i < r->n; i++) csv_row(&b, r, i);

@@ -93,6 +93,7 @@ static pp_status for_deepspeed(const pp_strategy *r, pp_error *err)
 
 pp_status pp_deepspeed_adapt(const pp_model *m, const pp_cluster *c, pp_strategy *s, pp_notes *notes, pp_error *err)
 {
+    PP__C_NUMERIC;
     pp__adapt_framework(m, c, s, s->tp > 1 || s->sp || s->ep > 1 ? PP_FW_MEGATRON_DEEPSPEED : PP_FW_DEEPSPEED, notes);
     pp_strategy r = *s;
     return pp_strategy_resolve(&r, m, c, err);
@@ -101,6 +102,7 @@ pp_status pp_deepspeed_adapt(const pp_model *m, const pp_cluster *c, pp_strategy
 pp_status pp_deepspeed_check(const pp_model *m, const pp_cluster *c, const pp_strategy *s,
                              const pp_deepspeed_opts *o, pp_error *err)
 {
+    PP__C_NUMERIC;
     pp_strategy r = *s;
     pp_status st = pp_strategy_resolve(&r, m, c, err);
     if (st == PP_OK) st = for_deepspeed(&r, err);
@@ -383,6 +385,7 @@ static void launcher_notes(const pp_model *m, const pp_strategy *s, const pp_mem
 pp_status pp_deepspeed_to_string(const pp_model *m, const pp_cluster *c, const pp_plan *p,
                                  const pp_deepspeed_opts *o, char **out, pp_notes *notes, pp_error *err)
 {
+    PP__C_NUMERIC;
     *out = NULL;
     pp_deepspeed_opts def;
     if (!o) {
@@ -410,6 +413,7 @@ pp_status pp_deepspeed_to_string(const pp_model *m, const pp_cluster *c, const p
 pp_status pp_deepspeed_write(const pp_model *m, const pp_cluster *c, const pp_plan *p, const pp_deepspeed_opts *o,
                              const char *path, int force, pp_notes *notes, pp_error *err)
 {
+    PP__C_NUMERIC;
     char *text = NULL;
     pp_notes local = {0};
     pp_status st = pp_deepspeed_to_string(m, c, p, o, &text, &local, err);

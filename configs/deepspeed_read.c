@@ -1096,6 +1096,7 @@ pp_status pp_deepspeed_parse_hf(const char *text, size_t len, const char *where,
                                 const pp_cluster *c, const pp_hf_trainer_args *hf, pp_strategy *s,
                                 pp_deepspeed_opts *o, pp_notes *warnings, pp_error *err)
 {
+    PP__C_NUMERIC;
     pp_deepspeed_opts local;
     pp_deepspeed_opts_default(&local);
     /* DeepSpeed's loader rejects duplicate keys at any depth (§2); so does jr_parse */
@@ -1123,12 +1124,14 @@ pp_status pp_deepspeed_parse_hf(const char *text, size_t len, const char *where,
 pp_status pp_deepspeed_parse(const char *text, size_t len, const char *where, const pp_model *m, const pp_cluster *c,
                              pp_strategy *s, pp_deepspeed_opts *o, pp_notes *warnings, pp_error *err)
 {
+    PP__C_NUMERIC;
     return pp_deepspeed_parse_hf(text, len, where, m, c, NULL, s, o, warnings, err);
 }
 
 pp_status pp_deepspeed_read_hf(const char *path, const pp_model *m, const pp_cluster *c, const pp_hf_trainer_args *hf,
                                pp_strategy *s, pp_deepspeed_opts *o, pp_notes *warnings, pp_error *err)
 {
+    PP__C_NUMERIC;
     char *text;
     size_t len;
     pp_status st = jr_read_file(path, &text, &len, err);
@@ -1141,5 +1144,6 @@ pp_status pp_deepspeed_read_hf(const char *path, const pp_model *m, const pp_clu
 pp_status pp_deepspeed_read(const char *path, const pp_model *m, const pp_cluster *c, pp_strategy *s,
                             pp_deepspeed_opts *o, pp_notes *warnings, pp_error *err)
 {
+    PP__C_NUMERIC;
     return pp_deepspeed_read_hf(path, m, c, NULL, s, o, warnings, err);
 }

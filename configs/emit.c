@@ -140,6 +140,7 @@ void pp_hparams_default(pp_hparams *h)
 
 pp_status pp_hparams_check(const pp_hparams *h, const char *where, pp_error *err)
 {
+    PP__C_NUMERIC;
     const char *w = where ? where : "hyper-parameters";
     if (!(h->lr > 0 && h->lr <= 10)) return pp__fail(err, PP_ERR_INPUT, "%s: learning rate %g: expected (0, 10]", w, h->lr);
     if (!(h->min_lr >= 0 && h->min_lr <= h->lr))

@@ -726,6 +726,7 @@ static int looks_toml(const char *text, size_t len)
 pp_status pp_fsdp_parse(const char *text, size_t len, const char *where, const pp_model *m, const pp_cluster *c,
                         const pp_training_args *t, pp_strategy *s, pp_notes *warnings, pp_error *err)
 {
+    PP__C_NUMERIC;
     int toml = looks_toml(text, len);
     if (toml && t)
         return pp__fail(err, PP_ERR_INPUT, "%.200s: a torchtitan job file carries the batch: drop the TrainingArguments "
@@ -763,6 +764,7 @@ pp_status pp_fsdp_parse(const char *text, size_t len, const char *where, const p
 pp_status pp_fsdp_read(const char *path, const pp_model *m, const pp_cluster *c, const pp_training_args *t,
                        pp_strategy *s, pp_notes *warnings, pp_error *err)
 {
+    PP__C_NUMERIC;
     char *text;
     size_t len;
     pp_status st = pp__read_text_file(path, &text, &len, err);

@@ -205,6 +205,7 @@ static void read_keys(jr_ctx *c, const cJSON *root, pp_training_args *t, pp_note
 pp_status pp_training_args_parse(const char *text, size_t len, const char *where, pp_training_args *t,
                                  pp_notes *warnings, pp_error *err)
 {
+    PP__C_NUMERIC;
     pp_status pst;
     cJSON *root = jr_parse_ex(text, len, where, NULL, err, &pst);
     if (!root) return pst;
@@ -268,6 +269,7 @@ pp_status pp_training_args_parse(const char *text, size_t len, const char *where
 
 pp_status pp_training_args_read(const char *path, pp_training_args *t, pp_notes *warnings, pp_error *err)
 {
+    PP__C_NUMERIC;
     char *text;
     size_t len;
     pp_status st = jr_read_file(path, &text, &len, err);
@@ -399,6 +401,7 @@ static void ds_path(const pp_training_args *t, char *buf, size_t cap)
 pp_status pp_hf_strategy(const pp_training_args *t, const char *ds_config, const pp_model *m, const pp_cluster *c,
                          pp_strategy *s, pp_deepspeed_opts *dso, pp_notes *warnings, pp_error *err)
 {
+    PP__C_NUMERIC;
     char path[PP_TEXT_LEN * 2];
     if (!ds_config && t->deepspeed[0]) ds_path(t, path, sizeof path), ds_config = path;
     pp_strategy out = *s;

@@ -31,6 +31,7 @@ void pp__lora_target_names(cJSON *arr, const pp_model *m, unsigned t)
 
 pp_status pp_peft_config_to_string(const pp_model *m, const pp_plan *p, char **out, pp_error *err)
 {
+    PP__C_NUMERIC;
     const pp_finetune *f = &p->strategy.ft;
     *out = NULL;
     if (f->mode == PP_MODE_FULL)
@@ -57,6 +58,7 @@ static void set_auto(cJSON *o, const char *key)
 pp_status pp_hf_trainer_deepspeed_to_string(const pp_model *m, const pp_cluster *c, const pp_plan *p,
                                             const pp_deepspeed_opts *o, char **out, pp_notes *notes, pp_error *err)
 {
+    PP__C_NUMERIC;
     char *plain = NULL;
     *out = NULL;
     pp_status st = pp_deepspeed_to_string(m, c, p, o, &plain, notes, err);
@@ -95,6 +97,7 @@ static void sibling(const char *ds_path, const char *name, char *buf, size_t cap
 pp_status pp_hf_write(const pp_model *m, const pp_cluster *c, const pp_plan *p, const pp_deepspeed_opts *o,
                       const char *ds_path, int force, pp_notes *notes, pp_error *err)
 {
+    PP__C_NUMERIC;
     char trainer[4096], adapter[4096], *text[2] = {NULL, NULL};
     pp_out_file f[2];
     int n = 0;

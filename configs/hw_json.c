@@ -58,11 +58,13 @@ static const char *const pcie_keys[] = {"gen", "gbytes_per_s", NULL};
 
 const char *pp_precision_name(pp_precision p)
 {
+    PP__C_NUMERIC;
     return (unsigned)p < PP_PREC_COUNT ? prec_names[p] : "unknown";
 }
 
 const char *pp_link_kind_name(pp_link_kind k)
 {
+    PP__C_NUMERIC;
     return (unsigned)k < PP_LINK_COUNT ? link_names[k] : "unknown";
 }
 
@@ -245,6 +247,7 @@ static pp_status catalog_read(const char *text, size_t len, const char *where, g
 pp_status pp_gpu_catalog_parse(const char *text, size_t len, const char *where, pp_gpu *out, int cap,
                                int *n, pp_error *err)
 {
+    PP__C_NUMERIC;
     *n = 0;
     gpu_entry *e = malloc(sizeof *e * CATALOG_MAX);
     if (!e) return pp__fail(err, PP_ERR_NOMEM, "%s: out of memory reading the GPU catalog", where);
@@ -335,6 +338,7 @@ static pp_status gpu_lookup(const char *name, const char *prefix, pp_gpu *out, p
 
 pp_status pp_gpu_load(const char *name, pp_gpu *out, pp_error *err)
 {
+    PP__C_NUMERIC;
     if (!name || !*name) return pp__fail(err, PP_ERR_INPUT, "--gpu: expected a GPU name (see `parplan gpus`)");
     return gpu_lookup(name, "", out, err);
 }
@@ -492,6 +496,7 @@ static pp_status read_cluster(const cJSON *root, const char *where, pp_cluster *
 
 pp_status pp_cluster_parse(const char *text, size_t len, const char *where, pp_cluster *out, pp_error *err)
 {
+    PP__C_NUMERIC;
     pp_status pst;
     cJSON *root = jr_parse_ex(text, len, where, NULL, err, &pst);
     if (!root) return pst;
@@ -502,6 +507,7 @@ pp_status pp_cluster_parse(const char *text, size_t len, const char *where, pp_c
 
 pp_status pp_cluster_load(const char *arg, pp_cluster *out, pp_error *err)
 {
+    PP__C_NUMERIC;
     if (!arg || !*arg)
         return pp__fail(err, PP_ERR_INPUT, "--cluster: expected a preset name or a JSON file (see `parplan clusters`)");
     if (!pp__looks_like_path(arg)) {
@@ -577,6 +583,7 @@ static char *print_or_null(cJSON *o, int ok)
 
 char *pp_gpu_to_json(const pp_gpu *g)
 {
+    PP__C_NUMERIC;
     int ok = 1;
     cJSON *o = cJSON_CreateObject();
     if (!o) return NULL;
@@ -587,6 +594,7 @@ char *pp_gpu_to_json(const pp_gpu *g)
 
 char *pp_cluster_to_json(const pp_cluster *c)
 {
+    PP__C_NUMERIC;
     int ok = 1;
     cJSON *o = cJSON_CreateObject();
     if (!o) return NULL;

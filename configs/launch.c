@@ -696,6 +696,7 @@ static pp_status finetune_files(const pp_model *m, const pp_plan *p, pp_launch *
 pp_status pp_launch_files(const pp_model *m, const pp_cluster *c, const pp_plan *p, const pp_launch_opts *o,
                           pp_launch *out, pp_error *err)
 {
+    PP__C_NUMERIC;
     pp_launch_opts def;
     if (!o) pp_launch_opts_default(&def), o = &def;
     memset(out, 0, sizeof *out);
@@ -823,6 +824,7 @@ static int stale_files(const char *dir, int numbered, int n, const pp_launch *l,
 pp_status pp_plan_emit(const pp_model *m, const pp_cluster *c, const pp_plan *plans, int n, const pp_launch_opts *o,
                        const char *dir, unsigned flags, pp_notes *notes, pp_error *err)
 {
+    PP__C_NUMERIC;
     if (!dir || !*dir) return pp__fail(err, PP_ERR_INPUT, "emit: expected a folder name");
     if (n < 1) return pp__fail(err, PP_ERR_INPUT, "emit: no plan to write");
     pp_launch *l = calloc((size_t)n, sizeof *l);

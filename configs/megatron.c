@@ -64,6 +64,7 @@ static pp_status for_flavor(const pp_strategy *r, pp_megatron_flavor f, pp_error
 pp_status pp_megatron_adapt(const pp_model *m, const pp_cluster *c, pp_strategy *s, pp_megatron_flavor flavor,
                             pp_notes *notes, pp_error *err)
 {
+    PP__C_NUMERIC;
     if ((unsigned)flavor >= PP_MEGATRON_FLAVOR_COUNT)
         return pp__fail_field(err, 0, "flavor", "?", "expected Megatron-LM or Megatron-DeepSpeed");
     pp__adapt_framework(m, c, s, flavor_framework(flavor), notes);
@@ -74,6 +75,7 @@ pp_status pp_megatron_adapt(const pp_model *m, const pp_cluster *c, pp_strategy 
 pp_status pp_megatron_check(const pp_model *m, const pp_cluster *c, const pp_strategy *s, const pp_megatron_opts *o,
                             pp_error *err)
 {
+    PP__C_NUMERIC;
     pp_megatron_flavor f = o ? o->flavor : PP_MEGATRON_LM;
     if ((unsigned)f >= PP_MEGATRON_FLAVOR_COUNT)
         return pp__fail_field(err, 0, "flavor", "?", "expected Megatron-LM or Megatron-DeepSpeed");
@@ -471,6 +473,7 @@ static void deepspeed_flags(pp__sbuf *b, const pp_strategy *s, const pp_megatron
 pp_status pp_megatron_args(const pp_model *m, const pp_cluster *c, const pp_plan *p, const pp_megatron_opts *o,
                            char **out, pp_notes *notes, pp_error *err)
 {
+    PP__C_NUMERIC;
     *out = NULL;
     pp_megatron_opts def;
     if (!o) {
@@ -536,6 +539,7 @@ pp_status pp_megatron_args(const pp_model *m, const pp_cluster *c, const pp_plan
 pp_status pp_megatron_write(const pp_model *m, const pp_cluster *c, const pp_plan *p, const pp_megatron_opts *o,
                             const char *path, int force, pp_notes *notes, pp_error *err)
 {
+    PP__C_NUMERIC;
     char *text = NULL;
     pp_notes local = {0};
     pp_status st = pp_megatron_args(m, c, p, o, &text, &local, err);

@@ -1611,6 +1611,7 @@ static void warn_unpriced(mr_ctx *x)
 pp_status pp_megatron_parse(const char *text, size_t len, const char *where, const pp_model *m, const pp_cluster *c,
                             pp_strategy *s, pp_notes *warnings, pp_error *err)
 {
+    PP__C_NUMERIC;
     mr_ctx *x = calloc(1, sizeof *x);
     if (!x) return pp__fail(err, PP_ERR_NOMEM, "%.200s: out of memory", where);
     *x = (mr_ctx){where, err, PP_OK, warnings, m, c};
@@ -1642,6 +1643,7 @@ pp_status pp_megatron_parse(const char *text, size_t len, const char *where, con
 pp_status pp_megatron_read(const char *path, const pp_model *m, const pp_cluster *c, pp_strategy *s,
                            pp_notes *warnings, pp_error *err)
 {
+    PP__C_NUMERIC;
     char *text;
     size_t len;
     pp_status st = pp__read_text_file(path, &text, &len, err);

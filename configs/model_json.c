@@ -186,6 +186,7 @@ pp_status pp__model_native_read(const cJSON *root, const char *where, pp_model *
 
 pp_status pp_model_parse(const char *text, size_t len, const char *where, pp_model *out, pp_error *err)
 {
+    PP__C_NUMERIC;
     pp_status pst;
     cJSON *root = jr_parse_ex(text, len, where, NULL, err, &pst);
     if (!root) return pst;
@@ -240,6 +241,7 @@ static const char *hub_preset(const char *id)
 
 pp_status pp_model_load(const char *arg, pp_model *out, pp_error *err)
 {
+    PP__C_NUMERIC;
     if (!arg || !*arg) return pp__fail(err, PP_ERR_INPUT, "--model: expected a preset name or a JSON file");
     if (!pp__looks_like_path(arg)) {
         const pp_embedded_file *f = pp__preset_find(PP_PRESET_MODEL, arg);
@@ -364,6 +366,7 @@ static void add_mla(cJSON *o, const pp_mla *a)
 
 char *pp_model_to_json(const pp_model *m)
 {
+    PP__C_NUMERIC;
     cJSON *o = cJSON_CreateObject();
     if (!o) return NULL;
     int moe_blocks = 0;

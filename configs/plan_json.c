@@ -222,6 +222,7 @@ cJSON *pp__plan_json(const pp_model *m, const pp_cluster *c, const pp_plan *p)
 
 char *pp_plan_to_json(const pp_model *m, const pp_cluster *c, const pp_plan *p)
 {
+    PP__C_NUMERIC;
     cJSON *o = pp__plan_json(m, c, p);
     if (!o) return NULL;
     char *s = cJSON_Print(o);

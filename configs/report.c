@@ -215,6 +215,7 @@ static void inputs(pp__sbuf *b, const pp_model *m, const pp_cluster *c)
 
 char *pp_report_estimate(const pp_model *m, const pp_cluster *c, const pp_plan *p, const pp_report_meta *meta)
 {
+    PP__C_NUMERIC;
     pp__sbuf b = {0};
     pp_mem_timeline *t = malloc(sizeof *t);
     cJSON *root = cJSON_CreateObject(), *plans = root ? cJSON_AddArrayToObject(root, "plans") : NULL;
@@ -357,6 +358,7 @@ static char *plan_json(const pp_model *m, const pp_cluster *c, const pp_plan_lis
 char *pp_report_plan(const pp_model *m, const pp_cluster *c, const pp_search_opts *o, const pp_plan_list *l,
                      const char *explain, const pp_report_meta *meta)
 {
+    PP__C_NUMERIC;
     pp__sbuf b = {0};
     pp_mem_timeline *t = malloc(sizeof *t);
     char *json = plan_json(m, c, l, explain);
@@ -461,6 +463,7 @@ static char *compare_json(const pp_model *m, const pp_compare_result *r)
 
 char *pp_report_compare(const pp_model *m, const pp_compare_result *r, const pp_report_meta *meta)
 {
+    PP__C_NUMERIC;
     pp__sbuf b = {0};
     pp_mem_timeline *t = malloc(sizeof *t);
     char *json = compare_json(m, r);

@@ -208,6 +208,7 @@ static pp_status estimate(const cJSON *o, cJSON *out)
 
 char *pp_estimate_request(const char *json, pp_status *status)
 {
+    PP__C_NUMERIC;
     pp_error err = {""};
     pp_status st;
     cJSON *out = cJSON_CreateObject();

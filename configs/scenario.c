@@ -170,6 +170,7 @@ pp_status pp__scenario_read(const cJSON *o, const char *where, const char *path,
 
 pp_status pp_scenario_parse(const char *json, size_t len, const char *where, pp_scenario *out, pp_error *err)
 {
+    PP__C_NUMERIC;
     cJSON *root = jr_parse(json, len, where, err);
     if (!root) return PP_ERR_INPUT;
     pp_status st = pp__scenario_read(root, where, "$", out, err);
@@ -179,6 +180,7 @@ pp_status pp_scenario_parse(const char *json, size_t len, const char *where, pp_
 
 pp_status pp_scenario_load(const pp_scenario *sc, pp_model *m, pp_cluster *c, pp_error *err)
 {
+    PP__C_NUMERIC;
     pp_status st = pp_model_load(sc->model, m, err);
     if (st == PP_OK) st = pp_cluster_load(sc->cluster, c, err);
     if (st == PP_OK) st = pp_cluster_resize(c, sc->nodes, sc->gpus, err);
@@ -269,6 +271,7 @@ cJSON *pp__scenario_result(int index, const cJSON *scenario, const char *where, 
 
 char *pp_plan_request(const char *json, pp_status *status)
 {
+    PP__C_NUMERIC;
     pp_error err = {""};
     pp_status st;
     cJSON *out;

@@ -503,6 +503,7 @@ static void draw_title(pp__sbuf *b, const pp_compare_result *r, const pp__axis *
 
 char *pp_compare_to_svg(const pp_compare_result *r)
 {
+    PP__C_NUMERIC;
     pp__sbuf b = {0};
     pp__compare_svg(&b, r, 0, NULL, NULL);
     return pp__sb_take(&b);
@@ -550,6 +551,7 @@ void pp__compare_svg(pp__sbuf *b, const pp_compare_result *r, int inline_svg, co
 
 pp_status pp_compare_write_svg(const pp_compare_result *r, const char *path, int force, pp_error *err)
 {
+    PP__C_NUMERIC;
     char *s = pp_compare_to_svg(r);
     if (!s) return pp__fail(err, PP_ERR_NOMEM, "out of memory");
     pp_status st = pp_write_file(path, s, strlen(s), force, err);

@@ -76,6 +76,7 @@ static void index_list(jr_ctx *c, pp_sweep *s, const cJSON *list)
 
 pp_status pp_sweep_open(const char *spec, size_t len, const char *where, pp_sweep **out, pp_error *err)
 {
+    PP__C_NUMERIC;
     *out = NULL;
     pp_sweep *s = calloc(1, sizeof *s);
     if (!s) return pp__fail(err, PP_ERR_NOMEM, "%s: out of memory", where);
@@ -171,6 +172,7 @@ static cJSON *scenario_at(const pp_sweep *s, const pp_sweep_opts *o, int i)
 
 char *pp_sweep_scenario(const pp_sweep *s, const pp_sweep_opts *o, int index)
 {
+    PP__C_NUMERIC;
     cJSON *sc = scenario_at(s, o, index);
     char *text = sc ? cJSON_PrintUnformatted(sc) : NULL;
     cJSON_Delete(sc);
@@ -193,6 +195,7 @@ int pp_sweep_selected(const pp_sweep_opts *o, int i)
 
 const char *pp_sweep_csv_header(void)
 {
+    PP__C_NUMERIC;
     return "index,status,model,cluster,gpus,global_batch,seq,framework,dp,tp,pp,cp,ep,sp,zero,offload,recompute,"
            "precision,"
            "micro_batch,grad_accum,schedule,virtual_stages,mode,peak_bytes,fits,step_s,tokens_per_s,mfu,train_days,"
@@ -275,6 +278,7 @@ static char *csv_row(const cJSON *res, int index)
 
 char *pp_sweep_result(const pp_sweep *s, const pp_sweep_opts *o, int index, pp_status *st)
 {
+    PP__C_NUMERIC;
     cJSON *sc = scenario_at(s, o, index);
     *st = PP_ERR_NOMEM;
     if (!sc) return NULL;

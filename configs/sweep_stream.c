@@ -113,6 +113,7 @@ static void put_locked(pp_sweep_queue *q, slot *s, char *line, pp_status st)
 
 int pp_sweep_queue_claim(pp_sweep_queue *q, int *index)
 {
+    PP__C_NUMERIC;
     pthread_mutex_lock(&q->mu);
     int r = q->stop ? -1 : claim_locked(q, index);
     pthread_mutex_unlock(&q->mu);
@@ -121,6 +122,7 @@ int pp_sweep_queue_claim(pp_sweep_queue *q, int *index)
 
 pp_status pp_sweep_queue_put(pp_sweep_queue *q, int index, const char *line, pp_status st)
 {
+    PP__C_NUMERIC;
     size_t len = strlen(line);
     char *copy = malloc(len + 1);
     if (!copy) return PP_ERR_NOMEM;
@@ -153,6 +155,7 @@ static int run_claimed_locked(pp_sweep_queue *q, int index)
 
 int pp_sweep_queue_next(pp_sweep_queue *q, int wait, int *index, char **line, pp_status *st)
 {
+    PP__C_NUMERIC;
     pthread_mutex_lock(&q->mu);
     int r;
     for (;;) {
@@ -260,6 +263,7 @@ static void run_team(team *t, int jobs)
 pp_status pp_sweep_stream(const pp_sweep *s, const pp_sweep_opts *o, pp_status (*drive)(pp_sweep_queue *q, void *user),
                           void *user, pp_error *err)
 {
+    PP__C_NUMERIC;
     if (o->shard_n < 0 || (o->shard_n > 0 && (o->shard_k < 1 || o->shard_k > o->shard_n)))
         return pp__fail(err, PP_ERR_INPUT, "--shard K/N: expected 1 <= K <= N, got %d/%d", o->shard_k, o->shard_n);
     if (o->window < 0 || o->nskip < 0 || (o->nskip > 0 && !o->skip) || o->format < 0 || o->format >= PP_SWEEP_FORMAT_COUNT)
@@ -317,6 +321,7 @@ static pp_status run_drive(pp_sweep_queue *q, void *user)
 pp_status pp_sweep_run(const char *spec, size_t len, const char *where, const pp_sweep_opts *o, int *failed,
                        pp_error *err)
 {
+    PP__C_NUMERIC;
     pp_sweep *s;
     *failed = 0;
     pp_status st = pp_sweep_open(spec, len, where, &s, err);

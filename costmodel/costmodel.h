@@ -6,6 +6,7 @@
 #ifndef PARPLAN_COSTMODEL_H
 #define PARPLAN_COSTMODEL_H
 
+#include <locale.h>
 #include "parplan.h"
 
 #define PP_GIB 1073741824.0 /* bytes */
@@ -172,6 +173,12 @@ void pp__stage_params(const pp_model *m, const pp_strategy *s, int stage, int fi
 /* The default split: equal blocks per stage, the remainder to the middle
  * stages first (out[0..p-1]). */
 void pp__split_default(int p, int layers, int *out);
+
+/* Text with numbers in the "C" locale (c_locale.c): PP__C_NUMERIC as the
+ * first line of an API function sets it for this thread until it returns. */
+locale_t pp__c_numeric_enter(void);
+void pp__c_numeric_leave(locale_t *old);
+#define PP__C_NUMERIC locale_t pp__saved_locale __attribute__((cleanup(pp__c_numeric_leave))) = pp__c_numeric_enter()
 
 /* Interleaving: whether s carries an explicit layout, and the blocks of
  * chunk c of stage i (the layout's, else the stage's split evenly). */

@@ -46,7 +46,9 @@ typedef enum pp_status {
 } pp_status;
 
 #define PP_ERR_LEN 512
-/* A failure. msg is one self-contained line in the library's own terms
+/* A failure, written only when a call fails (a call that returns PP_OK
+ * leaves the caller's pp_error as it was: clear it first if you print it
+ * regardless). msg is one self-contained line in the library's own terms
  * (strategy fields by their JSON names, never a CLI flag). When a validity
  * rule failed, rule is its id (pp_rule, below; 0 otherwise), field the
  * strategy field it names ("tp", "zero", "stage_layers", ...), value that
@@ -54,7 +56,7 @@ typedef enum pp_status {
  * "field value: " prefix, so that a front end can word the field its own
  * way (a flag, a JSON path, a ds_config key). */
 typedef struct pp_error {
-    char msg[PP_ERR_LEN]; /* one line, no trailing newline; "" when none */
+    char msg[PP_ERR_LEN]; /* one line, no trailing newline */
     int rule;             /* pp_rule of the failed validity rule; 0 = none */
     char field[32];       /* the field the rule names; "" = none */
     char value[48];       /* its value as text */

@@ -90,6 +90,7 @@ static int pt_cmp(const void *pa, const void *pb)
  * of its own x (equal points are all kept). */
 int pp_pareto_front(const double *x, const double *y, int n, int *on_front)
 {
+    PP__C_NUMERIC;
     if (n <= 0) return 0;
     pt *v = malloc((size_t)n * sizeof *v);
     if (!v) return -1;
@@ -194,6 +195,7 @@ static void option_init(const pp_compare_opts *o, const pp_compare_cluster *cc, 
 pp_status pp_compare_option_eval(const pp_compare_opts *o, const pp_compare_cluster *cc, int gpus,
                                  const pp_plan *plan, pp_compare_option *out, pp_error *err)
 {
+    PP__C_NUMERIC;
     pp_cluster c;
     pp_status st = sized(cc, gpus, &c, err);
     if (st != PP_OK) return st;
@@ -643,6 +645,7 @@ static pp_status infeasible_summary(const pp_compare_result *r, pp_error *err)
 pp_status pp_compare_run(const pp_model *m, const pp_compare_cluster *clusters, int nclusters,
                          const pp_compare_opts *o, pp_compare_result *out, pp_error *err)
 {
+    PP__C_NUMERIC;
     memset(out, 0, sizeof *out);
     out->cheapest = out->fastest = -1;
     pp_status st = check_opts(clusters, nclusters, o, err);

@@ -309,6 +309,7 @@ static void ilp_lines(sbuf *b, const pp_search_opts *o, const pp_search_stats *s
 pp_status pp_plan_explain(const pp_model *m, const pp_cluster *c, const pp_search_opts *o, const pp_plan_list *list,
                           char **text, pp_error *err)
 {
+    PP__C_NUMERIC;
     sbuf b = {0};
     *text = NULL;
     if (!list || list->n < 1) return pp__fail(err, PP_ERR_INPUT, "--explain: no plan to explain");
@@ -633,6 +634,7 @@ static void try_all(advisor *A)
 pp_status pp_oom_advice(const pp_model *m, const pp_cluster *c, const pp_plan *p, unsigned flags, char **text,
                         pp_error *err)
 {
+    PP__C_NUMERIC;
     sbuf b = {0};
     *text = NULL;
     if (p->memory.fits) return pp__fail(err, PP_ERR_INPUT, "the strategy fits: no advice needed");
@@ -689,6 +691,7 @@ static void more_gpus(fixes *f, const pp_model *m, const pp_cluster *c, const pp
 pp_status pp_plan_why_infeasible(const pp_model *m, const pp_cluster *c, const pp_search_opts *o,
                                  const pp_plan_list *list, char **text, pp_error *err)
 {
+    PP__C_NUMERIC;
     sbuf b = {0};
     fixes f = {0};
     *text = NULL;

@@ -773,6 +773,7 @@ cleanup:
 pp_status pp_plan_search(const pp_model *m, const pp_cluster *c, const pp_search_opts *o, pp_plan_list *list,
                          pp_error *err)
 {
+    PP__C_NUMERIC;
     memset(list, 0, sizeof *list);
     ctl cl = {0, 1};
     pp_status st = search_run(m, c, o, cl, list, err);
