@@ -178,7 +178,18 @@ static char *training_args(const pp_model *m, const pp_plan *p, const pp_hparams
     cJSON_AddNumberToObject(o, "max_grad_norm", hp->gradient_clipping);
     cJSON_AddNumberToObject(o, "max_steps", hp->total_steps);
     cJSON_AddNumberToObject(o, "warmup_steps", hp->warmup_steps);
-    cJSON_AddStringToObject(o, "lr_scheduler_type", "linear");
+    if (hp->min_lr > 0) {
+        /* linear from min_lr up and back down to it: the warmup-stable-decay
+         * schedule with no stable phase (transformers optimization.py
+         * get_wsd_schedule; "linear" has no floor; red team rt11) */
+        cJSON_AddStringToObject(o, "lr_scheduler_type", "warmup_stable_decay");
+        cJSON *kw = cJSON_AddObjectToObject(o, "lr_scheduler_kwargs");
+        cJSON_AddNumberToObject(kw, "num_stable_steps", 0);
+        cJSON_AddNumberToObject(kw, "num_decay_steps", hp->total_steps - hp->warmup_steps);
+        cJSON_AddStringToObject(kw, "decay_type", "linear");
+        cJSON_AddNumberToObject(kw, "min_lr_ratio", hp->min_lr / hp->lr);
+    } else
+        cJSON_AddStringToObject(o, "lr_scheduler_type", "linear");
     if (s->loss == PP_LOSS_CHUNKED) cJSON_AddBoolToObject(o, "use_liger_kernel", 1);
     if (s->dp > 1) cJSON_AddBoolToObject(o, "ddp_find_unused_parameters", 0);
     if (ds_config) cJSON_AddStringToObject(o, "deepspeed", ds_config);
@@ -279,9 +290,12 @@ static char *torchtitan_toml(const pp_model *m, const pp_cluster *c, const pp_pl
     /* the output layer stays BF16, as parplan prices it (compute.c
      * pp__head_time; v0.2.2 converts every linear unless filtered) */
     if (s->precision == PP_PREC_FP8) pp__sb_printf(&b, "\n[quantize.linear.float8]\nfilter_fqns = [\"output\"]\n");
-    pp__sb_printf(&b, "\n[optimizer]\nname = \"AdamW\"\nlr = %g\neps = %g\nweight_decay = %g\n", hp->lr, hp->eps,
-                  hp->weight_decay);
+    pp__sb_printf(&b, "\n[optimizer]\nname = \"AdamW\"\nlr = %g\nbeta1 = %g\nbeta2 = %g\neps = %g\nweight_decay = %g\n", hp->lr,
+                  hp->beta1, hp->beta2, hp->eps, hp->weight_decay);
     pp__sb_printf(&b, "\n[lr_scheduler]\nwarmup_steps = %d\n", hp->warmup_steps);
+    /* the decay ends at lr x min_lr_factor (v0.2.2 LRScheduler); its warmup
+     * starts near 0 whatever min_lr says */
+    if (hp->min_lr > 0) pp__sb_printf(&b, "min_lr_factor = %.9g\n", hp->min_lr / hp->lr);
     pp__sb_printf(&b, "\n[training]\nlocal_batch_size = %d\nglobal_batch_size = %d\nseq_len = %d\nsteps = %d\n"
                       "max_norm = %g\nmixed_precision_param = \"%s\"\nmixed_precision_reduce = \"float32\"\n",
                   s->pp > 1 ? s->micro_batch * s->grad_accum : s->micro_batch, s->global_batch, s->seq, hp->total_steps,

@@ -1137,3 +1137,33 @@ Test(training_args, model_expert_bias_needs_sigmoid)
     cr_expect(strstr(err, "m.json") && strstr(err, "expert_bias") && strstr(err, "sigmoid"), "%s", err);
     drop_dir(out, err);
 }
+
+/* The optimizer's betas and the floor of the decay reach every FSDP
+ * launcher (red team rt11: torchtitan's TOML dropped both, the Trainer's
+ * file the floor): torchtitan v0.2.2 Optimizer beta1/beta2 and LRScheduler
+ * min_lr_factor (lr x factor); transformers' warmup_stable_decay with no
+ * stable phase and a linear decay to min_lr_ratio. */
+Test(fsdp_files, betas_and_min_lr_are_written)
+{
+    const char *tt[] = {"fp8", "bf16"}; /* fp8 needs torchtitan; bf16 goes through Accelerate */
+    for (int k = 0; k < 2; k++) {
+        fresh_dir();
+        char *out, *err;
+        int rc = estimate(ARGS("--model", "llama3-8b", "--cluster", "dgx-h100", "--gpus", "8", "--framework", "fsdp",
+                               "--zero", "3", "--precision", tt[k], "--global-batch", "64", "--seq", "4096",
+                               "--adam-betas", "0.9,0.999", "--min-lr", "3e-5"),
+                          &out, &err);
+        cr_assert_eq(rc, 0, "%s", err);
+        if (k == 0) {
+            char *t = emitted("torchtitan.toml");
+            cr_expect(strstr(t, "\nbeta1 = 0.9\nbeta2 = 0.999\n") && strstr(t, "\nmin_lr_factor = 0.1\n"), "%s", t);
+            free(t);
+        } else {
+            char *t = emitted("training_args.json");
+            cr_expect(strstr(t, "\"adam_beta2\":  0.999") && strstr(t, "\"warmup_stable_decay\"") &&
+                      strstr(t, "\"min_lr_ratio\":  0.1") && strstr(t, "\"decay_type\":  \"linear\""), "%s", t);
+            free(t);
+        }
+        drop_dir(out, err);
+    }
+}
