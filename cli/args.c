@@ -66,6 +66,21 @@ static int unknown_opt(const cli_cmd *cmd, const char *arg)
     return 2;
 }
 
+/* 'value' for a message (cut and made printable), or "the flag" without one. */
+static void cli_quote(const char *v, char *buf, size_t cap)
+{
+    if (!v) {
+        snprintf(buf, cap, "the flag");
+        return;
+    }
+    size_t k = 0;
+    buf[k++] = '\'';
+    for (; *v && k + 5 < cap; v++) buf[k++] = (unsigned char)*v < 0x20 || *v == 0x7f ? '?' : *v;
+    if (*v) buf[k++] = '.', buf[k++] = '.';
+    buf[k++] = '\'';
+    buf[k] = '\0';
+}
+
 int cli_parse(const cli_cmd *cmd, int argc, char **argv, cli_args *out)
 {
     memset(out, 0, sizeof *out);
@@ -99,6 +114,16 @@ int cli_parse(const cli_cmd *cmd, int argc, char **argv, cli_args *out)
             fprintf(stderr, "parplan %s: too many options\n", cmd->name);
             return 2;
         }
+        /* scripts concatenate command lines: a second value must not win
+         * silently (red team rt12), as a JSON or YAML key given twice */
+        for (int k = 0; k < out->n; k++)
+            if (out->keys[k] == o->name) {
+                char was[64], now[64];
+                cli_quote(out->vals[k], was, sizeof was);
+                cli_quote(val, now, sizeof now);
+                fprintf(stderr, "parplan %s: --%s: given twice (%s, then %s); give it once\n", cmd->name, o->name, was, now);
+                return 2;
+            }
         out->keys[out->n] = o->name;
         out->vals[out->n++] = val;
     }

@@ -45,13 +45,13 @@ static const cli_opt opts[] = {
 
 /* A positive amount (cli_parse_num: suffix k, M, B, T, ...; a leading '$'
  * allowed). 0 ok, 2 after printing the error. */
-static int parse_amount(const char *flag, const char *v, double hi, double *out)
+static int parse_amount(const char *flag, const char *v, double lo, double hi, double *out)
 {
     const char *num = *v == '$' ? v + 1 : v; /* --budget-usd '$2M' */
     double d;
-    if (cli_parse_num(num, strlen(num), &d) != 0 || d <= 0 || d > hi) {
-        fprintf(stderr, "parplan: --%s: expected a positive number up to %g (suffix k, M, B or T allowed), got '%s'\n",
-                flag, hi, cli_q(v));
+    if (cli_parse_num(num, strlen(num), &d) != 0 || d < lo || d > hi) {
+        fprintf(stderr, "parplan: --%s: expected a number in [%g, %g] (suffix k, M, B or T allowed), got '%s'\n", flag,
+                lo, hi, cli_q(v));
         return 2;
     }
     *out = d;
@@ -130,12 +130,13 @@ static int cluster_index(const req *q, const char *flag, const char *name)
 /* --price-per-gpu-hour / --purchase-usd-per-gpu: one PRICE for every
  * cluster, or CLUSTER=PRICE,... Stores into the double at byte offset off
  * of each pp_compare_cluster. */
+/* a price of at least one cent: below it a typo, not a price */
 static int set_prices(req *q, const char *flag, const char *v, double hi, size_t off)
 {
     if (!v) return 0;
     if (!strchr(v, '=')) {
         double d;
-        if (parse_amount(flag, v, hi, &d)) return 2;
+        if (parse_amount(flag, v, 0.01, hi, &d)) return 2;
         for (int i = 0; i < q->ncl; i++) *(double *)((char *)&q->cl[i] + off) = d;
         return 0;
     }
@@ -160,7 +161,7 @@ static int set_prices(req *q, const char *flag, const char *v, double hi, size_t
             return 2;
         }
         double d;
-        if (parse_amount(flag, eq + 1, hi, &d)) return 2;
+        if (parse_amount(flag, eq + 1, 0.01, hi, &d)) return 2;
         *(double *)((char *)&q->cl[ci] + off) = d;
     }
     return 0;
@@ -302,9 +303,9 @@ static int parse_money(const cli_args *a, req *q)
         fprintf(stderr, "parplan: --train-tokens: expected the number of tokens to train on, e.g. 2e12 or 2T\n");
         return 2;
     }
-    if ((rc = parse_amount("train-tokens", v, 1e18, &o->train_tokens))) return rc;
-    if ((v = cli_get(a, "deadline-days")) && (rc = parse_amount("deadline-days", v, 1e5, &o->deadline_days))) return rc;
-    if ((v = cli_get(a, "budget-usd")) && (rc = parse_amount("budget-usd", v, 1e15, &o->budget_usd))) return rc;
+    if ((rc = parse_amount("train-tokens", v, 1, 1e18, &o->train_tokens))) return rc;
+    if ((v = cli_get(a, "deadline-days")) && (rc = parse_amount("deadline-days", v, 0.01, 1e5, &o->deadline_days))) return rc;
+    if ((v = cli_get(a, "budget-usd")) && (rc = parse_amount("budget-usd", v, 1, 1e15, &o->budget_usd))) return rc;
     if ((rc = set_prices(q, "price-per-gpu-hour", cli_get(a, "price-per-gpu-hour"), 1e4,
                          offsetof(pp_compare_cluster, price_usd_per_gpu_hour))) ||
         (rc = set_prices(q, "purchase-usd-per-gpu", cli_get(a, "purchase-usd-per-gpu"), 1e8,
@@ -324,7 +325,7 @@ static int parse_money(const cli_args *a, req *q)
                         "--purchase-usd-per-gpu\n");
         return 2;
     }
-    if (purchase && (rc = parse_amount("amortize-years", v, 50, &o->amortize_years))) return rc;
+    if (purchase && (rc = parse_amount("amortize-years", v, 0.1, 50, &o->amortize_years))) return rc;
     if ((rc = cli_num(a, "usd-per-kwh", 0, 100, 0, &o->usd_per_kwh))) return rc;
     return 0;
 }

@@ -571,7 +571,10 @@ static int calibrate(const cli_args *a, const pp_model *m, pp_cluster *c, const 
     pp_error err = {""};
     double mm = c->gpu.matmul_eff, at = c->gpu.attn_eff;
     pp_status st = pp_calibrate(m, c, &p->strategy, step, &err);
-    if (st != PP_OK) return cli_fail(st, &err);
+    if (st != PP_OK) { /* the measurement or the configuration is wrong: bad input, named */
+        fprintf(stderr, "parplan: %s: %s\n", tflops > 0 ? "--measured-tflops" : "--measured-step-s", err.msg);
+        return pp_status_exit_code(st);
+    }
     fprintf(stderr, "parplan: calibrated %s to a %.4g s step: matmul efficiency %.3f (was %.3f), attention %.3f (was %.3f)\n"
                     "parplan: reuse it with \"efficiency\": {\"matmul\": %.3f, \"attention\": %.3f} in a GPU or cluster file\n",
             c->gpu.name, step, c->gpu.matmul_eff, mm, c->gpu.attn_eff, at, c->gpu.matmul_eff, c->gpu.attn_eff);

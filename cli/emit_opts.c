@@ -8,19 +8,28 @@
 int cli_hparams(const cli_args *a, pp_hparams *h)
 {
     int rc;
-    double steps = h->total_steps, warm = h->warmup_steps;
     if ((rc = cli_num(a, "lr", 1e-12, 10, h->lr, &h->lr)) || (rc = cli_num(a, "min-lr", 0, 10, h->min_lr, &h->min_lr)) ||
-        (rc = cli_num(a, "warmup-steps", 0, 2e9, warm, &warm)) || (rc = cli_num(a, "train-steps", 1, 2e9, steps, &steps)) ||
+        (rc = cli_int(a, "warmup-steps", 0, 2000000000, h->warmup_steps, &h->warmup_steps)) ||
+        (rc = cli_int(a, "train-steps", 1, 2000000000, h->total_steps, &h->total_steps)) ||
         (rc = cli_num(a, "weight-decay", 0, 10, h->weight_decay, &h->weight_decay)) ||
         (rc = cli_num(a, "adam-eps", 1e-30, 1, h->eps, &h->eps)) ||
         (rc = cli_num(a, "grad-clip", 0, 1e6, h->gradient_clipping, &h->gradient_clipping)))
         return rc;
-    h->warmup_steps = (int)warm;
-    h->total_steps = (int)steps;
+    /* the cross-checks of pp_hparams_check, each naming its flag */
+    if (h->min_lr > h->lr) {
+        fprintf(stderr, "parplan: --min-lr %g: expected at most the peak learning rate (--lr %g)\n", h->min_lr, h->lr);
+        return 2;
+    }
+    if (h->warmup_steps > h->total_steps) {
+        fprintf(stderr, "parplan: --warmup-steps %d: expected at most the steps of the run (--train-steps %d)\n",
+                h->warmup_steps, h->total_steps);
+        return 2;
+    }
     const char *b = cli_get(a, "adam-betas");
     char tail;
-    if (b && sscanf(b, "%lf,%lf%c", &h->beta1, &h->beta2, &tail) != 2) {
-        fprintf(stderr, "parplan: --adam-betas: expected B1,B2 such as 0.9,0.95, got '%s'\n", cli_q(b));
+    if (b && (sscanf(b, "%lf,%lf%c", &h->beta1, &h->beta2, &tail) != 2 || !(h->beta1 >= 0 && h->beta1 < 1) ||
+              !(h->beta2 >= 0 && h->beta2 < 1))) {
+        fprintf(stderr, "parplan: --adam-betas: expected B1,B2 each in [0, 1), such as 0.9,0.95, got '%s'\n", cli_q(b));
         return 2;
     }
     return 0;

@@ -72,16 +72,19 @@ const char *pp_link_kind_name(pp_link_kind k)
 
 /* A number in (0, hi]: zero, negative, non-finite (1e999) and absurd values
  * are errors. Returns 1 when present and valid. */
-static int num_pos(jr_ctx *c, const cJSON *o, const char *path, const char *key, int req, double hi,
+/* A positive quantity within physical bounds [lo, hi]: a bandwidth of
+ * 1e-300 GB/s passes "positive" but prints 10^300-second steps (red team
+ * rt12); the floors are far below any real part (1 GbE, a 10 ns link). */
+static int num_pos(jr_ctx *c, const cJSON *o, const char *path, const char *key, int req, double lo, double hi,
                    double *out)
 {
     if (c->st != PP_OK) return 0;
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
     if (!v || cJSON_IsNull(v)) return req ? jr_fail(c, path, key, "missing required field") : 0;
-    if (!cJSON_IsNumber(v)) return jr_fail(c, path, key, "expected a number in (0, %g]", hi);
+    if (!cJSON_IsNumber(v)) return jr_fail(c, path, key, "expected a number in [%g, %g]", lo, hi);
     double d = v->valuedouble;
-    if (!isfinite(d) || d <= 0 || d > hi)
-        return jr_fail(c, path, key, "expected a number in (0, %g], got %g", hi, d);
+    if (!isfinite(d) || d < lo || d > hi)
+        return jr_fail(c, path, key, "expected a number in [%g, %g], got %g", lo, hi, d);
     *out = d;
     return 1;
 }
@@ -177,14 +180,14 @@ static void read_gpu(jr_ctx *c, const cJSON *g, const char *path, gpu_entry *e)
     jr_str(c, g, path, "full_name", 1, out->full_name, sizeof out->full_name);
     jr_str(c, g, path, "vendor", 1, out->vendor, sizeof out->vendor);
     jr_str(c, g, path, "source", 1, out->source, sizeof out->source);
-    if (num_pos(c, g, path, "mem_gib", 1, 4096, &v)) out->mem_bytes = v * PP_GIB;
-    if (num_pos(c, g, path, "hbm_tb_s", 1, 1000, &v)) out->hbm_bw = v * 1e12;
+    if (num_pos(c, g, path, "mem_gib", 1, 1, 4096, &v)) out->mem_bytes = v * PP_GIB;
+    if (num_pos(c, g, path, "hbm_tb_s", 1, 0.01, 1000, &v)) out->hbm_bw = v * 1e12;
     read_tflops(c, g, path, out);
     read_efficiency(c, g, path, out);
     jr_bool(c, g, path, "fp8_transpose", 0, &out->fp8_transpose);
     int p2p = 1;
     if (jr_bool(c, g, path, "p2p", 0, &p2p)) out->no_p2p = !p2p;
-    num_pos(c, g, path, "tdp_w", 1, 1e4, &out->tdp_w);
+    num_pos(c, g, path, "tdp_w", 1, 1, 1e4, &out->tdp_w);
     read_price(c, g, path, out);
 }
 
@@ -379,12 +382,12 @@ static void read_intra(jr_ctx *c, const cJSON *root, pp_link *l)
     if (!o) return;
     jr_check_keys(c, o, p, intra_keys);
     if (jr_enum(c, o, p, "kind", 1, intra_names, 4, &k)) l->kind = intra_kinds[k];
-    int has_bw = num_pos(c, o, p, "gbytes_per_s_bidir", 0, 1e5, &bidir);
+    int has_bw = num_pos(c, o, p, "gbytes_per_s_bidir", 0, 0.1, 1e5, &bidir);
     int has_gen = jr_int(c, o, p, "gen", 0, 3, 6, &gen);
     if (has_gen && l->kind != PP_LINK_PCIE) jr_fail(c, p, "gen", "expected only with kind \"pcie\"");
     if (has_bw == has_gen) jr_fail(c, "$", "intra", "expected exactly one of gbytes_per_s_bidir or gen");
     l->bw = has_gen ? pcie_gb_s[gen] * 1e9 : bidir * 1e9 / 2; /* bytes/s per direction */
-    if (num_pos(c, o, p, "latency_us", 1, 1e4, &lat)) l->latency = lat * 1e-6;
+    if (num_pos(c, o, p, "latency_us", 1, 0.01, 1e4, &lat)) l->latency = lat * 1e-6;
 }
 
 static void read_inter(jr_ctx *c, const cJSON *root, pp_cluster *cl)
@@ -397,8 +400,8 @@ static void read_inter(jr_ctx *c, const cJSON *root, pp_cluster *cl)
     jr_check_keys(c, o, p, inter_keys);
     if (jr_enum(c, o, p, "kind", 1, inter_names, 3, &k)) cl->inter.kind = inter_kinds[k];
     jr_int(c, o, p, "nics", 1, 1, 1024, &cl->nics_per_node);
-    if (num_pos(c, o, p, "nic_gbit_s", 1, 1e5, &gbit)) cl->nic_bw = gbit * 1e9 / 8; /* line rate */
-    if (num_pos(c, o, p, "latency_us", 1, 1e4, &lat)) cl->inter.latency = lat * 1e-6;
+    if (num_pos(c, o, p, "nic_gbit_s", 1, 0.1, 1e5, &gbit)) cl->nic_bw = gbit * 1e9 / 8; /* line rate */
+    if (num_pos(c, o, p, "latency_us", 1, 0.01, 1e4, &lat)) cl->inter.latency = lat * 1e-6;
 }
 
 static void read_pcie(jr_ctx *c, const cJSON *root, pp_link *l)
@@ -410,7 +413,7 @@ static void read_pcie(jr_ctx *c, const cJSON *root, pp_link *l)
     if (!o) return;
     jr_check_keys(c, o, p, pcie_keys);
     int has_gen = jr_int(c, o, p, "gen", 0, 3, 6, &gen);
-    int has_bw = num_pos(c, o, p, "gbytes_per_s", 0, 1e4, &gbs);
+    int has_bw = num_pos(c, o, p, "gbytes_per_s", 0, 0.1, 1e4, &gbs);
     if (has_bw == has_gen) jr_fail(c, "$", "pcie", "expected exactly one of gen or gbytes_per_s");
     l->kind = PP_LINK_PCIE;
     l->bw = (has_gen ? pcie_gb_s[gen] : gbs) * 1e9; /* bytes/s per direction */
@@ -442,8 +445,8 @@ static void read_nvme(jr_ctx *c, const cJSON *root, pp_cluster *cl)
     char src[PP_TEXT_LEN];
     if (jr_num(c, root, "$", "nvme_tb", 0, 0, 1e4, &v)) cl->nvme_bytes = v * 1e12;
     jr_str(c, root, "$", "nvme_source", 0, src, sizeof src);
-    if (num_pos(c, root, "$", "nvme_read_gbytes_s", 0, 1e4, &v)) cl->nvme_read_bw = v * 1e9;
-    if (num_pos(c, root, "$", "nvme_write_gbytes_s", 0, 1e4, &v)) cl->nvme_write_bw = v * 1e9;
+    if (num_pos(c, root, "$", "nvme_read_gbytes_s", 0, 0.01, 1e4, &v)) cl->nvme_read_bw = v * 1e9;
+    if (num_pos(c, root, "$", "nvme_write_gbytes_s", 0, 0.01, 1e4, &v)) cl->nvme_write_bw = v * 1e9;
     if (c->st != PP_OK) return;
     if (cl->nvme_bytes <= 0 && (cl->nvme_read_bw > 0 || cl->nvme_write_bw > 0)) {
         jr_fail(c, "$", cl->nvme_read_bw > 0 ? "nvme_read_gbytes_s" : "nvme_write_gbytes_s",
@@ -474,7 +477,7 @@ static pp_status read_cluster(const cJSON *root, const char *where, pp_cluster *
     read_intra(&c, root, &cl->intra);
     read_inter(&c, root, cl);
     read_pcie(&c, root, &cl->pcie);
-    if (num_pos(&c, root, "$", "host_mem_gib", 1, 1e6, &v)) cl->host_mem_bytes = v * PP_GIB;
+    if (num_pos(&c, root, "$", "host_mem_gib", 1, 1, 1e6, &v)) cl->host_mem_bytes = v * PP_GIB;
     read_nvme(&c, root, cl);
     if (jr_num(&c, root, "$", "host_mem_gbytes_s", 0, 1, 1e5, &v)) cl->host_mem_bw = v * 1e9;
     const cJSON *nc = jr_obj(&c, root, "$", "nccl_efficiency", 0);

@@ -26,12 +26,12 @@ pp_status pp_calibrate(const pp_model *m, pp_cluster *c, const pp_strategy *reso
     double at_run = at0 * pp__attn_kernel_speedup(c, resolved); /* the kernel the framework runs */
     double lo = 0.02 / mm0, hi = 1.0 / (mm0 > at_run ? mm0 : at_run); /* efficiencies stay in (0, 1] */
     if (step_with(m, c, resolved, mm0 * hi, at0 * hi) > measured_step_s)
-        return pp__fail(err, PP_ERR_INFEASIBLE,
+        return pp__fail(err, PP_ERR_INPUT,
                         "measured step %.4g s is faster than the model allows even at 100%% efficiency (%.4g s): "
                         "check the configuration (GPUs, batch, recompute)",
                         measured_step_s, step_with(m, c, resolved, mm0 * hi, at0 * hi));
     if (step_with(m, c, resolved, mm0 * lo, at0 * lo) < measured_step_s)
-        return pp__fail(err, PP_ERR_INFEASIBLE,
+        return pp__fail(err, PP_ERR_INPUT,
                         "measured step %.4g s is slower than compute at 2%% efficiency explains: "
                         "the run is bound by something the model does not see (data loading, I/O)",
                         measured_step_s);

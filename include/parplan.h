@@ -808,7 +808,8 @@ PP_API void pp_time_estimate(const pp_model *m, const pp_cluster *c, const pp_st
                              pp_time *t, pp_throughput *tp);
 /* Fits c->gpu.matmul_eff and attn_eff (one common factor) so that the
  * resolved strategy's predicted step equals a measured step time (s) of the
- * user's own run. PP_ERR_INFEASIBLE when no efficiency in (0, 1] explains it. */
+ * user's own run. PP_ERR_INPUT when no efficiency in (0, 1] explains it
+ * (the configuration or the measurement is wrong, CLI exit 2). */
 PP_API pp_status pp_calibrate(const pp_model *m, pp_cluster *c, const pp_strategy *resolved,
                               double measured_step_s, pp_error *err);
 /* Time, cost and energy to train on `tokens` tokens. price_usd_per_gpu_hour

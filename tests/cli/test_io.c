@@ -119,8 +119,10 @@ static int entries(void)
     return n;
 }
 
-#define EST "estimate", "--model", "llama3-8b", "--cluster", "dgx-h100", "--zero", "1", "--seq", "4096"
-#define PLAN "plan", "--model", "llama3-8b", "--cluster", "dgx-h100", "--global-batch", "64", "--top", "2"
+#define EST0 "estimate", "--model", "llama3-8b", "--cluster", "dgx-h100"
+#define EST EST0, "--zero", "1", "--seq", "4096"
+#define PLAN0 "plan", "--model", "llama3-8b", "--cluster", "dgx-h100"
+#define PLAN PLAN0, "--global-batch", "64", "--top", "2"
 #define CMP "compare", "--model", "llama3-8b", "--clusters", "dgx-h100", "--gpus", "8", "--train-tokens", "1T"
 
 static void expect_stdout_failure(res r, const char *why, const char *what)
@@ -151,7 +153,7 @@ Test(io_out, stdout_under_a_file_size_limit_exits_3)
     /* 512 bytes: every one of these prints more (600 to 10,000) on stdout; stderr, a file
      * under the same limit, gets less (a strategy that fits: no advice) */
     expect_stdout_failure(run(p, 512, PLAN, NULL), "File too large", "plan");
-    expect_stdout_failure(run(p, 512, EST, "--format", "json", "--zero", "3", NULL), "File too large", "estimate json");
+    expect_stdout_failure(run(p, 512, EST0, "--seq", "4096", "--format", "json", "--zero", "3", NULL), "File too large", "estimate json");
     expect_stdout_failure(run(p, 512, "models", NULL), "File too large", "models");
     expect_stdout_failure(run(p, 512, CMP, "--format", "csv", NULL), "File too large", "compare csv");
 }
@@ -437,16 +439,16 @@ Test(io_text, long_arguments_are_echoed_capped)
 Test(io_text, one_number_parser_for_every_flag)
 {
     /* --train-tokens 300B works on plan as on compare: 3e11 tokens */
-    res r = run(NULL, 0, PLAN, "--top", "1", "--train-tokens", "300B", NULL);
+    res r = run(NULL, 0, PLAN0, "--global-batch", "64", "--top", "1", "--train-tokens", "300B", NULL);
     cr_expect_eq(r.code, 0, "%s", r.err);
     cr_expect(strstr(r.out, "3e+11 tokens"), "%s", r.out);
     r = run(NULL, 0, EST, "--train-tokens", "0.3T", NULL);
     cr_expect(r.code == 0 && strstr(r.out, "3e+11 tokens"), "%s%s", r.err, r.out);
     /* integers take suffixes too: 1Ki = 1024 sequences, 8Ki = 8192 tokens */
-    r = run(NULL, 0, EST, "--global-batch", "1Ki", "--seq", "8Ki", "--format", "json", NULL);
+    r = run(NULL, 0, EST0, "--zero", "1", "--global-batch", "1Ki", "--seq", "8Ki", "--format", "json", NULL);
     cr_expect_eq(r.code, 0, "%s", r.err);
     cr_expect(strstr(r.out, "\"global_batch\":\t1024") && strstr(r.out, "\"seq\":\t8192"), "%.600s", r.out);
-    r = run(NULL, 0, PLAN, "--tp", "2,4,8", "--global-batch", "0.128k", NULL);
+    r = run(NULL, 0, PLAN0, "--top", "2", "--tp", "2,4,8", "--global-batch", "0.128k", NULL);
     cr_expect_eq(r.code, 0, "%s", r.err);
     /* a fraction is still not an integer, and a bad suffix is refused */
     r = run(NULL, 0, EST, "--global-batch", "1.5k5", NULL);
