@@ -202,27 +202,68 @@ static int level_of(int what, unsigned mask)
     return PP__U_LEVELS - 1;
 }
 
-static void check(const pp__resid *rows, int n, const unsigned char *use, int i, int what, double level, pp__ucount *t)
+/* Run i's ratio against the interval (widened to hold 1, then by the
+ * factor q) of its group among the runs use keeps: 1 inside. *f: the
+ * factor >= 1 the interval would need to hold it. 0: no group. */
+static int inside(const pp__resid *rows, int n, const unsigned char *use, int i, int what, double level, double q,
+                  double *f, int *lvl)
 {
     pp__ukey k;
     pp__ugroup g;
     pp__ukey_of_resid(&rows[i], &k);
-    if (!pp__ugroup_direct(rows, n, use, what, &k, level, &g)) return;
-    double r = rows[i].ratio[what], lo = g.lo < 1 ? g.lo : 1, hi = g.hi > 1 ? g.hi : 1;
-    int in = r >= lo && r <= hi, l = level_of(what, g.mask);
+    if (!pp__ugroup_direct(rows, n, use, what, &k, level, &g)) return -1;
+    double r = rows[i].ratio[what], lo = (g.lo < 1 ? g.lo : 1) / q, hi = (g.hi > 1 ? g.hi : 1) * q;
+    if (f) *f = fmax(1, fmax(lo * q / r, r / (hi / q)));
+    if (lvl) *lvl = level_of(what, g.mask);
+    return r >= lo && r <= hi;
+}
+
+static void check(const pp__resid *rows, int n, const unsigned char *use, int i, int what, double level, double q,
+                  pp__ucount *t)
+{
+    int l, in = inside(rows, n, use, i, what, level, q, NULL, &l);
+    if (in < 0) return;
     t->checked++, t->inside += in;
     t->by_level[l][0]++, t->by_level[l][1] += in;
+}
+
+/* A plan is a run of a publication no group has seen (the user's own), and
+ * a publication's runs share a software version and a way of reporting:
+ * each run against its group built without its publication, the factor its
+ * interval needs to hold it; the factor at `level` over the runs use keeps
+ * (split-conformal rank, the jackknife+ of Barber et al. 2021 with a
+ * publication left out instead of a point). 1 when none is needed. */
+double pp__publication_widen(const pp__resid *rows, int n, const unsigned char *use, int what, double level)
+{
+    double *f = malloc((size_t)(n > 0 ? n : 1) * sizeof *f);
+    unsigned char *u = malloc((size_t)(n > 0 ? n : 1));
+    int m = 0;
+    for (int i = 0; f && u && i < n; i++) {
+        if (!usable(rows, use, i, what)) continue;
+        for (int j = 0; j < n; j++) u[j] = (!use || use[j]) && strcmp(rows[j].source, rows[i].source) != 0;
+        if (inside(rows, n, u, i, what, level, 1, &f[m], NULL) >= 0) m++;
+    }
+    double q = 1;
+    if (m > 0) {
+        qsort(f, (size_t)m, sizeof *f, cmp_d);
+        int k = (int)ceil((m + 1) * level - 1e-9);
+        q = f[(k < m ? k : m) - 1];
+    }
+    free(f);
+    free(u);
+    return q;
 }
 
 void pp__coverage_loo(const pp__resid *rows, int n, int what, double level, pp__ucount *t)
 {
     unsigned char *use = malloc((size_t)(n > 0 ? n : 1));
     memset(t, 0, sizeof *t);
+    double q = pp__publication_widen(rows, n, NULL, what, level);
     for (int i = 0; use && i < n; i++) {
         if (rows[i].ratio[what] <= 0) continue;
         memset(use, 1, (size_t)n);
         use[i] = 0;
-        check(rows, n, use, i, what, level, t);
+        check(rows, n, use, i, what, level, q, t);
     }
     free(use);
 }
@@ -237,8 +278,9 @@ void pp__coverage_lso(const pp__resid *rows, int n, int what, double level, pp__
         if (!first) continue;
         t->sources++;
         for (int j = 0; j < n; j++) use[j] = strcmp(rows[j].source, rows[s].source) != 0;
+        double q = pp__publication_widen(rows, n, use, what, level); /* without s: nested */
         for (int i = 0; i < n; i++)
-            if (!use[i] && rows[i].ratio[what] > 0) check(rows, n, use, i, what, level, t);
+            if (!use[i] && rows[i].ratio[what] > 0) check(rows, n, use, i, what, level, q, t);
     }
     free(use);
 }
@@ -306,7 +348,7 @@ void pp__ugroup_label(const pp__ugroup *g, char *buf, size_t cap)
     if (!g->mask) snprintf(buf, cap, "all published runs");
 }
 
-static void interval(const pp__ugroup *tab, int n, int what, const pp__ukey *k, double x, pp_interval *out)
+static void interval(const pp__ugroup *tab, int n, int what, const pp__ukey *k, double x, double q, pp_interval *out)
 {
     int i = pp__ugroup_find(tab, n, what, k);
     memset(out, 0, sizeof *out);
@@ -316,11 +358,13 @@ static void interval(const pp__ugroup *tab, int n, int what, const pp__ukey *k, 
         return;
     }
     const pp__ugroup *g = &tab[i];
-    out->ratio_lo = g->lo;
-    out->ratio_hi = g->hi;
+    /* the interval holds the estimate itself, then widens by q for a run
+     * of a publication no group has seen (pp__publication_widen) */
+    out->ratio_lo = (g->lo < 1 ? g->lo : 1) / q;
+    out->ratio_hi = (g->hi > 1 ? g->hi : 1) * q;
     out->rows = g->rows;
-    out->lo = x * (g->lo < 1 ? g->lo : 1); /* the interval holds the estimate itself */
-    out->hi = x * (g->hi > 1 ? g->hi : 1);
+    out->lo = x * out->ratio_lo;
+    out->hi = x * out->ratio_hi;
     pp__ugroup_label(g, out->group, sizeof out->group);
 }
 
@@ -414,8 +458,8 @@ void pp__uncertainty_with(const pp__ugroup *tab, int n, const pp__ucover *cov, c
     memset(out, 0, sizeof *out);
     out->level = PP_INTERVAL_LEVEL;
     pp__ukey_of(c, &p->strategy, &k);
-    interval(tab, n, PP__U_STEP, &k, p->time.step_s, &out->step_s);
-    interval(tab, n, PP__U_MEM, &k, p->memory.peak_bytes, &out->peak_bytes);
+    interval(tab, n, PP__U_STEP, &k, p->time.step_s, cov ? fmax(1, cov->widen[PP__U_STEP]) : 1, &out->step_s);
+    interval(tab, n, PP__U_MEM, &k, p->memory.peak_bytes, cov ? fmax(1, cov->widen[PP__U_MEM]) : 1, &out->peak_bytes);
     char mech[PP_TEXT_LEN];
     if (cov && !has_family(cov->families, cov->nfamilies, k.family)) {
         char why[PP_TEXT_LEN];

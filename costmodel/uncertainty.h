@@ -63,6 +63,9 @@ typedef struct pp__ucover {
      * run's step predicted at the default constants (validate --unfitted) */
     double unfitted_lo, unfitted_hi;
     int unfitted_rows;
+    /* every group's bounds widen by this factor for a run of a new
+     * publication (pp__publication_widen) */
+    double widen[PP__U_WHAT];
 } pp__ucover;
 
 /* The built-in table (generated). */
@@ -100,6 +103,9 @@ typedef struct pp__ucount {
     int by_level[PP__U_LEVELS][2];
 } pp__ucount;
 void pp__coverage_loo(const pp__resid *rows, int n, int what, double level, pp__ucount *out);
+/* The factor >= 1 by which groups' bounds widen so that a run of a
+ * publication left out falls inside at `level` (runs i with use[i]). */
+double pp__publication_widen(const pp__resid *rows, int n, const unsigned char *use, int what, double level);
 void pp__coverage_lso(const pp__resid *rows, int n, int what, double level, pp__ucount *out);
 /* What runs i with use[i] cover. */
 void pp__ucover_build(const pp__resid *rows, int n, const unsigned char *use, pp__ucover *out);

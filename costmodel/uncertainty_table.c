@@ -70,4 +70,5 @@ const pp__ucover pp__ucoverage = {
     .precision = 0x1c, .modes = 0x1, .offload = 0x1, .mem_frameworks = 0x18,
     .ep = 1, .cp = 1,
     .unfitted_lo = 0.756049, .unfitted_hi = 1.153727, .unfitted_rows = 300,
+    .widen = {1.021730, 1.017196},
 };

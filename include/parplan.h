@@ -765,8 +765,9 @@ typedef enum pp_fit {
 
 typedef struct pp_interval {
     double lo, hi;             /* bounds in the estimate's unit (s, bytes); lo <= estimate <= hi */
-    double ratio_lo, ratio_hi; /* the group's truth/prediction bounds (hi/estimate may exceed
-                                  ratio_hi: the interval always contains the estimate) */
+    double ratio_lo, ratio_hi; /* lo/estimate and hi/estimate: the group's truth/prediction
+                                  bounds, stretched to hold 1 and widened for a new
+                                  publication (docs/validation.md, "Error bars") */
     int rows;                  /* published rows of the group; 0 = no interval (lo = hi) */
     char group[96];            /* which rows, e.g. "H100, megatron, ZeRO-1, 65-512 GPUs, fused attention" */
 } pp_interval;

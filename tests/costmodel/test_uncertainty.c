@@ -161,15 +161,27 @@ Test(uncertainty, coverage_left_out_matches_the_hand_count)
     pp__coverage_loo(r, 10, PP__U_STEP, 0.8, &t);
     cr_expect_eq(t.checked, 10);
     cr_expect_eq(t.inside, 8);
-    /* 20 runs at 0.60 ... 1.55 (step 0.05): leaving one out leaves 19, ranks
-     * 2 and 18: the two smallest and the two largest fall outside: 16 */
+    /* one publication: no run can be checked against the others, factor 1 */
+    cr_expect_eq(pp__publication_widen(r, 10, NULL, PP__U_STEP, 0.8), 1);
+    /* 20 runs at 0.60 ... 1.55 (step 0.05), a: 0.60-1.05, b: 1.10-1.55.
+     * Without its publication an a-run meets b's [1.10, 1.55], held to
+     * [1, 1.55]: factor 1/r (1.667 ... 1.053, then 1, 1); a b-run meets a's
+     * [0.60, 1.05]: factor r/1.05 (1.048 ... 1.476). Rank ceil(21 x 0.8) =
+     * 17 of the 20 sorted factors: 1.5/1.05 = 1/0.7 = 10/7. */
     for (int i = 0; i < 20; i++) r[i] = resid("X100", PP_FW_MEGATRON, 1, 16, 0.60 + i * 0.05, i < 10 ? "a" : "b");
+    double q = pp__publication_widen(r, 20, NULL, PP__U_STEP, 0.8);
+    cr_expect(fabs(q - 10.0 / 7) < 1e-9, "factor %.9g", q);
+    /* leaving one run out leaves 19, ranks 2 and 18 (the two smallest and
+     * the two largest fall outside them), but widened by 10/7 every run is
+     * inside */
     pp__coverage_loo(r, 20, PP__U_STEP, 0.8, &t);
     cr_expect_eq(t.checked, 20);
-    cr_expect_eq(t.inside, 16);
+    cr_expect_eq(t.inside, 20);
     cr_expect_eq(t.by_level[0][0], 20, "all from the narrowest group");
     /* each source left out: a's runs against b's [1.10, 1.55] widened to
-     * [1, 1.55] (1.00 and 1.05 inside), b's against a's [0.60, 1.05] (none) */
+     * [1, 1.55] (1.00 and 1.05 inside), b's against a's [0.60, 1.05] (none);
+     * the factor, computed without the publication checked, is 1 (one
+     * publication left cannot be checked against another) */
     pp__coverage_lso(r, 20, PP__U_STEP, 0.8, &t);
     cr_expect_eq(t.sources, 2);
     cr_expect_eq(t.checked, 20);
