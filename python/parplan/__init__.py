@@ -57,6 +57,7 @@ def version():
 
 def _request(fn, args):
     status = ctypes.c_int(0)
+    _no_nan(args)
     ptr = fn(json.dumps(args).encode(), ctypes.byref(status))
     if not ptr:
         raise MemoryError("libparplan returned no result (out of memory)")
@@ -90,14 +91,25 @@ def estimate(model, cluster, **strategy):
     return _request(lib().pp_estimate_request, strategy)["plan"]
 
 
+def _no_nan(args):
+    """A NaN or infinity names its key (JSON has neither: the library would
+    see malformed text)."""
+    for k, v in args.items():
+        if isinstance(v, float) and (v != v or v in (float("inf"), float("-inf"))):
+            raise Error(2, k, "%s: %r: expected a finite number" % (k, v))
+
+
 def _spec_text(spec):
     if isinstance(spec, (dict, list)):
         return json.dumps(spec).encode(), b"spec"
     if isinstance(spec, bytes):
         return spec, b"spec"
     if isinstance(spec, os.PathLike) or (isinstance(spec, str) and not spec.lstrip().startswith("{")):
-        with open(spec, "rb") as f:
-            return f.read(), os.fsencode(spec)
+        try:
+            with open(spec, "rb") as f:
+                return f.read(), os.fsencode(spec)
+        except OSError as e:  # as the CLI: a spec that cannot be read is bad input, exit 2
+            raise Error(2, None, "%s: %s" % (os.fsdecode(spec), e.strerror or e)) from e
     return spec.encode(), b"spec"
 
 

@@ -87,6 +87,11 @@ def test_sweep_rows_equal_cli_sweep_lines(tmp_path):
     (lambda: parplan.sweep_size({"grid": {"model": []}}), 2, "grid.model", "expected a non-empty list"),
     (lambda: list(parplan.sweep({"gird": {}})), 2, "gird", 'did you mean "grid"'),
     (lambda: list(parplan.sweep('{"grid": ')), 2, "$", "malformed"),
+    # as the CLI (red team rt12): a spec that cannot be read, a NaN named by its key
+    (lambda: list(parplan.sweep("no-such-spec.json")), 2, None, "no-such-spec.json"),
+    (lambda: parplan.sweep_size("/"), 2, None, "/"),
+    (lambda: parplan.plan(model="llama3-8b", cluster="dgx-h100", global_batch=8, train_tokens=float("nan")), 2,
+     "train_tokens", "finite"),
 ])
 def test_errors_raise_with_exit_code_field_and_message(call, code, field, words):
     with pytest.raises(parplan.Error) as e:
