@@ -499,7 +499,8 @@ static void framework_rules(const row *r, scenario *sc)
      * bf16 gradients; in bytes, Megatron's precision-aware optimizer with
      * bf16 moments and --grad-reduce-in-bf16 (in its fp8 runs that keeps
      * an fp32 master: 8 bytes, 2 over Apex's 6, about 5 GB a GPU here) */
-    if (is(nm, "nemo2407") && strstr(r->f[C_MODEL], "Nemotron-340B")) {
+    if ((is(nm, "nemo2407") && strstr(r->f[C_MODEL], "Nemotron-340B")) ||
+        strstr(r->f[C_NOTES], "distributed_fused_adam with dtype bf16")) { /* the dgxc rows' yaml says so too */
         s->opt_states = PP_OPT_STATES_BF16;
         s->grad_accum_dtype = PP_GRAD_16;
     }
