@@ -510,6 +510,9 @@ pp_status pp_megatron_args(const pp_model *m, const pp_cluster *c, const pp_plan
     int sm100 = !strcmp(c->gpu.vendor, "NVIDIA") && !c->gpu.fp8_transpose && c->gpu.peak_flops[PP_PREC_FP8] > 0;
     if (o->flavor == PP_MEGATRON_LM && s.zero != 3 && (s.tp > 1 || s.cp > 1) && !sm100 && !s.overlap_ep)
         pp__sb_printf(&b, "export CUDA_DEVICE_MAX_CONNECTIONS=1\n");
+    /* Megatron-DeepSpeed raises without it under --sequence-parallel
+     * (megatron/arguments.py f4157bea l.402-407; red team rt16) */
+    if (o->flavor == PP_MEGATRON_DEEPSPEED && s.sp) pp__sb_printf(&b, "export CUDA_DEVICE_MAX_CONNECTIONS=1\n");
     /* TE's userbuffers need CUDA multicast, or UB_SKIPMC=1 "on devices older
      * than compute capability 9.0" (TE comm_gemm_overlap README; base.py
      * initialize_ub asserts otherwise): NVIDIA GPUs without FP8 */

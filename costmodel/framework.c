@@ -262,6 +262,7 @@ void pp__fw_unfill(pp_strategy *s)
     if (k & PP_FILLED_ALLGATHER_BUCKET) s->buf.allgather_bucket = 0;
     if (k & PP_FILLED_GRAD_ACCUM) s->grad_accum = 0;
     if (k & PP_FILLED_SPLIT) memset(s->stage_layers, 0, sizeof s->stage_layers);
+    if (k & PP_FILLED_CHUNKS) memset(s->chunk_layers, 0, sizeof s->chunk_layers);
     s->filled = 0;
 }
 

@@ -487,6 +487,13 @@ static int fw_sp_ok(const why *w)
     if (f->etp && w->x->m->experts && s->ep > 1 && s->tp > 1 && !s->sp)
         return no(w, NULL, "off", "Megatron-Core runs expert parallelism with TP under sequence parallelism "
                   "(model_parallel_config.py: \"sequence parallelism must be used\"): set sp");
+    /* DeepSpeed-MoE takes every TP rank to hold the same tokens (sharded_moe.py
+     * MOELayer: drop_tokens, then gather_tokens over TP), but Megatron-DeepSpeed
+     * hands it the rank's sequence shard under --sequence-parallel
+     * (transformer.py: self.mlp(layernorm_output)): red team rt16 */
+    if (s->framework == PP_FW_MEGATRON_DEEPSPEED && w->x->m->experts && s->sp)
+        return no(w, NULL, "on", "DeepSpeed-MoE assumes the TP ranks hold the same tokens (sharded_moe.py drop_tokens / "
+                  "gather_tokens), and Megatron-DeepSpeed gives each its sequence shard under its sequence parallelism: unset sp");
     return 1;
 }
 

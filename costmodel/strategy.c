@@ -380,6 +380,27 @@ static void fill_split(pp_strategy *s, const pp_model *m)
 }
 
 /* Resolves s for its (set) framework: behaviours, accumulation, split, rules. */
+/* An interleaved stage whose blocks are not a multiple of v has chunks of
+ * two sizes: written out as the layout Megatron runs (pp__chunk_blocks), so
+ * memory follows the schedule over them (red team rt14: the last stage of
+ * DeepSeek-V3's 7,8,...,8,6 split was 7.8 GiB low under the whole-stage
+ * rule). The search's own splits come in units of v and need none. */
+static void fill_chunks(pp_strategy *s)
+{
+    int p = s->pp, v = s->virtual_stages, uneven = 0;
+    if (s->schedule != PP_SCHED_INTERLEAVED || v < 2 || p < 2 || (long)p * v > PP_MAX_CHUNKS || pp__chunks_explicit(s))
+        return;
+    for (int i = 0; i < p; i++) uneven |= s->stage_layers[i] % v != 0;
+    if (!uneven) return;
+    unsigned short out[PP_MAX_CHUNKS];
+    for (int k = 0; k < p * v; k++) {
+        int n = pp__chunk_blocks(s, k % p, k / p);
+        out[k] = (unsigned short)(n > 0 ? n : 0);
+    }
+    memcpy(s->chunk_layers, out, sizeof(unsigned short) * (size_t)(p * v));
+    s->filled |= PP_FILLED_CHUNKS;
+}
+
 static pp_status resolve_for(pp_strategy *s, const pp_model *m, const pp_cluster *c, pp_error *err)
 {
     pp__rule_ctx x = {m, c, s, 0};
@@ -389,6 +410,7 @@ static pp_status resolve_for(pp_strategy *s, const pp_model *m, const pp_cluster
     if (!s->grad_accum) s->filled |= PP_FILLED_GRAD_ACCUM;
     s->grad_accum = (int)(s->global_batch / ((long)s->micro_batch * s->dp));
     fill_split(s, m);
+    fill_chunks(s);
     return pp__rules_eval(&x, PP_DIM_ALL, PP_DIM_ALL & ~PP_DIM_SPLIT, NULL, err);
 }
 

@@ -476,7 +476,7 @@ enum {
     PP_FILLED_LOSS = 1u << 3, PP_FILLED_OVERLAP_DP = 1u << 4, PP_FILLED_OVERLAP_TP = 1u << 5,
     PP_FILLED_OUTPUTS = 1u << 6, PP_FILLED_REDUCE_BUCKET = 1u << 7, PP_FILLED_ALLGATHER_BUCKET = 1u << 8,
     PP_FILLED_GRAD_ACCUM = 1u << 9, PP_FILLED_SPLIT = 1u << 10, PP_FILLED_ALLOCATOR = 1u << 11,
-    PP_FILLED_FP8_PARAMS = 1u << 12
+    PP_FILLED_FP8_PARAMS = 1u << 12, PP_FILLED_CHUNKS = 1u << 13
 };
 
 PP_API void pp_buffers_default(pp_buffers *b);

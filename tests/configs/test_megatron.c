@@ -180,7 +180,15 @@ Test(megatron_args, megatron_deepspeed_flavor)
     a = bash_args(t);
     expect(&a, "--zero-stage", "3");
     expect(&a, "--cpu-optimizer", "");
+    cr_expect(!strstr(t, "CUDA_DEVICE_MAX_CONNECTIONS"), "no SP, no export");
     free(a.buf);
+    pp_free(t);
+    /* --sequence-parallel: Megatron-DeepSpeed's validate_args raises unless
+     * CUDA_DEVICE_MAX_CONNECTIONS is 1 (arguments.py f4157bea l.402-407) */
+    s = base(&m, &c, 2, 1, 1);
+    s.sp = 1;
+    t = must_args(&m, &c, &s, PP_MEGATRON_DEEPSPEED);
+    cr_expect(strstr(t, "\nexport CUDA_DEVICE_MAX_CONNECTIONS=1\n") && strstr(t, "--sequence-parallel"), "%s", t);
     pp_free(t);
 }
 
@@ -937,6 +945,7 @@ Test(megatron_flags, moe_files_balance_and_split_experts_as_priced)
     expect(&a, "--moe-aux-loss-coeff", "0.02"); /* Mixtral's config.json router_aux_loss_coef */
     free(a.buf);
     pp_free(t);
+    s.sp = 0; /* DeepSpeed-MoE takes the TP ranks' tokens to be the same: no SP (rule fw-sp) */
     t = must_args(&m, &c, &s, PP_MEGATRON_DEEPSPEED);
     cr_expect(strstr(t, "--enable-expert-tensor-parallelism\n"), "%s", t);
     /* read back without it: refused, naming the flag */

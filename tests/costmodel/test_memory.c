@@ -356,6 +356,31 @@ Test(memory, interleaved_uneven_chunks_follow_megatrons_order)
     cr_expect(strstr(err.msg, "chunk_layers"), "%s", err.msg);
 }
 
+/* A split whose stages are not multiples of v has chunks of two sizes even
+ * without a layout (red team rt14): stage 0's 3 blocks are chunks 1 + 2
+ * (the short one first, beside the embedding), stage 1's 5 are 3 + 2 (the
+ * short one last). pp 2, v 2, 4 micro-batches. Stage 1: warm-up 2 forwards
+ * of chunk 0 (6 blocks), then F1 -> 8, B1 -> 6, F1 -> 8, B1 -> 6, F0 -> 9,
+ * B0 -> 6, F0 -> 9: 9/5 (the whole-stage rule: 1.5). Stage 0: warm-up
+ * chunks 0,0,1,1 (6), then F0 -> 7, B1 -> 5, F0 -> 6, B1 -> 4, F1 -> 6,
+ * B0 -> 5, F1 -> 7: 7/3 (the rule: 2.5). */
+Test(memory, interleaved_uneven_stages_follow_megatrons_order)
+{
+    pp_model m = gpt(8, 1024, 16, 51200, 2048);
+    pp_cluster c = cluster(2, 1, 1e6);
+    pp_strategy s = strat(1, 0, PP_RECOMPUTE_NONE);
+    s.framework = PP_FW_MEGATRON;
+    s.pp = 2, s.schedule = PP_SCHED_INTERLEAVED, s.virtual_stages = 2, s.global_batch = 4;
+    s.stage_layers[0] = 3, s.stage_layers[1] = 5;
+    static pp_plan pl;
+    pp_error err = {""};
+    cr_assert_eq(pp_estimate(&m, &c, &s, &pl, &err), PP_OK, "%s", err.msg);
+    cr_expect(fabs(pl.memory.stages[0].inflight - 7 / 3.0) < 1e-12, "stage 0: %g", pl.memory.stages[0].inflight);
+    cr_expect(fabs(pl.memory.stages[1].inflight - 9 / 5.0) < 1e-12, "stage 1: %g", pl.memory.stages[1].inflight);
+    cr_expect(pl.strategy.chunk_layers[0] == 1 && pl.strategy.chunk_layers[1] == 3 && pl.strategy.chunk_layers[2] == 2 &&
+              pl.strategy.chunk_layers[3] == 2, "the layout Megatron runs");
+}
+
 /* Law: an explicit layout that is the even split prices exactly as none,
  * for any pp, v and micro-batch count. */
 Test(memory, explicit_even_layout_is_the_default)

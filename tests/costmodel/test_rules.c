@@ -61,6 +61,7 @@ static void b_ep_overlap(pp_strategy *s) { s->overlap_ep = 1; }
 static void b_ep_dispatch(pp_strategy *s) { s->ep_dispatch = 1; }
 static void b_batch(pp_strategy *s) { s->global_batch = 63; }
 static void b_sp(pp_strategy *s) { s->sp = 1, s->tp = 1; }
+static void b_sp_on(pp_strategy *s) { s->sp = 1; }
 static void b_fp8(pp_strategy *s) { s->precision = PP_PREC_FP8; }
 static void b_zero4(pp_strategy *s) { s->zero = 4; }
 static void b_shard(pp_strategy *s) { s->shard = 3; }
@@ -177,6 +178,8 @@ static rule_case cases[] = {
     {PP_RULE_FW_LAUNCHER, "mistral-7b", H, 16, PP_FW_MEGATRON, NULL, b_fsdp_pp2, PP_FW_MEGATRON, 0},
     {PP_RULE_FW_ACT_OFFLOAD, L3, H, 16, PP_FW_DEEPSPEED, tp1, b_act_offload, PP_FW_MEGATRON, 0},
     {PP_RULE_FW_ETP, "mixtral-8x7b", H, 16, PP_FW_MEGATRON_DEEPSPEED, ep2, b_etp1, PP_FW_MEGATRON, 0},
+    /* DeepSpeed-MoE under Megatron-DeepSpeed's SP: TP ranks hold different tokens (rt16) */
+    {PP_RULE_FW_SP, "mixtral-8x7b", H, 16, PP_FW_MEGATRON_DEEPSPEED, ep2, b_sp_on, PP_FW_MEGATRON, 0},
     {PP_RULE_FW_EP_OVERLAP, "mixtral-8x7b", H, 16, PP_FW_MEGATRON_DEEPSPEED, ep2, b_ep_overlap, PP_FW_MEGATRON, 0},
     {PP_RULE_FW_EP_DISPATCH, "mixtral-8x7b", H, 16, PP_FW_MEGATRON_DEEPSPEED, ep2, b_ep_dispatch, PP_FW_MEGATRON, 0},
     {PP_RULE_FW_ALLOCATOR, L3, H, 16, PP_FW_DEEPSPEED, tp1, b_expandable, PP_FW_MEGATRON, 0},
