@@ -333,6 +333,8 @@ static void parallel_flags(pp__sbuf *b, const pp_model *m, const pp_strategy *s,
     flag_int(b, "--pipeline-model-parallel-size", s->pp);
     if (!lm && s->pp == 1) flag(b, "--no-pipeline-parallel");
     split_flags(b, m, s, lm);
+    if (lm && s->vp_group > 0 && s->schedule == PP_SCHED_INTERLEAVED)
+        flag_int(b, "--microbatch-group-size-per-virtual-pipeline-stage", s->vp_group);
     if (s->sp) flag(b, "--sequence-parallel");
     if (s->cp > 1) flag_int(b, lm ? "--context-parallel-size" : "--ds-sequence-parallel-size", s->cp);
     /* Megatron passes the value to Transformer Engine: "p2p", "all_gather", "a2a" */

@@ -1192,6 +1192,12 @@ static void read_split(mr_ctx *x, pp_strategy *s)
     long per = 0, v = 1, first = 0, last = 0;
     int hper = int_flag(x, "--num-layers-per-virtual-pipeline-stage", 1, PP_MAX_LAYERS, &per);
     int hv = int_flag(x, "--num-virtual-stages-per-pipeline-rank", 1, 64, &v);
+    long group = 0; /* the micro-batches each chunk runs back to back: the warm-up's length (rt14) */
+    if (int_flag(x, "--microbatch-group-size-per-virtual-pipeline-stage", 1, 1 << 24, &group)) {
+        s->vp_group = (int)group;
+        set_src(x, "vp_group", "--microbatch-group-size-per-virtual-pipeline-stage");
+    } else
+        s->vp_group = 0;
     int hf = int_flag(x, "--decoder-first-pipeline-num-layers", 1, PP_MAX_LAYERS, &first);
     int hl = int_flag(x, "--decoder-last-pipeline-num-layers", 1, PP_MAX_LAYERS, &last);
     mr_occ *lay = get(x, "--pipeline-model-parallel-layout");

@@ -51,6 +51,7 @@ static void add_strategy(cJSON *o, const pp_strategy *s)
     cJSON_AddNumberToObject(j, "seq", s->seq);
     cJSON_AddStringToObject(j, "schedule", pp_schedule_name(s->schedule));
     cJSON_AddNumberToObject(j, "virtual_stages", s->virtual_stages);
+    if (s->vp_group > 0) cJSON_AddNumberToObject(j, "vp_group", s->vp_group);
     cJSON_AddStringToObject(j, "offload", pp_offload_name(s->offload));
     cJSON *sl = cJSON_AddArrayToObject(j, "stage_layers");
     for (int i = 0; i < s->pp; i++) cJSON_AddItemToArray(sl, cJSON_CreateNumber(s->stage_layers[i]));

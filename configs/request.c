@@ -14,7 +14,7 @@
 static const char *const estimate_keys[] = {
     "model", "cluster", "nodes", "gpus", "dp", "tp", "pp", "cp", "ep", "etp", "sp", "zero", "micro_batch", "global_batch",
     "seq", "recompute", "recompute_layers", "precision", "schedule", "virtual_stages", "offload", "stage_layers",
-    "chunk_layers",
+    "chunk_layers", "vp_group",
     "reduce_bucket", "allgather_bucket", "cuda_context_gib", "fragmentation", "order", "dp_overlap", "tp_overlap",
     "ep_overlap", "ep_dispatch",
     "train_tokens", "price_per_gpu_hour", "tdp_w", "framework", "shard",
@@ -149,6 +149,7 @@ static void read_strategy(jr_ctx *c, const cJSON *o, const pp_model *m, const pp
     s->dp = dp ? dp : (int)(pp_cluster_gpus(cl) / rest > 0 ? pp_cluster_gpus(cl) / rest : 1);
     s->virtual_stages = s->schedule == PP_SCHED_INTERLEAVED ? 2 : 1;
     jr_int(c, o, "$", "virtual_stages", 0, 1, 64, &s->virtual_stages);
+    jr_int(c, o, "$", "vp_group", 0, 1, 1 << 24, &s->vp_group);
     s->global_batch = s->micro_batch * s->dp;
     jr_int(c, o, "$", "global_batch", 0, 1, 1 << 26, &s->global_batch);
     read_stage_layers(c, o, m, s);

@@ -219,24 +219,38 @@ static int uneven_chunks(const pp_strategy *s, int i)
     return 0;
 }
 
-/* Megatron's interleaved order on stage i (schedules.py, micro-batch
- * groups of p): `warm` forward chunk passes, then one forward and one
- * backward at a time, then the rest of the backwards. Forward pass k runs
- * chunk (k mod pv) / p, backward pass k chunk v - 1 - (k mod pv) / p.
- * Returns the most blocks' activations held at once (a forward's are held
- * until its backward). The steady state repeats every pv passes, so two
- * periods past the warm-up find the peak. */
+/* Micro-batches a chunk runs back to back (Megatron's
+ * microbatch_group_size_per_vp_stage; pp by default). */
+static long vp_group(const pp_strategy *s) { return s->vp_group > 0 ? s->vp_group : s->pp; }
+
+/* The chunk of pass k in Megatron's schedule table (schedules.py
+ * get_schedule_table): groups of g micro-batches, chunk-major within each;
+ * the last group takes what is left (m micro-batches in all). */
+static int table_chunk(long k, long m, long g, long v)
+{
+    long start = k / (g * v) * g; /* the group's first micro-batch */
+    if (start + g >= m) return (int)((k - start * v) / (m - start));
+    return (int)(k % (g * v) / g);
+}
+
+/* Megatron's interleaved order on stage i: `warm` forward chunk passes,
+ * then one forward and one backward at a time, then the rest of the
+ * backwards. Forward pass k runs chunk table_chunk(k), backward pass k
+ * chunk v - 1 - table_chunk(k). Returns the most blocks' activations held at
+ * once (a forward's are held until its backward). With groups of pp the
+ * steady state repeats every pv passes, so two periods past the warm-up
+ * find the peak; other group sizes are walked to the end. */
 static double held_chunk_blocks(const pp_strategy *s, int i, long warm)
 {
-    long p = s->pp, v = s->virtual_stages, pv = p * v, n = (long)s->grad_accum * v;
-    long stop = warm + 2 * pv < n ? warm + 2 * pv : n;
+    long v = s->virtual_stages, m = s->grad_accum, g = vp_group(s), n = m * v;
+    long stop = s->vp_group > 0 && s->vp_group != s->pp ? n : (warm + 2 * g * v < n ? warm + 2 * g * v : n);
     double held = 0, peak = 0;
     long f = 0, b = 0;
-    for (; f < warm; f++) held += pp__chunk_blocks(s, i, (int)((f % pv) / p)), peak = fmax(peak, held);
+    for (; f < warm; f++) held += pp__chunk_blocks(s, i, table_chunk(f, m, g, v)), peak = fmax(peak, held);
     for (; f < stop; f++, b++) {
-        held += pp__chunk_blocks(s, i, (int)((f % pv) / p));
+        held += pp__chunk_blocks(s, i, table_chunk(f, m, g, v));
         peak = fmax(peak, held);
-        held -= pp__chunk_blocks(s, i, (int)(v - 1 - (b % pv) / p));
+        held -= pp__chunk_blocks(s, i, (int)(v - 1 - table_chunk(b, m, g, v)));
     }
     return peak;
 }
@@ -254,7 +268,7 @@ double pp__inflight(const pp_strategy *s, int i)
         /* Megatron: warmup = (p-i-1)*2 + (v-1)*p chunk passes, plus one;
          * one more with the EP overlap (schedules.py: num_warmup_microbatches
          * += 1 under overlap_moe_expert_parallel_comm) */
-        long warm = (p - i - 1) * 2L + (v - 1L) * p + (s->overlap_ep && s->ep > 1);
+        long warm = (p - i - 1) * 2L + (v - 1L) * vp_group(s) + (s->overlap_ep && s->ep > 1);
         if (warm > (long)m * v) warm = (long)m * v;
         if (!uneven_chunks(s, i)) return (warm + ((long)m * v > warm)) / (double)v;
         return held_chunk_blocks(s, i, warm) / s->stage_layers[i];
@@ -272,7 +286,7 @@ long pp__inflight_saturates(const pp_strategy *s)
     switch (s->schedule) {
     case PP_SCHED_GPIPE: return LONG_MAX;
     case PP_SCHED_INTERLEAVED: /* stage 0's warmup */
-        return (2L * (p - 1) + (v - 1L) * p + 1 + (s->overlap_ep && s->ep > 1) + v - 1) / v;
+        return (2L * (p - 1) + (v - 1L) * vp_group(s) + 1 + (s->overlap_ep && s->ep > 1) + v - 1) / v;
     default: return p;
     }
 }

@@ -362,9 +362,15 @@ static int interleave_layers_ok(const why *w)
 static int interleave_mb_ok(const why *w)
 {
     const pp_strategy *s = w->x->s;
+    if (s->vp_group && (s->schedule != PP_SCHED_INTERLEAVED || s->vp_group < 0))
+        return no(w, "vp_group", I(s->vp_group), "a micro-batch group per chunk needs the interleaved schedule");
     if (s->schedule != PP_SCHED_INTERLEAVED || s->pp < 1 || s->micro_batch < 1 || s->dp < 1) return 1;
-    long ga = s->global_batch / ((long)s->micro_batch * s->dp);
-    if (ga % s->pp == 0) return 1;
+    long ga = s->global_batch / ((long)s->micro_batch * s->dp), g = s->vp_group;
+    /* schedules.py: N in [pp, M], and M mod N either 0 or at least pp */
+    if (g > 0 && (g < s->pp || g > ga || (ga % g && ga % g < s->pp)))
+        return no(w, "vp_group", I(s->vp_group), "micro-batches per chunk group: expected pp (%d) to the %ld micro-batches "
+                  "a step, leaving 0 or at least pp over (Megatron's schedules.py)", s->pp, ga);
+    if (g > 0 || ga % s->pp == 0) return 1;
     return no(w, "global_batch", I(s->global_batch), "gives %ld micro-batches per step; the interleaved schedule needs a "
               "multiple of pp (%d)", ga, s->pp);
 }

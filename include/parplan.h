@@ -446,6 +446,9 @@ typedef struct pp_strategy {
     int seq;                     /* tokens per sequence */
     pp_schedule schedule;
     int virtual_stages;          /* interleaved chunks per stage (v) */
+    int vp_group;                /* interleaved: micro-batches each chunk runs back to back
+                                    (Megatron's --microbatch-group-size-per-virtual-pipeline-
+                                    stage, in [pp, micro-batches]); 0 = pp, Megatron's default */
     int stage_layers[PP_MAX_STAGES]; /* blocks per stage; all 0 = default split */
     unsigned short chunk_layers[PP_MAX_CHUNKS]; /* interleaved: blocks of virtual stage k,
                                     chunk k / pp of stage k % pp (Megatron's layout order),

@@ -320,6 +320,19 @@ Test(megatron_split, explicit_layout_round_trip)
     cr_expect_eq(back.memory.peak_bytes, lay.memory.peak_bytes);
     cr_expect_eq(back.time.step_s, lay.time.step_s);
     pp_free(t);
+    /* the micro-batch group per chunk (rt14) is written and read back: 4 of 32 */
+    s.vp_group = 4;
+    cr_assert_eq(pp_estimate(&m, &c, &s, &lay, &err), PP_OK, "%s", err.msg);
+    t = must_args(&m, &c, &s, PP_MEGATRON_LM);
+    a = bash_args(t);
+    expect(&a, "--microbatch-group-size-per-virtual-pipeline-stage", "4");
+    free(a.buf);
+    pp_strategy_default(&r);
+    cr_assert_eq(pp_megatron_parse(t, strlen(t), "a.sh", &m, &c, &r, &w, &err), PP_OK, "%s", err.msg);
+    cr_expect_eq(r.vp_group, 4);
+    cr_assert_eq(pp_estimate(&m, &c, &r, &back, &err), PP_OK, "%s", err.msg);
+    cr_expect_eq(back.memory.peak_bytes, lay.memory.peak_bytes);
+    pp_free(t);
 }
 
 Test(megatron_split, default_uneven_split)

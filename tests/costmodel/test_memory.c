@@ -381,6 +381,42 @@ Test(memory, interleaved_uneven_stages_follow_megatrons_order)
               pl.strategy.chunk_layers[3] == 2, "the layout Megatron runs");
 }
 
+/* Megatron's --microbatch-group-size-per-virtual-pipeline-stage g (red team
+ * rt14): the warm-up is (p - i - 1) x 2 + (v - 1) x g chunk passes
+ * (schedules.py), plus the first steady forward. pp 2, v 2, 6 micro-batches,
+ * g 3: stage 0 holds (2 + 3 + 1) / 2 = 3 micro-batches, stage 1 (0 + 3 + 1)
+ * / 2 = 2; Megatron's default g = pp 2: 2.5 and 1.5. Megatron refuses g
+ * outside [pp, M] and a last group of fewer than pp (6 mod 5 = 1). */
+Test(memory, interleaved_microbatch_group_lengthens_the_warmup)
+{
+    pp_model m = gpt(8, 1024, 16, 51200, 2048);
+    pp_cluster c = cluster(2, 1, 1e6);
+    pp_strategy s = strat(1, 0, PP_RECOMPUTE_NONE);
+    s.framework = PP_FW_MEGATRON;
+    s.pp = 2, s.schedule = PP_SCHED_INTERLEAVED, s.virtual_stages = 2, s.global_batch = 6;
+    static pp_plan pl;
+    pp_error err = {""};
+    const int g[] = {0, 3};
+    const double want[2][2] = {{2.5, 1.5}, {3, 2}};
+    for (int k = 0; k < 2; k++) {
+        s.vp_group = g[k];
+        cr_assert_eq(pp_estimate(&m, &c, &s, &pl, &err), PP_OK, "%s", err.msg);
+        for (int i = 0; i < 2; i++)
+            cr_expect_eq(pl.memory.stages[i].inflight, want[k][i], "g %d stage %d: %g", g[k], i, pl.memory.stages[i].inflight);
+    }
+    /* uneven chunks walk the table: same counts with chunks of 2 + 2 given explicitly */
+    unsigned short lay[4] = {2, 2, 2, 2};
+    memcpy(s.chunk_layers, lay, sizeof lay);
+    cr_assert_eq(pp_estimate(&m, &c, &s, &pl, &err), PP_OK, "%s", err.msg);
+    cr_expect_eq(pl.memory.stages[0].inflight, 3);
+    memset(s.chunk_layers, 0, sizeof s.chunk_layers);
+    s.vp_group = 5;
+    cr_expect_neq(pp_estimate(&m, &c, &s, &pl, &err), PP_OK);
+    cr_expect(strstr(err.msg, "vp_group"), "%s", err.msg);
+    s.vp_group = 1;
+    cr_expect_neq(pp_estimate(&m, &c, &s, &pl, &err), PP_OK);
+}
+
 /* Law: an explicit layout that is the even split prices exactly as none,
  * for any pp, v and micro-batch count. */
 Test(memory, explicit_even_layout_is_the_default)
