@@ -259,6 +259,9 @@ static void print_memory(const pp_model *m, const pp_cluster *c, const pp_plan *
     const pp_interval *pk = &u->peak_bytes;
     printf("\npeak %.2f GiB on stage %d of %.2f GiB usable: %s\n", gib(mem->peak_bytes), mem->peak_stage,
            gib(mem->gpu_bytes), u->fit == PP_FIT_NO ? "DOES NOT FIT" : pp_fit_name(u->fit));
+    if (mem->load_bytes > 0)
+        printf("  at load: %.2f GiB, the whole 4-bit model on every GPU before DeepSpeed partitions it (QLoRA under "
+               "ZeRO-3: transformers quantises onto the GPU without zero.Init)\n", gib(mem->load_bytes));
     if (mem->live_fits && !mem->fits)
         printf("  tight: the live tensors need %.2f GiB; the rest is the caching allocator's allowance, which it frees "
                "and retries when short (slower), unless fragmentation holds it\n", gib(mem->live_peak_bytes));

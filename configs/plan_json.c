@@ -132,6 +132,7 @@ static void add_memory(cJSON *o, const pp_memory *mem, pp_fit fit)
     cJSON_AddBoolToObject(j, "fits", mem->fits);
     cJSON_AddStringToObject(j, "fit", pp_fit_name(fit)); /* the verdict with the error bar */
     cJSON_AddNumberToObject(j, "live_peak_bytes", mem->live_peak_bytes);
+    cJSON_AddNumberToObject(j, "load_bytes", mem->load_bytes);
     cJSON_AddBoolToObject(j, "live_fits", mem->live_fits);
     cJSON_AddNumberToObject(j, "host_bytes_per_node", mem->host_bytes_per_node);
     cJSON_AddNumberToObject(j, "host_usable_bytes", mem->host_usable_bytes);

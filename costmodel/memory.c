@@ -500,8 +500,14 @@ static states model_states(const pp_model *m, const pp_strategy *s, const pp_gpu
         if (zs >= 2) st.grads = st.grads_persist = 0;
     }
     if (s->offload == PP_OFFLOAD_OPT_PARAMS || s->offload == PP_OFFLOAD_NVME) {
-        st.host += st.params;
-        st.params = 0;
+        /* QLoRA under DeepSpeed: PEFT's DeepSpeed guide (caveat 3) measured
+         * ZeRO-3 + QLoRA with CPU offload using more GPU memory than without;
+         * parplan keeps the 4-bit base's partition on the GPU (no saving
+         * priced; red team rt15) and moves the rest */
+        double q4 = s->ft.mode == PP_MODE_QLORA && fw->weights == PP_W_MASTER16
+                        ? (zs >= 3 ? f : 1) * sp->quantized * pp__qlora_bytes_per_param() : 0;
+        st.host += st.params - q4;
+        st.params = q4;
     }
     st.nvme = 0;
     if (s->offload == PP_OFFLOAD_NVME) nvme_states(s, (zs >= 1 ? f : 1) * opt, (zs >= 1 ? f : 1) * train, &st);
@@ -799,6 +805,24 @@ static void stage_estimate(const pp_model *m, const pp_cluster *c, const pp_stra
     phases(s, &st, act, o);
 }
 
+/* QLoRA under DeepSpeed ZeRO-3: transformers builds a quantised model
+ * without deepspeed.zero.Init (modeling_utils.py get_init_context: only
+ * when not is_quantized) and bitsandbytes quantises it onto the current
+ * GPU (quantizer_bnb_4bit.py update_device_map; TRL leaves device_map None
+ * under DeepSpeed), so every rank holds the whole 4-bit model until
+ * deepspeed.initialize partitions it: PEFT's DeepSpeed guide, caveat 3, and
+ * bitsandbytes #1249, peft #1844, transformers #24395 (red team rt15).
+ * Bytes per GPU at that moment; 0 where no such moment exceeds the run. */
+static double qlora_load_bytes(const pp_model *m, const pp_strategy *s)
+{
+    if (s->ft.mode != PP_MODE_QLORA || s->zero != 3 || pp__fw_get(s->framework)->weights != PP_W_MASTER16) return 0;
+    pp_strategy whole = *s;
+    whole.tp = whole.pp = whole.cp = whole.ep = whole.dp = 1, whole.zero = 0, whole.offload = PP_OFFLOAD_NONE;
+    double dense, expert, trainable, quantized;
+    pp__stage_counts(m, &whole, 0, 0, m->layers - 1, &dense, &expert, &trainable, &quantized);
+    return quantized * pp__qlora_bytes_per_param() + (dense + expert - quantized) * 2 + s->buf.cuda_context;
+}
+
 void pp_memory_estimate(const pp_model *m, const pp_cluster *c, const pp_strategy *s, pp_memory *out)
 {
     int first = 0;
@@ -819,6 +843,10 @@ void pp_memory_estimate(const pp_model *m, const pp_cluster *c, const pp_strateg
         if (st->host_bytes > host_per_gpu) host_per_gpu = st->host_bytes;
         if (st->nvme_bytes > nvme_per_gpu) nvme_per_gpu = st->nvme_bytes;
     }
+    out->load_bytes = qlora_load_bytes(m, s);
+    if (out->load_bytes <= out->peak_bytes) out->load_bytes = 0;
+    out->peak_bytes = fmax(out->peak_bytes, out->load_bytes);
+    out->live_peak_bytes = fmax(out->live_peak_bytes, out->load_bytes);
     int per_node = pp_cluster_gpus(c) < c->gpus_per_node ? pp_cluster_gpus(c) : c->gpus_per_node;
     out->gpu_bytes = c->gpu.mem_bytes - s->buf.reserve;
     out->host_bytes_per_node = host_per_gpu * per_node;

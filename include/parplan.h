@@ -630,6 +630,10 @@ typedef struct pp_memory {
     double gpu_bytes;              /* usable: GPU memory - reserve */
     int fits;                      /* peak <= usable, host fits and NVMe fits */
     double live_peak_bytes;        /* max over stages of live_bytes */
+    double load_bytes;             /* loading the model, before the framework shards it, when
+                                      that is the larger moment: QLoRA under DeepSpeed ZeRO-3
+                                      holds the whole 4-bit model on every GPU (0 = none);
+                                      peak_bytes and live_peak_bytes include it */
     int live_fits;                 /* live_peak <= usable, host and NVMe fit: the run can
                                       start, perhaps only through the allocator's retries */
     double host_bytes_per_node;    /* offloaded states of the node's GPUs */

@@ -193,7 +193,12 @@ static void oom_numbers(sbuf *b, const pp_plan *p, double usable)
     const pp_stage_mem *st = &mem->stages[mem->peak_stage];
     double dom;
     const char *dom_name = dominant_term(st, &dom);
-    if (mem->peak_bytes > usable)
+    if (mem->load_bytes > usable)
+        sb_printf(b, "needs %.2f GiB while the model loads, %.2f GiB (%.0f%%) more than the %.2f GiB usable: "
+                     "QLoRA under DeepSpeed ZeRO-3 quantises the whole model onto every GPU before DeepSpeed partitions it",
+                  mem->load_bytes / GIB, (mem->load_bytes - usable) / GIB, 100 * (mem->load_bytes - usable) / usable,
+                  usable / GIB);
+    else if (mem->peak_bytes > usable)
         sb_printf(b, "needs %.2f GiB on stage %d, %.2f GiB (%.0f%%) more than the %.2f GiB usable; the largest term is "
                      "%s, %.2f GiB (weights %.2f, gradients %.2f, optimizer %.2f, activations %.2f, buffers %.2f GiB; "
                      "peak %s)",

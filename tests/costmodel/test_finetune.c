@@ -217,3 +217,41 @@ Test(finetune, adapter_elementwise_traffic_by_hand)
     cr_assert_eq(pp_estimate(&m, &c, &s, &p, &err), PP_OK, "%s", err.msg);
     cr_expect_gt(with - p.time.compute_s, (2260992.0 - 397312.0) * 4096 * 32 / pp__hbm_bw_eff(&c.gpu));
 }
+
+/* QLoRA under DeepSpeed ZeRO-3 (red team rt15): transformers quantises the
+ * whole model onto every GPU before DeepSpeed partitions it (no zero.Init
+ * for quantised models), so Llama-3-70B needs, at load, its 80 blocks'
+ * linear weights in NF4 (80 x (2 x 8192 x 1024 + 2 x 8192^2 + 3 x 8192 x
+ * 28672) x 0.516 B) and the rest (embedding, head, norms: 2 x 128256 x 8192
+ * + 8192 x 161) in bf16, plus the CUDA context: 37.8 GiB, more than a
+ * 4090's 23.25, on each of four ranks that then hold a quarter of the base. And offloading parameters saves none of the 4-bit base's
+ * GPU bytes (PEFT's DeepSpeed guide, caveat 3). */
+Test(finetune, qlora_under_zero3_loads_the_whole_model_and_keeps_its_base)
+{
+    pp_model m = fx_model("llama3-70b");
+    pp_cluster c = fx_cluster("pcie-4x-4090", 0, 4); /* four ranks: after loading, a quarter of the base each */
+    pp_strategy s;
+    pp_strategy_default(&s);
+    s.ft.mode = PP_MODE_QLORA, s.framework = PP_FW_DEEPSPEED, s.zero = 3, s.offload = PP_OFFLOAD_OPT_PARAMS, s.dp = 4;
+    s.seq = 1024, s.global_batch = 8, s.micro_batch = 1, s.recompute = PP_RECOMPUTE_FULL;
+    static pp_plan p, q;
+    pp_error err = {""};
+    cr_assert_eq(pp_estimate(&m, &c, &s, &p, &err), PP_OK, "%s", err.msg);
+    double lin = 80.0 * (2.0 * 8192 * 1024 + 2.0 * 8192 * 8192 + 3.0 * 8192 * 28672);
+    double rest = 2.0 * 128256 * 8192 + 8192.0 * 161, nf4 = (4.0 + 8.0 / 64 + 32.0 / (64 * 256)) / 8;
+    double want = lin * nf4 + rest * 2 + s.buf.cuda_context;
+    cr_expect(fabs(p.memory.load_bytes - want) < 1e-6 * want, "load %.4g B, by hand %.4g", p.memory.load_bytes, want);
+    cr_expect(p.memory.peak_bytes == p.memory.load_bytes && p.uncertainty.fit == PP_FIT_NO, "peak %.4g, %s",
+              p.memory.peak_bytes, pp_fit_name(p.uncertainty.fit));
+    /* 8B on one GPU: the base's partition stays on the GPU with or without offload */
+    m = fx_model("llama3-8b");
+    c = fx_cluster("workstation-1x-4090", 0, 1);
+    s.dp = 1;
+    cr_assert_eq(pp_estimate(&m, &c, &s, &p, &err), PP_OK, "%s", err.msg);
+    s.offload = PP_OFFLOAD_OPTIMIZER;
+    cr_assert_eq(pp_estimate(&m, &c, &s, &q, &err), PP_OK, "%s", err.msg);
+    double base8 = 32.0 * (2.0 * 4096 * 1024 + 2.0 * 4096 * 4096 + 3.0 * 4096 * 14336) * nf4;
+    cr_expect(fabs(p.memory.stages[0].params_bytes - base8) < 1e-6 * base8, "on the GPU with offload %.4g B, the base %.4g",
+              p.memory.stages[0].params_bytes, base8);
+    cr_expect_gt(q.memory.stages[0].params_bytes, base8); /* and the 16-bit embedding and head without it */
+}
