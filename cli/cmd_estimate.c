@@ -263,8 +263,10 @@ static void print_memory(const pp_model *m, const pp_cluster *c, const pp_plan *
         printf("  at load: %.2f GiB, the whole 4-bit model on every GPU before DeepSpeed partitions it (QLoRA under "
                "ZeRO-3: transformers quantises onto the GPU without zero.Init)\n", gib(mem->load_bytes));
     if (mem->live_fits && !mem->fits)
-        printf("  tight: the live tensors need %.2f GiB; the rest is the caching allocator's allowance, which it frees "
-               "and retries when short (slower), unless fragmentation holds it\n", gib(mem->live_peak_bytes));
+        printf("  tight: the live tensors need %.2f GiB; the rest is the caching allocator's fragmentation allowance: "
+               "cached segments with nothing live it frees and retries (slower), free space inside segments that hold "
+               "live tensors it cannot, so runs in this band have both run and run out of memory (docs/memory.md)\n",
+               gib(mem->live_peak_bytes));
     if (pk->rows)
         printf("  %.0f%% interval %.2f-%.2f GiB (from %d published runs: %s)\n", 100 * u->level, gib(pk->lo), gib(pk->hi),
                pk->rows, pk->group);

@@ -48,8 +48,9 @@ void pp__note_unfit(pp_notes *notes, const pp_memory *mem)
                  mem->nvme_fits ? "" : " or more NVMe than the node has");
     else if (mem->live_fits)
         pp__note(notes, "tight: the predicted peak %.1f GiB per GPU exceeds the %.1f GiB usable with the caching "
-                 "allocator's fragmentation allowance; the live tensors need %.1f GiB, so it runs only if the "
-                 "allocator frees its cache and retries (slower) and fragmentation leaves room",
+                 "allocator's fragmentation allowance; the live tensors need %.1f GiB: it runs if enough of the "
+                 "allowance is whole cached segments (freed on a failed allocation and retried, slower), not free "
+                 "space inside segments that hold live tensors (which no retry frees)",
                  mem->peak_bytes / g, mem->gpu_bytes / g, mem->live_peak_bytes / g);
     else
         pp__note(notes, "the plan's predicted peak %.1f GiB per GPU (%.1f GiB of live tensors) exceeds the %.1f GiB "

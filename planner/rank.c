@@ -53,9 +53,19 @@ static int cmp_strategy(const pp_strategy *a, const pp_strategy *b)
 /* Plans that fit come before tight ones (the peak's error bar crosses the
  * usable memory: docs/validation.md, "Error bars"), whatever their
  * objective; a least-memory ranking ranks by memory alone. */
+/* Fits, then tight within the GPU (only the error bar crosses it), then
+ * tight beyond it (it runs only where the allocator's fragmentation leaves
+ * room: red team rt14 found the #1 of an all-tight list the one furthest
+ * over), then does not fit. */
+static int fit_tier(const pp_plan *p)
+{
+    if (p->uncertainty.fit != PP_FIT_TIGHT) return p->uncertainty.fit == PP_FIT_FITS ? 0 : 3;
+    return p->memory.fits ? 1 : 2;
+}
+
 int pp__plan_cmp(const pp_cluster *c, const pp_plan *a, const pp_plan *b, pp_objective obj, double price)
 {
-    int r = obj == PP_OBJ_MEMORY ? 0 : cmp_i(a->uncertainty.fit, b->uncertainty.fit);
+    int r = obj == PP_OBJ_MEMORY ? 0 : cmp_i(fit_tier(a), fit_tier(b));
     if (r) return r;
     r = cmp_d(pp_plan_objective(c, a, obj, price), pp_plan_objective(c, b, obj, price));
     if (r) return r;

@@ -59,6 +59,11 @@ Test(tight, ranked_after_the_plans_that_fit, .timeout = 600)
     pp_cluster c = fx_cluster("dgx-h100", 1, 0);
     cr_expect_lt(pp__plan_cmp(&c, &a, &b, PP_OBJ_THROUGHPUT, 0), 0);
     cr_expect_gt(pp__plan_cmp(&c, &b, &a, PP_OBJ_THROUGHPUT, 0), 0);
+    /* a tight plan over the GPU (it needs the allocator's fragmentation to
+     * leave room) ranks after a slower tight one whose estimate is within it */
+    pp_plan d = b;
+    d.memory.fits = 0, d.memory.peak_bytes = 1.05 * d.memory.gpu_bytes, d.time.step_s = b.time.step_s / 2;
+    cr_expect_lt(pp__plan_cmp(&c, &b, &d, PP_OBJ_THROUGHPUT, 0), 0);
     /* a least-memory ranking looks at memory only */
     b.memory.peak_bytes = a.memory.peak_bytes / 2;
     cr_expect_gt(pp__plan_cmp(&c, &a, &b, PP_OBJ_MEMORY, 0), 0);
