@@ -342,8 +342,8 @@ Test(uncertainty, regenerating_the_table_gives_the_checked_in_file, .timeout = 6
     snprintf(tab, sizeof tab, "uncertainty_regen_%d.c", (int)getpid());
     snprintf(csvs, sizeof csvs,
              "%s/published_runs.csv %s/bloom_chronicles.csv %s/published_more.csv %s/new_gpus.csv %s/zero3_scale.csv "
-             "%s/torchtitan_h100.csv %s/mlperf51_pretrain.csv", PARPLAN_REFERENCE_DIR, PARPLAN_DATA_DIR,
-             PARPLAN_DATA_DIR, PARPLAN_DATA_DIR, PARPLAN_DATA_DIR, PARPLAN_DATA_DIR, PARPLAN_DATA_DIR);
+             "%s/torchtitan_h100.csv %s/mlperf51_pretrain.csv %s/moe_h100.csv", PARPLAN_REFERENCE_DIR, PARPLAN_DATA_DIR,
+             PARPLAN_DATA_DIR, PARPLAN_DATA_DIR, PARPLAN_DATA_DIR, PARPLAN_DATA_DIR, PARPLAN_DATA_DIR, PARPLAN_DATA_DIR);
     snprintf(cmd, sizeof cmd,
              "%s --residuals %s %s >/dev/null && %s --unfitted --residuals %s %s >/dev/null && %s %s %s %s >/dev/null",
              PARPLAN_VALIDATE, tsv, csvs, PARPLAN_VALIDATE, unf, csvs, PARPLAN_UNCERTAINTY, tsv, tab, unf);
