@@ -319,6 +319,16 @@ Test(memory, interleaved_first_stage_factor)
     cr_expect(fabs(pl->memory.stages[0].inflight - want) < 1e-9, "got %g want %g", pl->memory.stages[0].inflight, want);
 }
 
+/* Megatron, pp 2, v 2 over an 8-block GPT on two GPUs: the hand-traced
+ * interleaved cases below. */
+static pp_strategy ilv2(int global_batch)
+{
+    pp_strategy s = strat(1, 0, PP_RECOMPUTE_NONE);
+    s.framework = PP_FW_MEGATRON;
+    s.pp = 2, s.schedule = PP_SCHED_INTERLEAVED, s.virtual_stages = 2, s.global_batch = global_batch;
+    return s;
+}
+
 /* An explicit layout [3, 1 | 1, 3] (pp 2, v 2, 8 blocks, 4 micro-batches;
  * virtual stage k is chunk k / 2 of stage k % 2). Megatron's order on
  * stage 0 (chunk 0: a = 3 blocks, chunk 1: c = 1): warm-up (2-0-1)*2 +
@@ -333,9 +343,7 @@ Test(memory, interleaved_uneven_chunks_follow_megatrons_order)
 {
     pp_model m = gpt(8, 1024, 16, 51200, 2048);
     pp_cluster c = cluster(2, 1, 1e6);
-    pp_strategy s = strat(1, 0, PP_RECOMPUTE_NONE);
-    s.framework = PP_FW_MEGATRON;
-    s.pp = 2, s.schedule = PP_SCHED_INTERLEAVED, s.virtual_stages = 2, s.global_batch = 4;
+    pp_strategy s = ilv2(4);
     s.stage_layers[0] = s.stage_layers[1] = 4;
     unsigned short lay[4] = {3, 1, 1, 3};
     memcpy(s.chunk_layers, lay, sizeof lay);
@@ -368,9 +376,7 @@ Test(memory, interleaved_uneven_stages_follow_megatrons_order)
 {
     pp_model m = gpt(8, 1024, 16, 51200, 2048);
     pp_cluster c = cluster(2, 1, 1e6);
-    pp_strategy s = strat(1, 0, PP_RECOMPUTE_NONE);
-    s.framework = PP_FW_MEGATRON;
-    s.pp = 2, s.schedule = PP_SCHED_INTERLEAVED, s.virtual_stages = 2, s.global_batch = 4;
+    pp_strategy s = ilv2(4);
     s.stage_layers[0] = 3, s.stage_layers[1] = 5;
     static pp_plan pl;
     pp_error err = {""};
@@ -391,9 +397,7 @@ Test(memory, interleaved_microbatch_group_lengthens_the_warmup)
 {
     pp_model m = gpt(8, 1024, 16, 51200, 2048);
     pp_cluster c = cluster(2, 1, 1e6);
-    pp_strategy s = strat(1, 0, PP_RECOMPUTE_NONE);
-    s.framework = PP_FW_MEGATRON;
-    s.pp = 2, s.schedule = PP_SCHED_INTERLEAVED, s.virtual_stages = 2, s.global_batch = 6;
+    pp_strategy s = ilv2(6);
     static pp_plan pl;
     pp_error err = {""};
     const int g[] = {0, 3};
