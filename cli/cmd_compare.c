@@ -464,6 +464,8 @@ static void print_table(const pp_compare_result *r)
             continue;
         }
         plan_summary(&e->plan.strategy, plan, sizeof plan);
+        if (e->plan.uncertainty.fit == PP_FIT_TIGHT) /* the memory verdict, as plan prints it (review7) */
+            snprintf(plan + strlen(plan), sizeof plan - strlen(plan), " TIGHT");
         fmt_usd(cost, sizeof cost, e->cost_usd);
         char rate[24] = "?";
         if (isfinite(e->tokens_per_s_per_usd_hour)) snprintf(rate, sizeof rate, "%.0f", e->tokens_per_s_per_usd_hour);

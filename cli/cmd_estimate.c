@@ -666,7 +666,9 @@ static int run(const cli_args *a)
                             p->strategy.ft.mode != PP_MODE_FULL ? " (and ds_config_trainer.json, adapter_config.json beside it)" : "");
     if (e->mg_path) fprintf(stderr, "parplan: wrote %s\n", e->mg_path);
     if (rc == 0 && cli_has(a, "fail-if-oom") && !p->memory.fits) {
-        fprintf(stderr, "parplan: does not fit: peak %.2f GiB on stage %d of %.2f GiB usable%s%s (--fail-if-oom)\n",
+        fprintf(stderr, "parplan: %s: peak %.2f GiB on stage %d of %.2f GiB usable%s%s (--fail-if-oom)\n",
+                p->uncertainty.fit == PP_FIT_NO ? "does not fit"
+                                                : "tight, over the GPU with the allocator's fragmentation allowance",
                 p->memory.peak_bytes / 1073741824.0, p->memory.peak_stage, p->memory.gpu_bytes / 1073741824.0,
                 p->memory.host_fits ? "" : "; offloaded states exceed host memory",
                 p->memory.nvme_fits ? "" : "; swapped states exceed the NVMe drives");

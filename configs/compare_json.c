@@ -160,7 +160,7 @@ static const char *const csv_columns =
     "index,cluster,gpu,nodes,gpus,origin,status,dp,tp,pp,cp,ep,sp,zero,recompute,precision,micro_batch,"
     "grad_accum,schedule,virtual_stages,offload,step_s,tokens_per_s,mfu,mfu_bf16,peak_bytes,days,gpu_hours,"
     "price_kind,price_basis,usd_per_gpu_hour,price_date,cost_usd,energy_kwh,tokens_per_s_per_usd_hour,tokens_per_usd,meets_deadline,"
-    "within_budget,pareto,cheapest,framework,error,recompute_modules,fp8_param_gather";
+    "within_budget,pareto,cheapest,framework,error,recompute_modules,fp8_param_gather,fit";
 
 /* A field quoted per RFC 4180 when it holds a comma, a quote or a line
  * break; control characters become '?'. */
@@ -225,6 +225,8 @@ static void csv_row(pp__sbuf *b, const pp_compare_result *r, int i)
     if (ok) pp_rc_modules_format(s->recompute_modules, ' ', mods, sizeof mods);
     csv_str(b, mods);
     pp__sb_printf(b, "%s,", ok ? (s->precision == PP_PREC_FP8 && s->fp8_param_gather > 0 ? "1" : "0") : "");
+    /* the memory verdict: a tight option may need the allocator's luck (review7) */
+    pp__sb_printf(b, "%s,", ok ? pp_fit_name(e->plan.uncertainty.fit) : "");
     if (b->p && b->n && b->p[b->n - 1] == ',') b->p[--b->n] = '\0';
     pp__sb_printf(b, "\n");
 }

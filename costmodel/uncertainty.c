@@ -29,10 +29,11 @@
 #define Z PP__UK_ZERO
 #define B PP__UK_BAND
 #define A PP__UK_ATTN
+#define E PP__UK_EP
 
 const unsigned char pp__u_levels[PP__U_WHAT][PP__U_LEVELS] = {
-    [PP__U_STEP] = {F | W | Z | B | A, F | W | Z | A, F | W | A, F | W, F, W, 0},
-    [PP__U_MEM] = {F | W | Z | B | A, F | W | Z | A, F | W | A, F | W, W, F, 0},
+    [PP__U_STEP] = {F | W | Z | B | A | E, F | W | Z | A | E, F | W | A | E, F | W | E, F, W, 0},
+    [PP__U_MEM] = {F | W | Z | B | A | E, F | W | Z | A | E, F | W | A | E, F | W | E, W, F, 0},
 };
 
 /* Catalog names sharing a family's silicon (topologies/gpus.json). */
@@ -103,6 +104,7 @@ void pp__ukey_of(const pp_cluster *c, const pp_strategy *s, pp__ukey *k)
     k->zero = s->zero;
     k->band = pp__band(pp_cluster_gpus(c));
     k->attention = s->attention;
+    k->ep = s->ep > 1;
 }
 
 void pp__ukey_of_resid(const pp__resid *r, pp__ukey *k)
@@ -113,20 +115,21 @@ void pp__ukey_of_resid(const pp__resid *r, pp__ukey *k)
     k->zero = r->zero;
     k->band = pp__band(r->gpus);
     k->attention = r->attention;
+    k->ep = r->ep > 1;
 }
 
 static int same(const pp__ukey *a, const pp__ukey *b, unsigned mask)
 {
     return (!(mask & F) || !strcmp(a->family, b->family)) && (!(mask & W) || a->framework == b->framework) &&
            (!(mask & Z) || a->zero == b->zero) && (!(mask & B) || a->band == b->band) &&
-           (!(mask & A) || a->attention == b->attention);
+           (!(mask & A) || a->attention == b->attention) && (!(mask & E) || a->ep == b->ep);
 }
 
 static void group_key(const pp__ugroup *g, pp__ukey *k)
 {
     memset(k, 0, sizeof *k);
     snprintf(k->family, sizeof k->family, "%s", g->family);
-    k->framework = g->framework, k->zero = g->zero, k->band = g->band, k->attention = g->attention;
+    k->framework = g->framework, k->zero = g->zero, k->band = g->band, k->attention = g->attention, k->ep = g->ep;
 }
 
 static int usable(const pp__resid *rows, const unsigned char *use, int i, int what)
@@ -151,6 +154,7 @@ static int group_of(const pp__resid *rows, const pp__ukey *keys, int n, const un
     g->zero = (signed char)(mask & Z ? k->zero : -1);
     g->band = (signed char)(mask & B ? k->band : -1);
     g->attention = (signed char)(mask & A ? k->attention : -1);
+    g->ep = (signed char)(mask & E ? k->ep : -1);
     g->rows = (short)m;
     return 1;
 }
@@ -344,6 +348,7 @@ void pp__ugroup_label(const pp__ugroup *g, char *buf, size_t cap)
     if (g->mask & Z) PART("ZeRO-%d", g->zero);
     if (g->mask & B) PART("%s", pp__band_name(g->band));
     if (g->mask & A) PART("%s attention", g->attention == PP_ATTN_MATERIALISED ? "materialised" : "fused");
+    if (g->mask & E) PART("%s", g->ep ? "expert-parallel" : "no EP");
 #undef PART
     if (!g->mask) snprintf(buf, cap, "all published runs");
 }

@@ -15,7 +15,7 @@
 
 enum { PP__U_STEP, PP__U_MEM, PP__U_WHAT };             /* which estimate */
 enum { PP__UK_FAMILY = 1, PP__UK_FRAMEWORK = 2, PP__UK_ZERO = 4, PP__UK_BAND = 8, PP__UK_ATTN = 16,
-       PP__UK_ALL = 31 };                               /* a group's keys */
+       PP__UK_EP = 32, PP__UK_ALL = 63 };                               /* a group's keys */
 enum { PP__BAND_NODE, PP__BAND_64, PP__BAND_512, PP__BAND_MORE, PP__BAND_COUNT }; /* scale bands */
 
 #define PP__U_LEVELS 7
@@ -38,6 +38,7 @@ typedef struct pp__resid {
 typedef struct pp__ukey {
     char family[PP__U_FAMILY_LEN];
     int framework, zero, band, attention;
+    int ep; /* expert parallelism (ep > 1): MoE runs err apart (red team rt16, review7) */
 } pp__ukey;
 
 /* A group and its bounds: an element of the generated table. */
@@ -48,6 +49,7 @@ typedef struct pp__ugroup {
     signed char framework, zero, band, attention;
     short rows;
     double lo, hi;       /* truth/prediction bounds at PP_INTERVAL_LEVEL */
+    signed char ep;      /* with PP__UK_EP: 1 expert-parallel runs, 0 the others */
 } pp__ugroup;
 
 /* What the validated runs cover, for the notes. */

@@ -5,62 +5,63 @@
 #include "costmodel/uncertainty.h"
 
 const pp__ugroup pp__ugroups[] = {
-    {0, 31, "H100", 2, 1, 1, 0, 11, 1.028139, 2.628952}, /* step: H100, megatron, ZeRO-1, 9-64 GPUs, fused attention */
-    {0, 31, "A100", 3, 1, 2, 1, 73, 0.929727, 1.183366}, /* step: A100, megatron-deepspeed, ZeRO-1, 65-512 GPUs, materialised attention */
-    {0, 31, "H100", 4, 3, 0, 0, 19, 0.949033, 1.085044}, /* step: H100, fsdp, ZeRO-3, 1-8 GPUs, fused attention */
-    {0, 31, "A100", 4, 3, 1, 0, 9, 0.915240, 1.116238}, /* step: A100, fsdp, ZeRO-3, 9-64 GPUs, fused attention */
-    {0, 31, "A100", 4, 3, 0, 0, 33, 0.909809, 1.075352}, /* step: A100, fsdp, ZeRO-3, 1-8 GPUs, fused attention */
-    {0, 31, "GB200", 2, 1, 2, 0, 34, 0.899288, 1.167646}, /* step: GB200, megatron, ZeRO-1, 65-512 GPUs, fused attention */
-    {0, 31, "B200", 2, 1, 2, 0, 10, 0.925908, 1.645679}, /* step: B200, megatron, ZeRO-1, 65-512 GPUs, fused attention */
-    {0, 31, "B200", 2, 1, 1, 0, 9, 0.907215, 1.920749}, /* step: B200, megatron, ZeRO-1, 9-64 GPUs, fused attention */
-    {0, 31, "GB300", 2, 1, 2, 0, 12, 0.846805, 1.888629}, /* step: GB300, megatron, ZeRO-1, 65-512 GPUs, fused attention */
-    {0, 23, "A100", 2, 0, -1, 1, 15, 0.876291, 1.047736}, /* step: A100, megatron, ZeRO-0, materialised attention */
-    {0, 23, "H100", 2, 1, -1, 0, 18, 0.901834, 2.628952}, /* step: H100, megatron, ZeRO-1, fused attention */
-    {0, 23, "A100", 3, 1, -1, 1, 80, 0.932275, 1.186391}, /* step: A100, megatron-deepspeed, ZeRO-1, materialised attention */
-    {0, 23, "H100", 4, 3, -1, 0, 31, 0.959167, 1.115629}, /* step: H100, fsdp, ZeRO-3, fused attention */
-    {0, 23, "A100", 4, 3, -1, 0, 43, 0.915240, 1.080620}, /* step: A100, fsdp, ZeRO-3, fused attention */
-    {0, 23, "GB200", 2, 1, -1, 0, 43, 0.899288, 1.192402}, /* step: GB200, megatron, ZeRO-1, fused attention */
-    {0, 23, "B200", 2, 1, -1, 0, 27, 0.907215, 1.920749}, /* step: B200, megatron, ZeRO-1, fused attention */
-    {0, 23, "GB300", 2, 1, -1, 0, 19, 0.865609, 1.436233}, /* step: GB300, megatron, ZeRO-1, fused attention */
-    {0, 19, "A100", 2, -1, -1, 1, 15, 0.876291, 1.047736}, /* step: A100, megatron, materialised attention */
-    {0, 19, "H100", 2, -1, -1, 0, 18, 0.901834, 2.628952}, /* step: H100, megatron, fused attention */
-    {0, 19, "A100", 3, -1, -1, 1, 87, 0.932275, 1.199665}, /* step: A100, megatron-deepspeed, materialised attention */
-    {0, 19, "H100", 4, -1, -1, 0, 36, 0.959167, 1.158731}, /* step: H100, fsdp, fused attention */
-    {0, 19, "A100", 4, -1, -1, 0, 43, 0.915240, 1.080620}, /* step: A100, fsdp, fused attention */
-    {0, 19, "GB200", 2, -1, -1, 0, 47, 0.899288, 1.192402}, /* step: GB200, megatron, fused attention */
-    {0, 19, "B200", 2, -1, -1, 0, 27, 0.907215, 1.920749}, /* step: B200, megatron, fused attention */
-    {0, 19, "GB300", 2, -1, -1, 0, 21, 0.865609, 1.436233}, /* step: GB300, megatron, fused attention */
-    {0, 3, "A100", 2, -1, -1, -1, 15, 0.876291, 1.047736}, /* step: A100, megatron */
-    {0, 3, "H100", 2, -1, -1, -1, 18, 0.901834, 2.628952}, /* step: H100, megatron */
-    {0, 3, "A100", 3, -1, -1, -1, 87, 0.932275, 1.199665}, /* step: A100, megatron-deepspeed */
-    {0, 3, "H100", 4, -1, -1, -1, 36, 0.959167, 1.158731}, /* step: H100, fsdp */
-    {0, 3, "A100", 4, -1, -1, -1, 43, 0.915240, 1.080620}, /* step: A100, fsdp */
-    {0, 3, "GB200", 2, -1, -1, -1, 47, 0.899288, 1.192402}, /* step: GB200, megatron */
-    {0, 3, "B200", 2, -1, -1, -1, 27, 0.907215, 1.920749}, /* step: B200, megatron */
-    {0, 3, "GB300", 2, -1, -1, -1, 21, 0.865609, 1.436233}, /* step: GB300, megatron */
-    {0, 1, "A100", -1, -1, -1, -1, 145, 0.926674, 1.163423}, /* step: A100 */
-    {0, 1, "H100", -1, -1, -1, -1, 54, 0.959650, 1.451147}, /* step: H100 */
-    {0, 1, "GB200", -1, -1, -1, -1, 47, 0.899288, 1.192402}, /* step: GB200 */
-    {0, 1, "B200", -1, -1, -1, -1, 27, 0.907215, 1.920749}, /* step: B200 */
-    {0, 1, "GB300", -1, -1, -1, -1, 21, 0.865609, 1.436233}, /* step: GB300 */
-    {0, 2, "", 2, -1, -1, -1, 137, 0.905624, 1.436233}, /* step: megatron */
-    {0, 2, "", 3, -1, -1, -1, 87, 0.932275, 1.199665}, /* step: megatron-deepspeed */
-    {0, 2, "", 4, -1, -1, -1, 81, 0.928317, 1.099510}, /* step: fsdp */
-    {0, 0, "", -1, -1, -1, -1, 305, 0.925908, 1.186391}, /* step: all published runs */
-    {1, 31, "A100", 3, 1, 2, 1, 58, 0.971587, 1.161562}, /* memory: A100, megatron-deepspeed, ZeRO-1, 65-512 GPUs, materialised attention */
-    {1, 23, "A100", 3, 1, -1, 1, 62, 0.975504, 1.144270}, /* memory: A100, megatron-deepspeed, ZeRO-1, materialised attention */
-    {1, 23, "H100", 4, 3, -1, 0, 12, 0.967421, 1.121834}, /* memory: H100, fsdp, ZeRO-3, fused attention */
-    {1, 19, "A100", 3, -1, -1, 1, 63, 0.975504, 1.161562}, /* memory: A100, megatron-deepspeed, materialised attention */
-    {1, 19, "H100", 4, -1, -1, 0, 18, 0.900588, 1.121834}, /* memory: H100, fsdp, fused attention */
-    {1, 3, "A100", 3, -1, -1, -1, 63, 0.975504, 1.161562}, /* memory: A100, megatron-deepspeed */
-    {1, 3, "H100", 4, -1, -1, -1, 18, 0.900588, 1.121834}, /* memory: H100, fsdp */
-    {1, 2, "", 3, -1, -1, -1, 63, 0.975504, 1.161562}, /* memory: megatron-deepspeed */
-    {1, 2, "", 4, -1, -1, -1, 20, 0.959013, 1.077504}, /* memory: fsdp */
-    {1, 1, "A100", -1, -1, -1, -1, 63, 0.975504, 1.161562}, /* memory: A100 */
-    {1, 1, "H100", -1, -1, -1, -1, 18, 0.900588, 1.121834}, /* memory: H100 */
-    {1, 0, "", -1, -1, -1, -1, 83, 0.965809, 1.124339}, /* memory: all published runs */
+    {0, 63, "A100", 3, 1, 2, 1, 73, 0.929727, 1.183366, 0}, /* step: A100, megatron-deepspeed, ZeRO-1, 65-512 GPUs, materialised attention, no EP */
+    {0, 63, "H100", 4, 3, 0, 0, 19, 0.949033, 1.085044, 0}, /* step: H100, fsdp, ZeRO-3, 1-8 GPUs, fused attention, no EP */
+    {0, 63, "A100", 4, 3, 1, 0, 9, 0.915240, 1.116238, 0}, /* step: A100, fsdp, ZeRO-3, 9-64 GPUs, fused attention, no EP */
+    {0, 63, "A100", 4, 3, 0, 0, 33, 0.909809, 1.075352, 0}, /* step: A100, fsdp, ZeRO-3, 1-8 GPUs, fused attention, no EP */
+    {0, 63, "GB200", 2, 1, 2, 0, 9, 0.858569, 1.116139, 1}, /* step: GB200, megatron, ZeRO-1, 65-512 GPUs, fused attention, expert-parallel */
+    {0, 63, "GB200", 2, 1, 2, 0, 25, 0.905624, 1.192402, 0}, /* step: GB200, megatron, ZeRO-1, 65-512 GPUs, fused attention, no EP */
+    {0, 63, "GB300", 2, 1, 2, 0, 10, 0.846805, 1.245186, 1}, /* step: GB300, megatron, ZeRO-1, 65-512 GPUs, fused attention, expert-parallel */
+    {0, 55, "A100", 2, 0, -1, 1, 15, 0.876291, 1.047736, 0}, /* step: A100, megatron, ZeRO-0, materialised attention, no EP */
+    {0, 55, "H100", 2, 1, -1, 0, 11, 0.901834, 1.352827, 0}, /* step: H100, megatron, ZeRO-1, fused attention, no EP */
+    {0, 55, "A100", 3, 1, -1, 1, 80, 0.932275, 1.186391, 0}, /* step: A100, megatron-deepspeed, ZeRO-1, materialised attention, no EP */
+    {0, 55, "H100", 4, 3, -1, 0, 31, 0.959167, 1.115629, 0}, /* step: H100, fsdp, ZeRO-3, fused attention, no EP */
+    {0, 55, "A100", 4, 3, -1, 0, 43, 0.915240, 1.080620, 0}, /* step: A100, fsdp, ZeRO-3, fused attention, no EP */
+    {0, 55, "GB200", 2, 1, -1, 0, 13, 0.858569, 1.627753, 1}, /* step: GB200, megatron, ZeRO-1, fused attention, expert-parallel */
+    {0, 55, "GB200", 2, 1, -1, 0, 30, 0.905624, 1.167646, 0}, /* step: GB200, megatron, ZeRO-1, fused attention, no EP */
+    {0, 55, "B200", 2, 1, -1, 0, 22, 0.907215, 1.052453, 0}, /* step: B200, megatron, ZeRO-1, fused attention, no EP */
+    {0, 55, "GB300", 2, 1, -1, 0, 14, 0.846805, 1.436233, 1}, /* step: GB300, megatron, ZeRO-1, fused attention, expert-parallel */
+    {0, 51, "A100", 2, -1, -1, 1, 15, 0.876291, 1.047736, 0}, /* step: A100, megatron, materialised attention, no EP */
+    {0, 51, "H100", 2, -1, -1, 0, 11, 0.901834, 1.352827, 0}, /* step: H100, megatron, fused attention, no EP */
+    {0, 51, "A100", 3, -1, -1, 1, 87, 0.932275, 1.199665, 0}, /* step: A100, megatron-deepspeed, materialised attention, no EP */
+    {0, 51, "H100", 4, -1, -1, 0, 36, 0.959167, 1.158731, 0}, /* step: H100, fsdp, fused attention, no EP */
+    {0, 51, "A100", 4, -1, -1, 0, 43, 0.915240, 1.080620, 0}, /* step: A100, fsdp, fused attention, no EP */
+    {0, 51, "GB200", 2, -1, -1, 0, 13, 0.858569, 1.627753, 1}, /* step: GB200, megatron, fused attention, expert-parallel */
+    {0, 51, "GB200", 2, -1, -1, 0, 34, 0.905624, 1.167646, 0}, /* step: GB200, megatron, fused attention, no EP */
+    {0, 51, "B200", 2, -1, -1, 0, 22, 0.907215, 1.052453, 0}, /* step: B200, megatron, fused attention, no EP */
+    {0, 51, "GB300", 2, -1, -1, 0, 14, 0.846805, 1.436233, 1}, /* step: GB300, megatron, fused attention, expert-parallel */
+    {0, 35, "A100", 2, -1, -1, -1, 15, 0.876291, 1.047736, 0}, /* step: A100, megatron, no EP */
+    {0, 35, "H100", 2, -1, -1, -1, 11, 0.901834, 1.352827, 0}, /* step: H100, megatron, no EP */
+    {0, 35, "A100", 3, -1, -1, -1, 87, 0.932275, 1.199665, 0}, /* step: A100, megatron-deepspeed, no EP */
+    {0, 35, "H100", 4, -1, -1, -1, 36, 0.959167, 1.158731, 0}, /* step: H100, fsdp, no EP */
+    {0, 35, "A100", 4, -1, -1, -1, 43, 0.915240, 1.080620, 0}, /* step: A100, fsdp, no EP */
+    {0, 35, "GB200", 2, -1, -1, -1, 13, 0.858569, 1.627753, 1}, /* step: GB200, megatron, expert-parallel */
+    {0, 35, "GB200", 2, -1, -1, -1, 34, 0.905624, 1.167646, 0}, /* step: GB200, megatron, no EP */
+    {0, 35, "B200", 2, -1, -1, -1, 22, 0.907215, 1.052453, 0}, /* step: B200, megatron, no EP */
+    {0, 35, "GB300", 2, -1, -1, -1, 14, 0.846805, 1.436233, 1}, /* step: GB300, megatron, expert-parallel */
+    {0, 1, "A100", -1, -1, -1, -1, 145, 0.926674, 1.163423, -1}, /* step: A100 */
+    {0, 1, "H100", -1, -1, -1, -1, 54, 0.959650, 1.451147, -1}, /* step: H100 */
+    {0, 1, "GB200", -1, -1, -1, -1, 47, 0.899288, 1.192402, -1}, /* step: GB200 */
+    {0, 1, "B200", -1, -1, -1, -1, 27, 0.907215, 1.920749, -1}, /* step: B200 */
+    {0, 1, "GB300", -1, -1, -1, -1, 21, 0.865609, 1.436233, -1}, /* step: GB300 */
+    {0, 2, "", 2, -1, -1, -1, 137, 0.905624, 1.436233, -1}, /* step: megatron */
+    {0, 2, "", 3, -1, -1, -1, 87, 0.932275, 1.199665, -1}, /* step: megatron-deepspeed */
+    {0, 2, "", 4, -1, -1, -1, 81, 0.928317, 1.099510, -1}, /* step: fsdp */
+    {0, 0, "", -1, -1, -1, -1, 305, 0.925908, 1.186391, -1}, /* step: all published runs */
+    {1, 63, "A100", 3, 1, 2, 1, 58, 0.971587, 1.161562, 0}, /* memory: A100, megatron-deepspeed, ZeRO-1, 65-512 GPUs, materialised attention, no EP */
+    {1, 55, "A100", 3, 1, -1, 1, 62, 0.975504, 1.144270, 0}, /* memory: A100, megatron-deepspeed, ZeRO-1, materialised attention, no EP */
+    {1, 55, "H100", 4, 3, -1, 0, 12, 0.967421, 1.121834, 0}, /* memory: H100, fsdp, ZeRO-3, fused attention, no EP */
+    {1, 51, "A100", 3, -1, -1, 1, 63, 0.975504, 1.161562, 0}, /* memory: A100, megatron-deepspeed, materialised attention, no EP */
+    {1, 51, "H100", 4, -1, -1, 0, 18, 0.900588, 1.121834, 0}, /* memory: H100, fsdp, fused attention, no EP */
+    {1, 35, "A100", 3, -1, -1, -1, 63, 0.975504, 1.161562, 0}, /* memory: A100, megatron-deepspeed, no EP */
+    {1, 35, "H100", 4, -1, -1, -1, 18, 0.900588, 1.121834, 0}, /* memory: H100, fsdp, no EP */
+    {1, 2, "", 3, -1, -1, -1, 63, 0.975504, 1.161562, -1}, /* memory: megatron-deepspeed */
+    {1, 2, "", 4, -1, -1, -1, 20, 0.959013, 1.077504, -1}, /* memory: fsdp */
+    {1, 1, "A100", -1, -1, -1, -1, 63, 0.975504, 1.161562, -1}, /* memory: A100 */
+    {1, 1, "H100", -1, -1, -1, -1, 18, 0.900588, 1.121834, -1}, /* memory: H100 */
+    {1, 0, "", -1, -1, -1, -1, 83, 0.965809, 1.124339, -1}, /* memory: all published runs */
 };
-const int pp__nugroups = 54;
+const int pp__nugroups = 55;
 
 const pp__ucover pp__ucoverage = {
     .families = {"A100", "H100", "GB200", "B200", "H200", "GB300", "B300"},
@@ -71,5 +72,5 @@ const pp__ucover pp__ucoverage = {
     .precision = 0x1c, .modes = 0x1, .offload = 0x1, .mem_frameworks = 0x18,
     .ep = 1, .cp = 1,
     .unfitted_lo = 0.756049, .unfitted_hi = 1.220007, .unfitted_rows = 305,
-    .widen = {1.033987, 1.017196},
+    .widen = {1.035050, 1.017196},
 };

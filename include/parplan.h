@@ -764,9 +764,10 @@ typedef struct pp_train {
 #define PP_INTERVAL_LEVEL 0.80 /* nominal coverage of every interval */
 
 typedef enum pp_fit {
-    PP_FIT_FITS,  /* the peak interval's top is within the usable memory */
-    PP_FIT_TIGHT, /* the interval crosses the usable memory */
-    PP_FIT_NO,    /* its bottom is above it, or host memory does not fit */
+    PP_FIT_FITS,  /* the peak, and its interval's top, within the usable memory */
+    PP_FIT_TIGHT, /* the live tensors fit, but the interval's top or the peak with the
+                     allocator's fragmentation allowance does not */
+    PP_FIT_NO,    /* the live tensors alone exceed it, or host memory or NVMe does not fit */
     PP_FIT_COUNT
 } pp_fit;
 

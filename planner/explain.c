@@ -496,6 +496,7 @@ static void apply_move(const moves *mv, int d, int k, pp_strategy *s, pp_cluster
     switch (d) {
     case MV_MB:
         s->micro_batch = v;
+        s->vp_group = 0; /* the group must fit the new micro-batch count */
         snprintf(what + n, cap - n, "%smicro-batch %d%s", sep, v, ds_keys ? " (train_micro_batch_size_per_gpu)" : "");
         break;
     case MV_RC: {
@@ -544,6 +545,7 @@ static void apply_move(const moves *mv, int d, int k, pp_strategy *s, pp_cluster
         s->pp = v;
         memset(s->stage_layers, 0, sizeof s->stage_layers);
         memset(s->chunk_layers, 0, sizeof s->chunk_layers);
+        s->vp_group = 0; /* Megatron's default group for the new pp */
         s->per_stage_recompute = 0;
         snprintf(what + n, cap - n, "%spp %d%s", sep, v, s->act_offload_layers ? " (no activation offload)" : "");
         s->act_offload_layers = 0;

@@ -32,6 +32,9 @@ void pp_search_opts_default(pp_search_opts *o)
 void pp__cand_strategy(const pp__space *sp, const pp__cand *k, pp_strategy *s)
 {
     *s = sp->o.base;
+    /* a layout and a chunk group belong to one pp and v, not the search's */
+    memset(s->chunk_layers, 0, sizeof s->chunk_layers);
+    s->vp_group = 0;
     s->framework = (pp_framework)k->fw;
     s->dp = k->dp;
     s->tp = k->tp;

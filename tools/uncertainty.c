@@ -97,8 +97,8 @@ static int write_table(const char *path, const pp__ugroup *g, int n, const pp__u
                "#include \"costmodel/uncertainty.h\"\n\nconst pp__ugroup pp__ugroups[] = {\n");
     for (int i = 0; i < n; i++) {
         pp__ugroup_label(&g[i], label, sizeof label);
-        fprintf(o, "    {%d, %d, \"%s\", %d, %d, %d, %d, %d, %.6f, %.6f}, /* %s: %s */\n", g[i].what, g[i].mask,
-                g[i].family, g[i].framework, g[i].zero, g[i].band, g[i].attention, g[i].rows, g[i].lo, g[i].hi,
+        fprintf(o, "    {%d, %d, \"%s\", %d, %d, %d, %d, %d, %.6f, %.6f, %d}, /* %s: %s */\n", g[i].what, g[i].mask,
+                g[i].family, g[i].framework, g[i].zero, g[i].band, g[i].attention, g[i].rows, g[i].lo, g[i].hi, g[i].ep,
                 g[i].what == PP__U_STEP ? "step" : "memory", label);
     }
     if (!n) fprintf(o, "    {0},\n");
@@ -129,7 +129,7 @@ static const char *level_name(int w, int l)
     static char buf[PP__U_WHAT][PP__U_LEVELS][96];
     static const struct { unsigned bit; const char *name; } keys[] = {
         {PP__UK_FAMILY, "family"}, {PP__UK_FRAMEWORK, "framework"}, {PP__UK_ZERO, "ZeRO"}, {PP__UK_BAND, "scale"},
-        {PP__UK_ATTN, "attention"}};
+        {PP__UK_ATTN, "attention"}, {PP__UK_EP, "expert parallelism"}};
     char *b = buf[w][l];
     size_t k = 0;
     b[0] = '\0';

@@ -105,10 +105,10 @@ Test(uncertainty, groups_fall_back_to_wider_ones_with_hand_computed_bounds)
     pp__ugroup tab[256];
     int n = small_table(r), ng = pp__ugroups_build(r, n, NULL, 0.8, tab, 256);
     /* the narrowest group: its own 10 runs, min and max */
-    expect_group(tab, ng, r, n, key("X100", PP_FW_MEGATRON, 1, PP__BAND_64), "X100, megatron, ZeRO-1, 9-64 GPUs, fused attention",
+    expect_group(tab, ng, r, n, key("X100", PP_FW_MEGATRON, 1, PP__BAND_64), "X100, megatron, ZeRO-1, 9-64 GPUs, fused attention, no EP",
                  10, 1.00, 1.09);
     /* another scale: the same runs without the scale band */
-    expect_group(tab, ng, r, n, key("X100", PP_FW_MEGATRON, 1, PP__BAND_MORE), "X100, megatron, ZeRO-1, fused attention", 10,
+    expect_group(tab, ng, r, n, key("X100", PP_FW_MEGATRON, 1, PP__BAND_MORE), "X100, megatron, ZeRO-1, fused attention, no EP", 10,
                  1.00, 1.09);
     /* a framework X100 has no run of: the family's 19 runs, ranks 2 and 18
      * of 0.80 ... 0.88, 1.00 ... 1.09 */

@@ -541,7 +541,7 @@ Test(compare_run, csv_fixed_columns)
                          "micro_batch,grad_accum,schedule,virtual_stages,offload,step_s,tokens_per_s,mfu,mfu_bf16,"
                          "peak_bytes,days,gpu_hours,price_kind,price_basis,usd_per_gpu_hour,price_date,cost_usd,energy_kwh,"
                          "tokens_per_s_per_usd_hour,tokens_per_usd,meets_deadline,within_budget,pareto,cheapest,framework,error,"
-                         "recompute_modules,fp8_param_gather\n";
+                         "recompute_modules,fp8_param_gather,fit\n";
     cr_expect(strncmp(csv, header, strlen(header)) == 0, "header: %.400s", csv);
     int cols = csv_fields(header, strlen(header) - 1), rows = 0;
     for (const char *p = csv; *p;) {
