@@ -244,13 +244,14 @@ static double held_chunk_blocks(const pp_strategy *s, int i, long warm)
 {
     long v = s->virtual_stages, m = s->grad_accum, g = vp_group(s), n = m * v;
     long stop = s->vp_group > 0 && s->vp_group != s->pp ? n : (warm + 2 * g * v < n ? warm + 2 * g * v : n);
-    double held = 0, peak = 0;
+    double held = 0, peak = 0, blocks[PP_MAX_CHUNKS]; /* an explicit layout: v <= PP_MAX_CHUNKS */
+    for (long c = 0; c < v; c++) blocks[c] = pp__chunk_blocks(s, i, (int)c); /* looked up once, not each pass */
     long f = 0, b = 0;
-    for (; f < warm; f++) held += pp__chunk_blocks(s, i, table_chunk(f, m, g, v)), peak = fmax(peak, held);
+    for (; f < warm; f++) held += blocks[table_chunk(f, m, g, v)], peak = fmax(peak, held);
     for (; f < stop; f++, b++) {
-        held += pp__chunk_blocks(s, i, table_chunk(f, m, g, v));
+        held += blocks[table_chunk(f, m, g, v)];
         peak = fmax(peak, held);
-        held -= pp__chunk_blocks(s, i, (int)(v - 1 - table_chunk(b, m, g, v)));
+        held -= blocks[v - 1 - table_chunk(b, m, g, v)];
     }
     return peak;
 }

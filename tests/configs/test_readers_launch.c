@@ -1008,6 +1008,16 @@ Test(megatron_args, moe_act_needs_the_grouped_gemm)
     drop_dir(out, err);
 }
 
+/* An emitted file's text into a fresh folder as t.json, to be read back
+ * (frees the text and the last run's captures). */
+static void restage(char *ta, char *out, char *err)
+{
+    drop_dir(out, err);
+    fresh_dir();
+    put("t.json", ta, strlen(ta));
+    free(ta);
+}
+
 /* LoRA and QLoRA launch under TRL's `trl sft --config training_args.json`
  * (red team rt7: the README pointed at run_clm.py, which trains the whole
  * model, and TRL loads the base in float32 and cuts sequences to 1024 unless
@@ -1035,10 +1045,7 @@ Test(training_args, lora_and_qlora_launch_under_trl_as_priced)
         char *cut = strstr(ta, "  \"dtype\"");
         cr_assert(cut);
         memmove(cut, strchr(cut, '\n') + 1, strlen(strchr(cut, '\n') + 1) + 1);
-        drop_dir(out, err);
-        fresh_dir();
-        put("t.json", ta, strlen(ta));
-        free(ta);
+        restage(ta, out, err);
         cr_expect_eq(estimate(ARGS("--model", "llama3-8b", "--cluster", "l40s-8x-eth", "--gpus", "1", "--mode", modes[k],
                                    "--seq", "2048", "--training-args", "t.json"), &out, &err), 2, "%s", err);
         cr_expect(strstr(err, "t.json: dtype absent (TRL's default float32)"), "%s", err);
@@ -1057,10 +1064,7 @@ Test(training_args, full_mode_carries_the_sequence_length)
                                "--seq", "2048", "--global-batch", "8", "--recompute", "full"), &out, &err), 0, "%s", err);
     char *ta = emitted("training_args.json");
     cr_expect(strstr(ta, "\"block_size\":  2048"), "%s", ta);
-    drop_dir(out, err);
-    fresh_dir();
-    put("t.json", ta, strlen(ta));
-    free(ta);
+    restage(ta, out, err);
     cr_expect_eq(estimate(ARGS("--model", "llama3-8b", "--cluster", "dgx-h100", "--gpus", "8", "--seq", "4096",
                                "--training-args", "t.json"), &out, &err), 2, "%s", err);
     cr_expect(strstr(err, "t.json: block_size 2048"), "%s", err);
@@ -1113,10 +1117,7 @@ Test(training_args, fused_qkv_lora_launches_and_reads_back)
                                "--framework", "pytorch", "--seq", "2048", "--global-batch", "8"), &out, &err), 0, "%s", err);
     char *ta = emitted("training_args.json");
     cr_expect(strstr(ta, "\"lora_target_modules\":  [\"query_key_value\", \"query_key_value\"]"), "%s", ta);
-    drop_dir(out, err);
-    fresh_dir();
-    put("t.json", ta, strlen(ta));
-    free(ta);
+    restage(ta, out, err);
     cr_expect_eq(estimate(ARGS("--model", "gpt-neox-20b", "--cluster", "dgx-h100", "--gpus", "8", "--mode", "lora",
                                "--seq", "2048", "--training-args", "t.json"), &out, &err), 0, "%s", err);
     drop_dir(out, err);
