@@ -267,6 +267,10 @@ static void print_memory(const pp_model *m, const pp_cluster *c, const pp_plan *
                "cached segments with nothing live it frees and retries (slower), free space inside segments that hold "
                "live tensors it cannot, so runs in this band have both run and run out of memory (docs/memory.md)\n",
                gib(mem->live_peak_bytes));
+    else if (!mem->live_fits && u->fit == PP_FIT_TIGHT)
+        printf("  tight: the live tensors need %.2f GiB, over the usable memory, but by less than the error bar: at "
+               "its low end (x%.3f) they fit, so it may run, but more likely runs out of memory (docs/memory.md)\n",
+               gib(mem->live_peak_bytes), pk->lo / mem->peak_bytes);
     if (pk->rows)
         printf("  %.0f%% interval %.2f-%.2f GiB (from %d published runs: %s)\n", 100 * u->level, gib(pk->lo), gib(pk->hi),
                pk->rows, pk->group);
@@ -668,7 +672,8 @@ static int run(const cli_args *a)
     if (rc == 0 && cli_has(a, "fail-if-oom") && !p->memory.fits) {
         fprintf(stderr, "parplan: %s: peak %.2f GiB on stage %d of %.2f GiB usable%s%s (--fail-if-oom)\n",
                 p->uncertainty.fit == PP_FIT_NO ? "does not fit"
-                                                : "tight, over the GPU with the allocator's fragmentation allowance",
+                : p->memory.live_fits ? "tight, over the GPU with the allocator's fragmentation allowance"
+                                      : "tight, its live tensors over the GPU but within the error bar",
                 p->memory.peak_bytes / 1073741824.0, p->memory.peak_stage, p->memory.gpu_bytes / 1073741824.0,
                 p->memory.host_fits ? "" : "; offloaded states exceed host memory",
                 p->memory.nvme_fits ? "" : "; swapped states exceed the NVMe drives");

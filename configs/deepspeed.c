@@ -328,7 +328,7 @@ static void split_text(const pp_strategy *s, char *buf, size_t cap)
 }
 
 /* What the file leaves to the launcher and the model code. */
-static void launcher_notes(const pp_model *m, const pp_strategy *s, const pp_memory *mem, const pp_deepspeed_opts *o,
+static void launcher_notes(const pp_model *m, const pp_strategy *s, const pp_memory *mem, pp_fit fit, const pp_deepspeed_opts *o,
                            pp_notes *notes)
 {
     if (s->precision == PP_PREC_FP8)
@@ -379,7 +379,7 @@ static void launcher_notes(const pp_model *m, const pp_strategy *s, const pp_mem
                  s->ft.mode == PP_MODE_QLORA && s->zero == 3
                      ? "; QLoRA under ZeRO-3 needs bnb_4bit_quant_storage in the 16-bit dtype (bnb_config.json "
                        "sets it) and the model loaded in that torch_dtype" : "");
-    if (!mem->fits) pp__note_unfit(notes, mem);
+    if (!mem->fits) pp__note_unfit(notes, mem, fit);
 }
 
 pp_status pp_deepspeed_to_string(const pp_model *m, const pp_cluster *c, const pp_plan *p,
@@ -406,7 +406,7 @@ pp_status pp_deepspeed_to_string(const pp_model *m, const pp_cluster *c, const p
     cJSON_Delete(root);
     *out = pp__sb_take(&b);
     if (!*out) return pp__fail(err, PP_ERR_NOMEM, "out of memory printing ds_config.json");
-    launcher_notes(m, &s, &p->memory, o, notes);
+    launcher_notes(m, &s, &p->memory, p->uncertainty.fit, o, notes);
     return PP_OK;
 }
 

@@ -39,7 +39,7 @@ void pp__note(pp_notes *notes, const char *fmt, ...)
     notes->n++;
 }
 
-void pp__note_unfit(pp_notes *notes, const pp_memory *mem)
+void pp__note_unfit(pp_notes *notes, const pp_memory *mem, pp_fit fit)
 {
     double g = 1073741824.0;
     if (!mem->host_fits || !mem->nvme_fits)
@@ -52,6 +52,10 @@ void pp__note_unfit(pp_notes *notes, const pp_memory *mem)
                  "allowance is whole cached segments (freed on a failed allocation and retried, slower), not free "
                  "space inside segments that hold live tensors (which no retry frees)",
                  mem->peak_bytes / g, mem->gpu_bytes / g, mem->live_peak_bytes / g);
+    else if (fit == PP_FIT_TIGHT)
+        pp__note(notes, "tight: the plan's live tensors need %.1f GiB per GPU, over the %.1f GiB usable, but by less "
+                 "than the error bar of the published memory readings: it may run, but more likely runs out of memory",
+                 mem->live_peak_bytes / g, mem->gpu_bytes / g);
     else
         pp__note(notes, "the plan's predicted peak %.1f GiB per GPU (%.1f GiB of live tensors) exceeds the %.1f GiB "
                  "usable: this config is expected to run out of memory", mem->peak_bytes / g,

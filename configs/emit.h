@@ -16,7 +16,7 @@
 void pp__note(pp_notes *notes, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* The note for a plan whose peak exceeds what is usable: an OOM, or (live
  * tensors that fit) a tight plan that leans on the allocator's retries. */
-void pp__note_unfit(pp_notes *notes, const pp_memory *mem);
+void pp__note_unfit(pp_notes *notes, const pp_memory *mem, pp_fit fit);
 
 /* s with control characters (C0, DEL, C1) as '?', into buf (cut at cap):
  * names and descriptions come from users' files, and the launcher files

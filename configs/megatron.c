@@ -534,7 +534,7 @@ pp_status pp_megatron_args(const pp_model *m, const pp_cluster *c, const pp_plan
                          "installed (--moe-flex-dispatcher-backend hybridep)");
     if (o->flavor == PP_MEGATRON_LM && s.ep > 1 && s.overlap_ep)
         pp__note(&local, "EP all-to-all overlap: Megatron asserts PyTorch >= 2.6 for --overlap-moe-expert-parallel-comm");
-    if (!p->memory.fits) pp__note_unfit(&local, &p->memory);
+    if (!p->memory.fits) pp__note_unfit(&local, &p->memory, p->uncertainty.fit);
     *out = pp__sb_take(&b);
     if (!*out) return pp__fail(err, PP_ERR_NOMEM, "out of memory writing Megatron arguments");
     for (int i = 0; i < local.n; i++) pp__note(notes, "%s", local.line[i]);

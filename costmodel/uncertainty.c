@@ -456,6 +456,23 @@ static const char *unvalidated(const pp__ucover *cov, const pp_strategy *s, int 
     return buf;
 }
 
+/* The memory verdict (issue 13: "tight" is the interval crossing the
+ * limit). Does not fit: host memory or NVMe does not, or the live tensors
+ * exceed the GPU even at the interval's low end (the peak's truth /
+ * prediction bound applied to them): the run is expected to fail. Fits:
+ * the peak with the allocator's allowance, and its interval's top, are
+ * within it. Tight: between, whether the peak with the allowance, the live
+ * tensors' point estimate or only the interval's top is over (a caching
+ * allocator short of memory frees its cache and retries, slower;
+ * fragmentation it cannot free still OOMs). */
+pp_fit pp__fit_verdict(const pp_memory *mem, const pp_interval *peak)
+{
+    double usable = mem->gpu_bytes, lo = mem->peak_bytes > 0 ? fmin(1, peak->lo / mem->peak_bytes) : 1;
+    if (!mem->host_fits || !mem->nvme_fits || mem->live_peak_bytes * lo > usable) return PP_FIT_NO;
+    if (!mem->fits || peak->hi > usable) return PP_FIT_TIGHT;
+    return PP_FIT_FITS;
+}
+
 void pp__uncertainty_with(const pp__ugroup *tab, int n, const pp__ucover *cov, const pp_cluster *c, const pp_plan *p,
                           pp_uncertainty *out)
 {
@@ -475,14 +492,7 @@ void pp__uncertainty_with(const pp__ugroup *tab, int n, const pp__ucover *cov, c
         widest(tab, n, PP__U_STEP, p->time.step_s, mech, &out->step_s);
     if (cov && unvalidated(cov, &p->strategy, PP__U_MEM, mech, sizeof mech))
         widest(tab, n, PP__U_MEM, p->memory.peak_bytes, mech, &out->peak_bytes);
-    /* does not fit: the live tensors alone exceed the GPU (or host, NVMe);
-     * tight: they fit, but the peak with the allocator's allowance or its
-     * error bar does not (a caching allocator short of memory frees its
-     * cache and retries, slower; fragmentation it cannot free still OOMs) */
-    double usable_bytes = p->memory.gpu_bytes;
-    if (!p->memory.live_fits) out->fit = PP_FIT_NO;
-    else if (!p->memory.fits || out->peak_bytes.hi > usable_bytes) out->fit = PP_FIT_TIGHT;
-    else out->fit = PP_FIT_FITS;
+    out->fit = pp__fit_verdict(&p->memory, &out->peak_bytes);
     if (cov) uncovered(cov, &k, &p->strategy, out);
 }
 

@@ -119,6 +119,9 @@ int pp__ugroup_find(const pp__ugroup *tab, int n, int what, const pp__ukey *k);
 /* "H100, megatron, ZeRO-1, 65-512 GPUs, fused attention"; "all published runs". */
 void pp__ugroup_label(const pp__ugroup *g, char *buf, size_t cap);
 
+/* fits / tight / does not fit for mem, given its peak's interval. */
+pp_fit pp__fit_verdict(const pp_memory *mem, const pp_interval *peak);
+
 /* pp_uncertainty_estimate with a given table and coverage. */
 void pp__uncertainty_with(const pp__ugroup *tab, int n, const pp__ucover *cov, const pp_cluster *c, const pp_plan *p,
                           pp_uncertainty *out);

@@ -765,9 +765,11 @@ typedef struct pp_train {
 
 typedef enum pp_fit {
     PP_FIT_FITS,  /* the peak, and its interval's top, within the usable memory */
-    PP_FIT_TIGHT, /* the live tensors fit, but the interval's top or the peak with the
-                     allocator's fragmentation allowance does not */
-    PP_FIT_NO,    /* the live tensors alone exceed it, or host memory or NVMe does not fit */
+    PP_FIT_TIGHT, /* the interval crosses the usable memory: its top, the peak with the
+                     allocator's fragmentation allowance, or the live tensors are over it,
+                     but the live tensors at the interval's low end are not */
+    PP_FIT_NO,    /* the live tensors exceed it even at the interval's low end, or host
+                     memory or NVMe does not fit */
     PP_FIT_COUNT
 } pp_fit;
 

@@ -54,13 +54,14 @@ static int cmp_strategy(const pp_strategy *a, const pp_strategy *b)
  * usable memory: docs/validation.md, "Error bars"), whatever their
  * objective; a least-memory ranking ranks by memory alone. */
 /* Fits, then tight within the GPU (only the error bar crosses it), then
- * tight beyond it (it runs only where the allocator's fragmentation leaves
- * room: red team rt14 found the #1 of an all-tight list the one furthest
- * over), then does not fit. */
+ * tight beyond it with the live tensors within (it runs only where the
+ * allocator's fragmentation leaves room: red team rt14 found the #1 of an
+ * all-tight list the one furthest over), then tight with the live tensors
+ * over (only the error bar's low end fits), then does not fit. */
 static int fit_tier(const pp_plan *p)
 {
-    if (p->uncertainty.fit != PP_FIT_TIGHT) return p->uncertainty.fit == PP_FIT_FITS ? 0 : 3;
-    return p->memory.fits ? 1 : 2;
+    if (p->uncertainty.fit != PP_FIT_TIGHT) return p->uncertainty.fit == PP_FIT_FITS ? 0 : 4;
+    return p->memory.fits ? 1 : p->memory.live_fits ? 2 : 3;
 }
 
 int pp__plan_cmp(const pp_cluster *c, const pp_plan *a, const pp_plan *b, pp_objective obj, double price)

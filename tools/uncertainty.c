@@ -183,8 +183,9 @@ static void print_doc(const pp__resid *rows, int n, const pp__ugroup *g, int ng)
            "group, since frozen weights, quantised storage and the frameworks' casts are mechanisms of its\n"
            "own. Peak memory: `fit` is `fits` when the interval's top is within the usable memory, `does not\n"
            "fit` when the live tensors alone (the peak without the caching allocator's fragmentation\n"
-           "allowance, which a short allocator frees and retries) exceed it, and `tight` in between; `plan`\n"
-           "ranks tight plans after those that fit.\n\n",
+           "allowance, which a short allocator frees and retries) exceed it even at the interval's low\n"
+           "bound, and `tight` in between (the interval crosses the limit); `plan` ranks tight plans after\n"
+           "those that fit.\n\n",
            pp__min_rows(PP_INTERVAL_LEVEL));
     printf("### Coverage on held-out runs\n\n"
            "How often the published truth falls inside an interval built without it: each run left out of\n"

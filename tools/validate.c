@@ -913,14 +913,14 @@ static double add_memory(results *o, const row *r, const pp_plan *p, const char 
         o->n_oom++;
         snprintf(o->tbl_o[o->rows_o++], 2400, "| %.200s | %.200s | %s | %.1f | %s |", r->f[C_NAME], r->f[C_MODEL], cfg,
                  p->memory.peak_bytes / 1073741824.0, f == PP_FIT_FITS ? "**fits (wrong)**" : f == PP_FIT_TIGHT
-                 ? "tight (live tensors fit)" : "OOM predicted");
+                 ? (p->memory.live_fits ? "tight (live tensors fit)" : "tight (live tensors over, within the error bar)") : "OOM predicted");
     }
     if (mem > 0) {
         double pred = measured_bytes(r->f[C_NAME], &p->memory) / 1073741824.0; /* nvidia-smi prints MiB: GiB */
         double e = 100 * (pred - mem) / mem;
         o->merr[o->nm++] = fabs(e);
         snprintf(o->tbl_m[o->rows_m++], 2400, "| %.200s | %s | %.1f | %.1f | %+.1f%% | %s |", r->f[C_NAME], cfg, mem, pred,
-                 e, p->memory.fits ? "fits" : p->memory.live_fits ? "tight" : "OOM predicted");
+                 e, p->memory.fits ? "fits" : p->uncertainty.fit == PP_FIT_TIGHT ? "tight" : "OOM predicted");
         return mem / pred;
     }
     return 0;

@@ -205,7 +205,7 @@ static void boundary_plan(pp_plan *p, double peak, double live, int host_fits)
     p->time.step_s = 1;
 }
 
-Test(uncertainty, tight_exactly_when_the_live_tensors_fit_but_not_the_whole_interval)
+Test(uncertainty, tight_exactly_when_the_interval_crosses_the_limit)
 {
     /* one group of every run: truth/prediction in [0.8, 1.25] */
     pp__ugroup all = {PP__U_MEM, 0, "", -1, -1, -1, -1, 9, 0.8, 1.25};
@@ -220,8 +220,10 @@ Test(uncertainty, tight_exactly_when_the_live_tensors_fit_but_not_the_whole_inte
         {nextafter(80, 200), 72, 1, PP_FIT_TIGHT},        /* top just above */
         {100, 90, 1, PP_FIT_TIGHT},                       /* the estimate at the limit */
         {125, 100, 1, PP_FIT_TIGHT},                      /* over with the allocator's allowance, live at the limit */
-        {125, nextafter(100, 200), 1, PP_FIT_NO},         /* the live tensors just over */
-        {125, 125, 1, PP_FIT_NO},                         /* no allowance (expandable segments): over */
+        {125, nextafter(100, 200), 1, PP_FIT_TIGHT},      /* the live tensors just over: the interval crosses */
+        {125, 125, 1, PP_FIT_TIGHT},                      /* no allowance, live 125 x 0.8 = 100: at the limit */
+        {130, nextafter(125, 200), 1, PP_FIT_NO},         /* live x 0.8 just over */
+        {200, 150, 1, PP_FIT_NO},                         /* well over */
         {10, 10, 0, PP_FIT_NO}};                          /* host memory does not fit */
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         boundary_plan(p, cases[i].peak, cases[i].live, cases[i].host);
@@ -234,6 +236,9 @@ Test(uncertainty, tight_exactly_when_the_live_tensors_fit_but_not_the_whole_inte
     boundary_plan(p, 99, 99, 1);
     pp__uncertainty_with(&all, 0, NULL, &c, p, &u);
     cr_expect(u.fit == PP_FIT_FITS && u.peak_bytes.rows == 0 && u.peak_bytes.lo == 99 && u.peak_bytes.hi == 99);
+    boundary_plan(p, 101, nextafter(100, 200), 1); /* no interval: the live tensors' estimate decides */
+    pp__uncertainty_with(&all, 0, NULL, &c, p, &u);
+    cr_expect_eq(u.fit, PP_FIT_NO, "%s", pp_fit_name(u.fit));
     /* bounds both above 1: the interval still starts at the estimate */
     pp__ugroup above = {PP__U_MEM, 0, "", -1, -1, -1, -1, 9, 1.1, 1.3};
     boundary_plan(p, 50, 50, 1);

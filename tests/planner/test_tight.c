@@ -64,6 +64,13 @@ Test(tight, ranked_after_the_plans_that_fit, .timeout = 600)
     pp_plan d = b;
     d.memory.fits = 0, d.memory.peak_bytes = 1.05 * d.memory.gpu_bytes, d.time.step_s = b.time.step_s / 2;
     cr_expect_lt(pp__plan_cmp(&c, &b, &d, PP_OBJ_THROUGHPUT, 0), 0);
+    /* and one whose live tensors are over too (only the error bar's low end
+     * fits) after that, and before one that does not fit */
+    pp_plan f = d, n = d;
+    f.memory.live_fits = 0, f.time.step_s = d.time.step_s / 2;
+    n.uncertainty.fit = PP_FIT_NO, n.time.step_s = f.time.step_s / 2;
+    cr_expect_lt(pp__plan_cmp(&c, &d, &f, PP_OBJ_THROUGHPUT, 0), 0);
+    cr_expect_lt(pp__plan_cmp(&c, &f, &n, PP_OBJ_THROUGHPUT, 0), 0);
     /* a least-memory ranking looks at memory only */
     b.memory.peak_bytes = a.memory.peak_bytes / 2;
     cr_expect_gt(pp__plan_cmp(&c, &a, &b, PP_OBJ_MEMORY, 0), 0);
