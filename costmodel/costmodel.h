@@ -184,6 +184,11 @@ void pp__c_numeric_leave(locale_t *old);
  * chunk c of stage i (the layout's, else the stage's split evenly). */
 int pp__chunks_explicit(const pp_strategy *s);
 int pp__chunk_blocks(const pp_strategy *s, int stage, int chunk);
+/* The model blocks stage `stage` holds, in the order it runs them, into
+ * out (room for PP_MAX_LAYERS); returns how many. first..last, the stage's
+ * share of the split, unless interleaving gives it chunk c of virtual stage
+ * c*pp + stage: every pp-th virtual stage (Megatron, torchtitan). */
+int pp__stage_blocks(const pp_strategy *s, int stage, int first, int last, int *out);
 
 /* Blocks of stage i that are fully recomputed (the first ones; Megatron's
  * "block" method), given n blocks on the stage. */

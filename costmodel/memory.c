@@ -152,14 +152,15 @@ static void add_block(const pp_strategy *s, int i, const block_terms *b, stage_p
     }
 }
 
-static stage_params stage_param_count(const pp_model *m, const pp_strategy *s, int first, int last,
-                                      int is_first, int is_last)
+static stage_params stage_param_count(const pp_model *m, const pp_strategy *s, int stage, int first, int last)
 {
     stage_params sp = {0, 0, 0, 0, 0, 0, 0, 0, 0};
     double t = s->tp, h = m->hidden, emb = pp__vocab(m, s) * h / t;
+    int is_first = stage == 0, is_last = stage == s->pp - 1, blk[PP_MAX_LAYERS];
+    int nb = pp__stage_blocks(s, stage, first, last, blk);
     block_terms bt[PP_BLOCK_COUNT] = {{0}};
-    for (int i = first; i <= last && i >= 0; i++) {
-        int kind = m->block_kind[i];
+    for (int j = 0; j < nb; j++) {
+        int i = blk[j], kind = m->block_kind[i];
         if (!bt[kind].done) block_terms_of(m, s, kind, &bt[kind]);
         add_block(s, i, &bt[kind], &sp);
     }
@@ -184,7 +185,7 @@ static stage_params stage_param_count(const pp_model *m, const pp_strategy *s, i
 void pp__stage_params(const pp_model *m, const pp_strategy *s, int stage, int first, int last,
                       double *dense, double *expert)
 {
-    stage_params sp = stage_param_count(m, s, first, last, stage == 0, stage == s->pp - 1);
+    stage_params sp = stage_param_count(m, s, stage, first, last);
     *dense = sp.dense;
     *expert = sp.expert;
 }
@@ -199,7 +200,7 @@ void pp__stage_trainable(const pp_model *m, const pp_strategy *s, int stage, int
 void pp__stage_counts(const pp_model *m, const pp_strategy *s, int stage, int first, int last, double *dense,
                       double *expert, double *trainable, double *quantized)
 {
-    stage_params sp = stage_param_count(m, s, first, last, stage == 0, stage == s->pp - 1);
+    stage_params sp = stage_param_count(m, s, stage, first, last);
     *dense = sp.dense;
     *expert = sp.expert;
     *trainable = sp.trainable + sp.lora;
@@ -312,7 +313,8 @@ double pp__act_offload_bytes(const pp_model *m, const pp_strategy *s, int first,
 static double stage_act(const pp_model *m, const pp_strategy *s, int stage, int first, int last, double *one_block)
 {
     double sum = 0;
-    int n = 0, k = pp__recomputed_blocks(s, stage, last - first + 1);
+    int blk[PP_MAX_LAYERS], nb = pp__stage_blocks(s, stage, first, last, blk);
+    int k = pp__recomputed_blocks(s, stage, nb);
     *one_block = 0;
     /* per kind and recompute (the same for every such block): -1 unknown */
     double bytes[PP_BLOCK_COUNT][PP_RECOMPUTE_COUNT], lora[PP_BLOCK_COUNT];
@@ -320,9 +322,9 @@ static double stage_act(const pp_model *m, const pp_strategy *s, int stage, int 
         lora[a] = -1;
         for (int b = 0; b < PP_RECOMPUTE_COUNT; b++) bytes[a][b] = -1;
     }
-    for (int i = first; i <= last && i >= 0; i++, n++) {
+    for (int n = 0; n < nb; n++) {
         pp_recompute r = s->recompute;
-        int kind = m->block_kind[i];
+        int i = blk[n], kind = m->block_kind[i];
         if (r == PP_RECOMPUTE_FULL && n >= k) r = PP_RECOMPUTE_NONE; /* the first k blocks only */
         if (!pp__block_needs_backward(s, i)) continue; /* frozen prefix: nothing stored */
         if (lora[kind] < 0) pp__lora_block_params(m, s, kind, &lora[kind]);
@@ -767,7 +769,7 @@ static void stage_estimate(const pp_model *m, const pp_cluster *c, const pp_stra
 {
     int is_first = i == 0, is_last = i == s->pp - 1;
     double tok = (double)s->micro_batch * s->seq / s->cp, rep = s->sp ? s->tp : 1;
-    stage_params sp = stage_param_count(m, s, first, last, is_first, is_last);
+    stage_params sp = stage_param_count(m, s, i, first, last);
     states st = model_states(m, s, &c->gpu, &sp);
 
     memset(o, 0, sizeof *o);

@@ -304,11 +304,12 @@ static const kind_cost *kind_cost_of(const pp_model *m, const pp_cluster *c, con
 static void stage_blocks(const pp_model *m, const pp_cluster *c, const pp_strategy *s, const groups *g,
                          kind_cost kc[PP_BLOCK_COUNT], int stage, int first, int last, stage_t *st)
 {
-    int n = 0, k = pp__recomputed_blocks(s, stage, last - first + 1);
+    int blk[PP_MAX_LAYERS], nb = pp__stage_blocks(s, stage, first, last, blk);
+    int k = pp__recomputed_blocks(s, stage, nb);
     const pp__fw *fw = pp__fw_get(s->framework);
     int op_sac = fw && fw->selective_ops; /* torchtitan's per-op selective checkpointing */
-    for (int i = first; i <= last && i >= 0; i++, n++) {
-        int kind = m->block_kind[i], back = pp__block_needs_backward(s, i), frozen = pp__base_frozen(s, i);
+    for (int n = 0; n < nb; n++) {
+        int i = blk[n], kind = m->block_kind[i], back = pp__block_needs_backward(s, i), frozen = pp__base_frozen(s, i);
         const kind_cost *q = kind_cost_of(m, c, s, g, kc, kind);
         double lt = q->lora_s, lf = q->lora_flops, deq = q->dequant_s;
         double fwd = q->bt.fwd_s + lt + deq + q->lora_ew_fwd;
@@ -772,21 +773,21 @@ static void block_fill(const pp_model *m, const pp_strategy *s, int kind, bucket
  * (partition_buckets). */
 static void mcore_buckets(const pp_model *m, const pp_strategy *s, int stage, int first, int last, stage_t *st)
 {
-    int v = chunks(s), nb = last - first + 1;
-    int upto = s->pp == 1 ? last : first + (nb + v - 1) / v - 1; /* the bucketed chunk's blocks */
+    int v = chunks(s), blk[PP_MAX_LAYERS], nb = pp__stage_blocks(s, stage, first, last, blk);
+    int upto = s->pp == 1 ? nb : v > 1 ? pp__chunk_blocks(s, 0, 0) : nb; /* the bucketed chunk's blocks */
     double h = m->hidden, te = s->etp > 0 ? s->etp : s->tp, experts = 0, etensors = 0;
     double head = stage == s->pp - 1 && !m->tied_embeddings ? pp__vocab(m, s) * h / s->tp : 0;
     double embed = stage == 0 ? pp__vocab(m, s) * h / s->tp : 0;
     int fp8p = pp__fp8_params(s);
     bucket_acc k = {s->buf.reduce_bucket > 0 ? s->buf.reduce_bucket : 4e7, 0, 0, 0};
     if (!fp8p && s->pp == 1) bucket_fill(&k, head);
-    for (int i = upto; i >= first && stage == 0; i--) {
-        block_fill(m, s, m->block_kind[i], &k);
-        if (m->block_kind[i] == PP_BLOCK_MOE) etensors += 2.0 * m->experts / s->ep; /* each local expert's two */
+    for (int j = (upto < nb ? upto : nb) - 1; j >= 0 && stage == 0; j--) {
+        block_fill(m, s, m->block_kind[blk[j]], &k);
+        if (m->block_kind[blk[j]] == PP_BLOCK_MOE) etensors += 2.0 * m->experts / s->ep; /* each local expert's two */
     }
     if (!fp8p) bucket_fill(&k, embed);
-    for (int i = first; i <= last; i++)
-        if (m->block_kind[i] == PP_BLOCK_MOE) experts += pp__mlp_params(m, m->expert_ffn) * m->experts / (s->ep * te);
+    for (int j = 0; j < nb; j++)
+        if (m->block_kind[blk[j]] == PP_BLOCK_MOE) experts += pp__mlp_params(m, m->expert_ffn) * m->experts / (s->ep * te);
     st->buckets = stage > 0 ? 1 : k.n + (k.acc > 0) + (v - 1);
     st->last_el = stage > 0 ? st->dense : k.acc > 0 ? k.acc : k.closed;
     st->edge_el = fp8p ? head + embed : 0;

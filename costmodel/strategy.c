@@ -360,6 +360,30 @@ int pp__chunk_blocks(const pp_strategy *s, int stage, int chunk)
     return base + (rem == v - 1 ? chunk != short_chunk : chunk < rem);
 }
 
+/* Virtual stages are numbered chunk-major (chunk c of stage i is virtual
+ * stage c*pp + i) and take the model's blocks in that order: Megatron's
+ * layer offsets (get_transformer_layer_offset) and its layout, torchtitan's
+ * "loop" stage ids. A layout that does not add up to the split keeps the
+ * contiguous range (the rules refuse one). */
+int pp__stage_blocks(const pp_strategy *s, int stage, int first, int last, int *out)
+{
+    int n = 0, p = s->pp, v = s->virtual_stages;
+    if (s->schedule == PP_SCHED_INTERLEAVED && p > 1 && v > 1) {
+        int off = 0, total = 0;
+        for (int r = 0; r < p; r++) total += s->stage_layers[r];
+        for (int c = 0; c < v; c++)
+            for (int r = 0; r < p; r++) {
+                int k = pp__chunk_blocks(s, r, c);
+                for (int j = 0; r == stage && j < k && n < PP_MAX_LAYERS; j++) out[n++] = off + j;
+                off += k > 0 ? k : 0;
+            }
+        if (off == total && n == last - first + 1) return n;
+        n = 0;
+    }
+    for (int i = first; i <= last && i >= 0 && n < PP_MAX_LAYERS; i++) out[n++] = i;
+    return n;
+}
+
 /* Whether the caller gave a split: any count set. */
 static int split_given(const pp_strategy *s)
 {

@@ -57,19 +57,20 @@ typedef struct tl_state {
     double phase_fwd;
     anchor_kind anchor;
     int held, per_step, pairs;       /* units in flight at the peak; per step; 1F1B pairs */
-    int first, nblocks;              /* the stage's blocks */
+    int first, top, nblocks;         /* the stage's blocks: the first and last it runs, how many */
     double share[BLOCK_POINTS];      /* activations of each block group, fraction of a unit */
-    int group_last[BLOCK_POINTS];    /* last model block of each group */
+    int group_first[BLOCK_POINTS], group_last[BLOCK_POINTS]; /* model blocks each group starts and ends with */
     int ngroups;
 } tl_state;
 
 /* Activations of each block as memory.c stores them, as fractions of one unit. */
 static void block_shares(const pp_model *m, const pp_strategy *s, const pp_stage_mem *st, tl_state *t)
 {
-    int n = t->nblocks, k = pp__recomputed_blocks(s, st->stage, n);
+    int idx[PP_MAX_LAYERS], n = pp__stage_blocks(s, st->stage, t->first, t->first + t->nblocks - 1, idx);
+    int k = pp__recomputed_blocks(s, st->stage, n);
     double w[PP_MAX_LAYERS], sum = 0;
     for (int b = 0; b < n; b++) {
-        int blk = t->first + b;
+        int blk = idx[b];
         pp_recompute r = s->recompute == PP_RECOMPUTE_FULL && b >= k ? PP_RECOMPUTE_NONE : s->recompute;
         w[b] = pp__block_needs_backward(s, blk) ? pp__block_act_bytes(m, s, m->block_kind[blk], r) : 0;
         sum += w[b];
@@ -78,15 +79,17 @@ static void block_shares(const pp_model *m, const pp_strategy *s, const pp_stage
     if (t->ngroups == 0) { /* no block: the embedding or head's activations in one step */
         t->ngroups = 1;
         t->share[0] = 1;
-        t->group_last[0] = -1;
+        t->group_first[0] = t->group_last[0] = -1;
         return;
     }
+    t->first = idx[0], t->top = idx[n - 1]; /* interleaved: chunk 0's first, the last chunk's last */
     for (int g = 0; g < t->ngroups; g++) {
         int b0 = (int)((long)g * n / t->ngroups), b1 = (int)((long)(g + 1) * n / t->ngroups);
         double a = 0;
         for (int b = b0; b < b1; b++) a += sum > 0 ? w[b] / sum : 1.0 / n;
         t->share[g] = a;
-        t->group_last[g] = t->first + b1 - 1;
+        t->group_first[g] = idx[b0];
+        t->group_last[g] = idx[b1 - 1];
     }
 }
 
@@ -115,6 +118,7 @@ static void derive(const pp_model *m, const pp_strategy *s, const pp_stage_mem *
     t->gt = fmax(0, st->grads_total_bytes - t->persist);
     t->first = st->first_layer;
     t->nblocks = st->first_layer >= 0 ? st->last_layer - st->first_layer + 1 : 0;
+    t->top = t->first + t->nblocks - 1;
     units(s, st, t);
     block_shares(m, s, st, t);
     t->cast = st->cast_bytes;
@@ -224,7 +228,7 @@ static void warmup(tl_builder *b)
         }
         x.act = (u + 1) * t->unit;
         x.loss = u == t->held - 1 ? t->loss : 0;
-        put(b, PP_TL_FORWARD, PP_PHASE_FWD_BWD, u, t->first + t->nblocks - 1, x);
+        put(b, PP_TL_FORWARD, PP_PHASE_FWD_BWD, u, t->top, x);
     }
 }
 
@@ -250,7 +254,7 @@ static int backward_start(tl_builder *b, int unit, int top, mom x)
 static void first_backward(tl_builder *b)
 {
     const tl_state *t = b->t;
-    int last = t->pairs == 0 && t->held == 1, top = t->first + t->nblocks - 1;
+    int last = t->pairs == 0 && t->held == 1, top = t->top;
     mom x = {t->anchor == ANCHOR_FIRST_BWD ? t->g_front : t->persist, t->act_total, t->cast, t->rec, t->loss,
              t->comm_fwd, 0};
     int i = backward_start(b, 0, top, x);
@@ -262,8 +266,7 @@ static void first_backward(tl_builder *b)
         x.act = t->act_total - done * t->unit;
         x.grads = g0 + (t->persist + t->gt - g0) * done;
         x.cast = last ? (1 - done) * t->cast : t->cast;
-        int blk = g > 0 ? t->group_last[g - 1] + 1 : t->first;
-        put(b, PP_TL_BACKWARD, PP_PHASE_FWD_BWD, 0, t->nblocks ? blk : -1, x);
+        put(b, PP_TL_BACKWARD, PP_PHASE_FWD_BWD, 0, t->nblocks ? t->group_first[g] : -1, x);
     }
 }
 
@@ -273,7 +276,7 @@ static void first_backward(tl_builder *b)
 static void steady_and_cooldown(tl_builder *b)
 {
     const tl_state *t = b->t;
-    int top = t->first + t->nblocks - 1;
+    int top = t->top;
     double full = t->persist + t->gt;
     for (int k = 0; k < t->pairs; k++) {
         if (k >= 1 && k < t->pairs - 1) {

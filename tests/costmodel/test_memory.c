@@ -421,6 +421,43 @@ Test(memory, interleaved_microbatch_group_lengthens_the_warmup)
     cr_expect_neq(pp_estimate(&m, &c, &s, &pl, &err), PP_OK);
 }
 
+/* Interleaving gives stage i every pp-th virtual stage, not a contiguous
+ * range (red team rt14 #2). Mixtral's shape cut to 8 blocks, the first 3
+ * dense: pp 2, v 2, chunks of 2 blocks. Virtual stages 0..3 take blocks
+ * 0-1, 2-3, 4-5, 6-7, and virtual stage k is chunk k / 2 of stage k % 2,
+ * so stage 0 runs {0, 1, 4, 5} (2 dense, 2 MoE) and stage 1 {2, 3, 6, 7}
+ * (1 dense, 3 MoE); 1F1B's stage 1 is 4-7 (4 MoE). Stage 1 then holds one
+ * MoE block's weights less and one dense block's more: 7 x 3 h f + 8 h
+ * (the 8 experts' gated MLPs and the router, less one MLP) elements, 2
+ * bytes each. */
+Test(memory, interleaved_stage_runs_every_pth_virtual_stage)
+{
+    pp_model m;
+    pp_error err = {""};
+    cr_assert_eq(pp_model_load("mixtral-8x7b", &m, &err), PP_OK, "%s", err.msg);
+    m.layers = 8;
+    for (int i = 0; i < 3; i++) m.block_kind[i] = PP_BLOCK_DENSE;
+    pp_cluster c = cluster(2, 1, 1e6);
+    pp_strategy s = ilv2(4);
+    s.attention = PP_ATTN_FLASH;
+    static pp_plan il, ob;
+    cr_assert_eq(pp_estimate(&m, &c, &s, &il, &err), PP_OK, "%s", err.msg);
+    int blk[PP_MAX_LAYERS], want[2][4] = {{0, 1, 4, 5}, {2, 3, 6, 7}};
+    for (int i = 0; i < 2; i++) {
+        cr_assert_eq(pp__stage_blocks(&il.strategy, i, 4 * i, 4 * i + 3, blk), 4);
+        for (int j = 0; j < 4; j++) cr_expect_eq(blk[j], want[i][j], "stage %d block %d: %d", i, j, blk[j]);
+    }
+    s.schedule = PP_SCHED_1F1B, s.virtual_stages = 1;
+    cr_assert_eq(pp_estimate(&m, &c, &s, &ob, &err), PP_OK, "%s", err.msg);
+    cr_assert_eq(pp__stage_blocks(&ob.strategy, 1, 4, 7, blk), 4);
+    cr_expect(blk[0] == 4 && blk[3] == 7, "1F1B: contiguous");
+    double h = 4096, f = 14336, elements = 7 * 3 * h * f + 8 * h;
+    cr_expect_float_eq(ob.memory.stages[1].params_bytes - il.memory.stages[1].params_bytes, 2 * elements, 1,
+                       "%.0f bytes", ob.memory.stages[1].params_bytes - il.memory.stages[1].params_bytes);
+    cr_expect_float_eq(il.memory.stages[0].params_bytes - ob.memory.stages[0].params_bytes, 2 * elements, 1,
+                       "%.0f bytes", il.memory.stages[0].params_bytes - ob.memory.stages[0].params_bytes);
+}
+
 /* Law: an explicit layout that is the even split prices exactly as none,
  * for any pp, v and micro-batch count. */
 Test(memory, explicit_even_layout_is_the_default)
