@@ -798,6 +798,22 @@ static void mcore_buckets(const pp_model *m, const pp_strategy *s, int stage, in
     st->ebuckets = experts <= 0 ? 0 : stage > 0 ? 1 : fmax(1, fmin(ceil(experts / v / k.b), etensors)) + (v - 1);
 }
 
+/* Exposed activation transfers per micro-batch on a stage. 1F1B: two
+ * blocking exchanges, the output sent with the next gradient received and
+ * the gradient sent with the next input received (p2p_communication.py
+ * send_forward_recv_backward, send_backward_recv_forward). Interleaved
+ * (Megatron's overlap_p2p_comm, on by default with it): every chunk
+ * forward sends its output and, as training frees pipeline outputs
+ * (deallocate_pipeline_outputs), waits for that send before the next
+ * compute; receives and gradient sends wait one compute later, behind it
+ * (schedules.py pp_post_forward, pp_post_backward). So v exposed sends, the
+ * "v times the communication" of Narayanan et al. 2021 Sec. 2.2.2; never
+ * fewer than 1F1B's two. */
+static double p2p_hops(const pp_strategy *s)
+{
+    return s->schedule == PP_SCHED_INTERLEAVED && s->virtual_stages > 2 ? s->virtual_stages : 2;
+}
+
 static void stage_time(const pp_model *m, const pp_cluster *c, const pp_strategy *s, const groups *g,
                        kind_cost kc[PP_BLOCK_COUNT], int i, int first, stage_t *st)
 {
@@ -816,7 +832,7 @@ static void stage_time(const pp_model *m, const pp_cluster *c, const pp_strategy
     }
     st->edge_units = (i == 0) + (i == s->pp - 1);
     st->tensors += 2 * st->edge_units; /* embedding (+ positions); final norm + head */
-    if (s->pp > 1) st->p2p = 2 * pp__sendrecv_s(&g->pp, pp__act_bytes(s) * tok * m->hidden / rep);
+    if (s->pp > 1) st->p2p = p2p_hops(s) * pp__sendrecv_s(&g->pp, pp__act_bytes(s) * tok * m->hidden / rep);
     pp__stage_counts(m, s, i, first, last, &st->dense, &st->expert, &st->trainable, &st->quantized);
     st->stage = i;
     if (is_views(s)) mcore_buckets(m, s, i, first, last, st);

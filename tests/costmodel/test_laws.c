@@ -298,7 +298,7 @@ static void command(const kase *k, const pp_strategy *s, char *buf, size_t cap)
 /* ------------------------------------------------------------ laws */
 
 enum { L_BYTES, L_RING, L_OFFLOAD, L_ZERO, L_EXPOSED, L_SUM, L_MEMORY, L_DTYPE, L_MB, L_ALLOC, L_DEPS, L_STATES, L_RCMOD,
-       L_FP8P, L_COUNT };
+       L_FP8P, L_VP, L_COUNT };
 
 typedef struct tally {
     long cases, tries, checks[L_COUNT];
@@ -313,7 +313,8 @@ static const char *const law_names[] = {"moving bytes costs time", "ring latency
                                         "a rule reads only the dimensions it declares",
                                         "bf16 optimizer states: less memory, no slower",
                                         "one more recompute module: no more memory, no faster",
-                                        "FP8 primary weights: less weight memory, slower only by DP"};
+                                        "FP8 primary weights: less weight memory, slower only by DP",
+                                        "more chunks per stage: more pipeline communication"};
 
 #define MAX_REPORTS 12
 
@@ -584,6 +585,31 @@ static void law_mb(tally *t, const kase *k, const pp_strategy *s, pp_plan *p)
         }
 }
 
+/* Interleaving sends every chunk's output on (Narayanan et al. 2021 Sec.
+ * 2.2.2: v times the communication): with twice the chunks a stage's
+ * pipeline transfers cost more (rt11, rt14: they cost the same
+ * whatever v, and plan picked the largest v it could). */
+static void set_chunks(pp_strategy *s, int v)
+{
+    s->schedule = PP_SCHED_INTERLEAVED, s->virtual_stages = v;
+    memset(s->chunk_layers, 0, sizeof s->chunk_layers);
+    s->vp_group = 0;
+}
+
+static void law_vp(tally *t, const kase *k, const pp_strategy *s, pp_plan *p)
+{
+    pp_strategy a, b;
+    if (s->pp < 2 || !variant(k, s, set_chunks, 2, &a, p)) return;
+    double two = p->time.pp_comm_s;
+    if (!variant(k, s, set_chunks, 4, &b, p)) return;
+    t->checks[L_VP]++;
+    if (!(p->time.pp_comm_s > two * (1 + REL))) {
+        char c1[2048];
+        command(k, &a, c1, sizeof c1);
+        broken(t, L_VP, k, &b, "v 4: PP comm %.9g s, not more than %.9g s at v 2 (%s)", p->time.pp_comm_s, two, c1);
+    }
+}
+
 /* Expandable segments only remove the caching allocator's overhead: never
  * a larger peak on any stage, never a different step. */
 static void set_alloc(pp_strategy *s, int v) { s->buf.expandable_segments = v; }
@@ -834,6 +860,7 @@ Test(laws, random_valid_strategies, .timeout = 1200)
         law_zero(&t, &k, &s, q);
         law_dtype(&t, &k, &s, q);
         law_mb(&t, &k, &s, q);
+        law_vp(&t, &k, &s, q);
         law_alloc(&t, &k, &s, q);
         law_states(&t, &k, &s, q);
         law_rcmods(&t, &k, &s, q);
