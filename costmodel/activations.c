@@ -29,6 +29,7 @@ typedef struct act_dims {
     unsigned keep; /* KEEP_*: the GEMM inputs saved for the backward */
     double qkv_copies, mlp_copies; /* copies of the QKV and MLP inputs kept (fp32 adapters: one each) */
     double etp;    /* the experts' TP degree */
+    int gshard;    /* DeepSpeed-MoE's einsum dispatch (framework gshard_einsum) */
 } act_dims;
 
 /* A linear's input is saved for its weight's gradient only: PyTorch's
@@ -116,6 +117,7 @@ static act_dims dims(const pp_model *m, const pp_strategy *s)
     d.keep = kept_inputs(s);
     adapter_copies(m, s, &d);
     d.etp = pp__etp(s);
+    d.gshard = f && f->gshard_einsum;
     return d;
 }
 
@@ -204,7 +206,11 @@ static double mlp_act(const pp_model *m, const act_dims *d, int kind, unsigned r
     double inputs = normed + d->gin * d->tok * d->h * routed * gathered; /* router input + permuted copies */
     double inner = mlp_inner(m, d, d->tok * (routed + m->shared_experts), m->expert_ffn);
     if (rc & PP_RC_MOE_ACT) inner -= d->gin * d->tok * routed * m->expert_ffn;
-    return (inputs + mask + router) / d->rep + inner / d->t;
+    /* DeepSpeed-MoE's einsums save the dispatch mask and the combine
+     * weights, [S, E, C] in the activation dtype, on every TP rank
+     * (pp__gshard_einsum) */
+    double gshard = d->gshard ? 2 * d->ab * d->tok * d->tok * routed : 0;
+    return (inputs + mask + router) / d->rep + inner / d->t + gshard;
 }
 
 /* The module groups of m a Megatron selective recompute can redo, into

@@ -224,6 +224,29 @@ static double moe_gemms(const pp_model *m, const hw *h, const hw *r, const pp_st
     return routed + shared + gemm_s(r, tok, m->hidden, m->experts);
 }
 
+/* DeepSpeed-MoE's GShard dispatch and combine (sharded_moe.py MOELayer:
+ * einsum("sec,sm->ecm") and einsum("sec,ecm->sm"); Tutel's gather kernels
+ * replace them only with --use-tutel, which parplan's Megatron-DeepSpeed
+ * files do not pass). The [S, E, C] mask makes each a dense GEMM of 2 S E C
+ * M FLOPs, E C = S k cf token slots (the capacity at balance; dropless
+ * runs pad every expert to the busiest, more): 2 S^2 k cf M, quadratic in
+ * the rank's tokens S, which TP does not split (red team rt16 #3). Two run
+ * forward; three backward (the input's gradient, and the combine's two:
+ * its weights carry the gate's). Times of one block into *fwd and *bwd;
+ * returns its FLOPs. */
+double pp__gshard_einsum(const pp_model *m, const pp_cluster *c, const pp_strategy *s, double *fwd, double *bwd)
+{
+    const pp__fw *f = pp__fw_get(s->framework);
+    *fwd = *bwd = 0;
+    if (!f || !f->gshard_einsum || m->experts <= 0) return 0;
+    hw h = hardware(c, s->precision == PP_PREC_FP8 ? PP_PREC_BF16 : s->precision);
+    double cf = m->capacity_factor > 0 ? m->capacity_factor : 1;
+    double S = (double)s->micro_batch * s->seq / s->cp, slots = S * m->topk * cf;
+    double one = gemm_s(&h, slots, S, m->hidden);
+    *fwd = 2 * one, *bwd = 3 * one;
+    return 5 * 2 * slots * S * m->hidden;
+}
+
 /* The forward GEMMs TE's TP overlap pairs its collectives with (userbuffers
  * overlap each all-gather with the GEMM that consumes it and each reduce-
  * scatter with the GEMM that produces it): QKV, output projection, MLP up
@@ -265,9 +288,11 @@ void pp__block_time(const pp_model *m, const pp_cluster *c, const pp_strategy *s
     double wcast = torchao_weight_cast_bytes(m, s, kind);
     double cast_f = (fp8_cast_bytes(m, s, kind, tok, 0) + wcast) / h.hbm;
     double cast_b = (fp8_cast_bytes(m, s, kind, tok, 1) + wcast) / h.hbm;
-    out->fwd_s = gemm + core + elem + cast_f;
+    double ein_f = 0, ein_b = 0;
+    if (kind == PP_BLOCK_MOE) pp__gshard_einsum(m, c, s, &ein_f, &ein_b);
+    out->fwd_s = gemm + core + elem + cast_f + ein_f;
     double core_bwd = s->attention == PP_ATTN_FLASH ? 2.5 * core : 2 * core;
-    out->bwd_s = 2 * gemm + core_bwd + 2 * elem + cast_b;
+    out->bwd_s = 2 * gemm + core_bwd + 2 * elem + cast_b + ein_b;
     out->core_fwd_s = core;
     out->gemm_fwd_s = gemm;
 }

@@ -160,6 +160,9 @@ typedef struct pp__block_times {
 void pp__block_time(const pp_model *m, const pp_cluster *c, const pp_strategy *s, int kind,
                     pp__block_times *out);
 double pp__attn_core_fwd_s(const pp_model *m, const pp_cluster *c, const pp_strategy *s);
+/* DeepSpeed-MoE's einsum dispatch and combine in one MoE block: forward and
+ * backward times; returns FLOPs (0 for other frameworks). */
+double pp__gshard_einsum(const pp_model *m, const pp_cluster *c, const pp_strategy *s, double *fwd, double *bwd);
 double pp__rc_fwd_s(const pp_model *m, const pp_cluster *c, const pp_strategy *s, int kind, unsigned rc,
                     double *flops); /* selective modules' forward again, s per block */
 double pp__head_time(const pp_model *m, const pp_cluster *c, const pp_strategy *s);

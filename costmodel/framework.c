@@ -84,7 +84,7 @@ static const pp__fw table[PP_FW_COUNT] = {
      * DeepSpeed's engine (ZeRO, offload, PipelineEngine with
      * type:transformer splits, Ulysses, DeepSpeed-MoE). */
     [PP_FW_MEGATRON_DEEPSPEED] = {
-        .name = "megatron-deepspeed", .title = "Megatron-DeepSpeed", .unfused_glu = 1,
+        .name = "megatron-deepspeed", .title = "Megatron-DeepSpeed", .unfused_glu = 1, .gshard_einsum = 1,
         .zero = ALL_ZERO, .zero_pp = B(0) | B(1), .tp = 1, .pp = 1, .cp = 1, .ep = 1, .sp = 1,
         .cp_comm = B(PP_CP_A2A), .offload = ALL_OFFLOAD, .schedules = B(PP_SCHED_1F1B), .precisions = P16,
         .recompute = RC_ALL, .optimizers = B(PP_OPT_ADAMW) | B(PP_OPT_SGD), .modes = B(PP_MODE_FULL),

@@ -94,6 +94,9 @@ typedef struct pp__fw {
     int mcore_moe;            /* MoE through Megatron-Core's token dispatcher (the expert-TP
                                  gather of routed tokens, the flex dispatcher); DeepSpeed-MoE
                                  keeps its experts beside TP like a dense MLP */
+    int gshard_einsum;        /* MoE dispatch and combine are DeepSpeed-MoE's GShard einsums
+                                 over a [tokens, experts, capacity] mask (sharded_moe.py
+                                 without Tutel): dense GEMMs quadratic in the tokens */
     int unfused_glu;          /* the gated MLP is PyTorch code, silu(gate) * up: it keeps the
                                  SiLU's output beside its input, 8 bytes an ffn unit in 16
                                  bits where Megatron-Core's fused bias_swiglu keeps 6 */

@@ -821,6 +821,33 @@ Test(time, tied_embedding_gradient_crosses_the_pipeline)
     cr_expect_float_eq(p.time.dp_comm_s, 0, 1e-12);
 }
 
+/* DeepSpeed-MoE's GShard einsums (red team rt16 #3), by hand for Mixtral
+ * at S = 2048 tokens a rank: E C = S k = 4096 slots, M = 4096; each einsum
+ * 2 x 2048 x 4096 x 4096 = 68.7 GFLOP, five a block (two forward, three
+ * backward): 343.6 GFLOP, backward 3/2 of forward. TP does not split them.
+ * Megatron-Core's dispatcher has none. The saved masks, 2 x [S, E, C] in
+ * 16 bits, are quadratic in S: with fused attention every other term is
+ * linear, so act(2S) - 2 act(S) = 2 x 2 B x k x (4 - 2) S^2. */
+Test(time, deepspeed_moe_einsum_dispatch_by_hand)
+{
+    pp_model m = fx_model("mixtral-8x7b");
+    pp_cluster c = fx_cluster("dgx-h100", 1, 0);
+    pp_strategy s;
+    pp_strategy_default(&s);
+    s.framework = PP_FW_MEGATRON_DEEPSPEED, s.seq = 2048, s.micro_batch = 1, s.tp = 4;
+    double f, b, flops = pp__gshard_einsum(&m, &c, &s, &f, &b);
+    cr_expect_float_eq(flops, 10.0 * 2048 * 4096 * 4096, 1, "%.6g FLOP", flops);
+    cr_expect(f > 0 && fabs(b - 1.5 * f) < 1e-12 * b, "forward %g s, backward %g s", f, b);
+    s.attention = PP_ATTN_FLASH;
+    double one = pp__block_act_bytes(&m, &s, PP_BLOCK_MOE, PP_RECOMPUTE_NONE);
+    s.seq = 4096;
+    double two = pp__block_act_bytes(&m, &s, PP_BLOCK_MOE, PP_RECOMPUTE_NONE);
+    cr_expect_float_eq(two - 2 * one, 2 * 2.0 * 2 * 2 * 2048.0 * 2048, 1, "%.6g B", two - 2 * one);
+    s.framework = PP_FW_MEGATRON;
+    cr_expect_eq(pp__gshard_einsum(&m, &c, &s, &f, &b), 0);
+    cr_expect(f == 0 && b == 0);
+}
+
 /* Pipeline transfers per micro-batch (steptime.c p2p_hops): 1F1B's two
  * blocking exchanges; interleaved, each of the v chunk forwards waits for
  * its output's send (Megatron's overlap_p2p_comm with deallocated
