@@ -422,7 +422,7 @@ static void widen(pp_interval *out, double x, double lo, double hi, int rows, co
 /* A mechanism no published run has (a training mode, an offload, a
  * framework without a memory reading, a precision, EP or CP) borrows no
  * group's interval but the widest any group of the validated runs has. */
-static void widest(const pp__ugroup *tab, int n, int what, double x, const char *mech, pp_interval *out)
+static void widest(const pp__ugroup *tab, int n, int what, double x, double q, const char *mech, pp_interval *out)
 {
     double lo = 1, hi = 1;
     int rows = 0;
@@ -433,7 +433,7 @@ static void widest(const pp__ugroup *tab, int n, int what, double x, const char 
             rows = tab[i].rows > rows ? tab[i].rows : rows;
         }
     snprintf(why, sizeof why, "the widest group: no published run with %s", mech);
-    widen(out, x, lo, hi, rows, why);
+    widen(out, x, lo / q, hi * q, rows, why); /* and a new publication's factor, as every group */
 }
 
 /* The first mechanism of s that no validated run has, for the step time
@@ -480,18 +480,19 @@ void pp__uncertainty_with(const pp__ugroup *tab, int n, const pp__ucover *cov, c
     memset(out, 0, sizeof *out);
     out->level = PP_INTERVAL_LEVEL;
     pp__ukey_of(c, &p->strategy, &k);
-    interval(tab, n, PP__U_STEP, &k, p->time.step_s, cov ? fmax(1, cov->widen[PP__U_STEP]) : 1, &out->step_s);
-    interval(tab, n, PP__U_MEM, &k, p->memory.peak_bytes, cov ? fmax(1, cov->widen[PP__U_MEM]) : 1, &out->peak_bytes);
+    double qs = cov ? fmax(1, cov->widen[PP__U_STEP]) : 1, qm = cov ? fmax(1, cov->widen[PP__U_MEM]) : 1;
+    interval(tab, n, PP__U_STEP, &k, p->time.step_s, qs, &out->step_s);
+    interval(tab, n, PP__U_MEM, &k, p->memory.peak_bytes, qm, &out->peak_bytes);
     char mech[PP_TEXT_LEN];
     if (cov && !has_family(cov->families, cov->nfamilies, k.family)) {
         char why[PP_TEXT_LEN];
         snprintf(why, sizeof why, "%s: no published run; every run's error at default constants", k.family);
-        widen(&out->step_s, p->time.step_s, cov->unfitted_lo, cov->unfitted_hi, cov->unfitted_rows, why);
+        widen(&out->step_s, p->time.step_s, cov->unfitted_lo / qs, cov->unfitted_hi * qs, cov->unfitted_rows, why);
     }
     if (cov && unvalidated(cov, &p->strategy, PP__U_STEP, mech, sizeof mech))
-        widest(tab, n, PP__U_STEP, p->time.step_s, mech, &out->step_s);
+        widest(tab, n, PP__U_STEP, p->time.step_s, qs, mech, &out->step_s);
     if (cov && unvalidated(cov, &p->strategy, PP__U_MEM, mech, sizeof mech))
-        widest(tab, n, PP__U_MEM, p->memory.peak_bytes, mech, &out->peak_bytes);
+        widest(tab, n, PP__U_MEM, p->memory.peak_bytes, qm, mech, &out->peak_bytes);
     out->fit = pp__fit_verdict(&p->memory, &out->peak_bytes);
     if (cov) uncovered(cov, &k, &p->strategy, out);
 }

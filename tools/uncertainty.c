@@ -271,7 +271,8 @@ int main(int argc, char **argv)
            "its own. So every group's bounds widen by the factor a publication's runs needed against groups\n"
            "built without that publication, at the stated level over all runs (the jackknife+ of Barber et\n"
            "al. 2021, \"Predictive inference with the jackknife+\", with a publication left out instead of a\n"
-           "point): x%.3f for step time, x%.3f for peak memory. The coverage above counts it: \"each\n"
+           "point): x%.3f for step time, x%.3f for peak memory, and so do the borrowed bounds below (a GPU\n"
+           "family with no run, a mechanism no run has). The coverage above counts it: \"each\n"
            "publication\" computes the factor without the publication it checks.\n",
            cover.widen[PP__U_STEP], cover.widen[PP__U_MEM]);
     if (argc == 4 && !unfitted_bounds(argv[3], &cover)) return 2;

@@ -335,6 +335,19 @@ Test(uncertainty, unvalidated_mechanisms_take_the_widest_bounds)
     pp__uncertainty_with(tab, 4, &cov, &c, p, &u);
     cr_expect(u.step_s.ratio_hi == 1.5 && u.peak_bytes.ratio_hi == 1.2 && strstr(u.peak_bytes.group, "deepspeed"), "%s",
               u.peak_bytes.group);
+    /* a new publication's factor (pp__publication_widen) widens borrowed
+     * bounds as it widens a group's (review7 L3): x1.25 on every side */
+    cov.widen[PP__U_STEP] = cov.widen[PP__U_MEM] = 1.25;
+    pp__uncertainty_with(tab, 4, &cov, &c, p, &u);
+    cr_expect(fabs(u.step_s.ratio_lo - 0.8 / 1.25) < 1e-12 && fabs(u.step_s.ratio_hi - 1.5 * 1.25) < 1e-12 &&
+              fabs(u.peak_bytes.ratio_lo - 0.9 / 1.25) < 1e-12 && fabs(u.peak_bytes.ratio_hi - 1.2 * 1.25) < 1e-12,
+              "widest x%g-%g, memory x%g-%g", u.step_s.ratio_lo, u.step_s.ratio_hi, u.peak_bytes.ratio_lo,
+              u.peak_bytes.ratio_hi);
+    p->strategy.framework = PP_FW_MEGATRON;
+    snprintf(c.gpu.name, sizeof c.gpu.name, "y200");
+    pp__uncertainty_with(tab, 4, &cov, &c, p, &u);
+    cr_expect(fabs(u.step_s.ratio_lo - 0.7 / 1.25) < 1e-12 && fabs(u.step_s.ratio_hi - 1.5 * 1.25) < 1e-12,
+              "new family: x%g-%g", u.step_s.ratio_lo, u.step_s.ratio_hi);
     free(p);
 }
 
