@@ -458,6 +458,32 @@ Test(memory, interleaved_stage_runs_every_pth_virtual_stage)
                        "%.0f bytes", il.memory.stages[0].params_bytes - ob.memory.stages[0].params_bytes);
 }
 
+/* A micro-batch group other than pp over uneven chunks (review7 T1):
+ * layout [3, 1 | 1, 3] (stage 0: chunk 0 of 3 blocks, chunk 1 of 1;
+ * stage 1: 1 and 3), 6 micro-batches, g 3. Megatron's schedule table
+ * (get_schedule_table): groups of 3, chunk-major, so forward passes run
+ * chunks 0,0,0,1,1,1,0,0,0,1,1,1 and backward k chunk 1 - that. Stage 0:
+ * warm-up (2-0-1)x2 + (2-1)x3 = 5 forwards, 3+3+3+1+1 = 11 blocks; then
+ * F1 12, B1 11, F0 14, B1 13, F0 16, B1 15, F0 18, B0 15, F1 16, B0 13,
+ * F1 14, B0 11, F1 12: 18 blocks = 18/4. Stage 1: warm-up 3 forwards of
+ * chunk 0 (3 blocks), then F1 6, B1 3 three times, F0 4, B0 3 three
+ * times, F1 6 ...: 6/4. */
+Test(memory, interleaved_group_over_uneven_chunks_by_hand)
+{
+    pp_model m = gpt(8, 1024, 16, 51200, 2048);
+    pp_cluster c = cluster(2, 1, 1e6);
+    pp_strategy s = ilv2(6);
+    s.stage_layers[0] = s.stage_layers[1] = 4;
+    unsigned short lay[4] = {3, 1, 1, 3};
+    memcpy(s.chunk_layers, lay, sizeof lay);
+    s.vp_group = 3;
+    static pp_plan pl;
+    pp_error err = {""};
+    cr_assert_eq(pp_estimate(&m, &c, &s, &pl, &err), PP_OK, "%s", err.msg);
+    cr_expect(fabs(pl.memory.stages[0].inflight - 18 / 4.0) < 1e-12, "stage 0: %g", pl.memory.stages[0].inflight);
+    cr_expect(fabs(pl.memory.stages[1].inflight - 6 / 4.0) < 1e-12, "stage 1: %g", pl.memory.stages[1].inflight);
+}
+
 /* Law: an explicit layout that is the even split prices exactly as none,
  * for any pp, v and micro-batch count. */
 Test(memory, explicit_even_layout_is_the_default)
