@@ -247,8 +247,9 @@ static void print_memory(const pp_model *m, const pp_cluster *c, const pp_plan *
     printf("\nmemory per GPU (GiB)\n stage  layers      params   grads  optim  activ  buffers   total  peak moment\n");
     for (int i = 0; i < mem->nstages; i++) {
         const pp_stage_mem *st = &mem->stages[i];
-        char lay[32];
-        snprintf(lay, sizeof lay, "%d-%d%s%s", st->first_layer, st->last_layer, st->has_embedding ? "+E" : "",
+        char lay[48], ranges[40];
+        pp_stage_blocks_text(s, i, ranges, sizeof ranges);
+        snprintf(lay, sizeof lay, "%s%s%s", st->first_layer >= 0 ? ranges : "-", st->has_embedding ? "+E" : "",
                  st->has_lm_head ? "+H" : "");
         printf(" %5d  %-10s %7.2f %7.2f %6.2f %6.2f %8.2f %7.2f%s %s\n", i, lay, gib(st->params_bytes),
                gib(st->grads_bytes), gib(st->optimizer_bytes), gib(st->activations_bytes), gib(st->buffers_bytes),

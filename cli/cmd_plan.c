@@ -176,7 +176,9 @@ static void print_stages(const pp_plan *p)
         int k = s->recompute != PP_RECOMPUTE_FULL ? 0
               : s->per_stage_recompute ? s->stage_recompute[i]
               : s->recompute_layers < 0 || s->recompute_layers > s->stage_layers[i] ? s->stage_layers[i] : s->recompute_layers;
-        printf("%s%d-%d", i ? " | " : "", first, first + s->stage_layers[i] - 1);
+        char ranges[64];
+        pp_stage_blocks_text(s, i, ranges, sizeof ranges);
+        printf("%s%s", i ? " | " : "", ranges);
         if (k) printf(" (r%d)", k);
         if (i == 7 && s->pp > 10) {
             printf(" | ... (%d stages)", s->pp);

@@ -371,11 +371,12 @@ void pp__svg_stage_bars(pp__sbuf *b, const pp__chart_ctx *cx, pp_mem_timeline *t
         pp_memory_timeline(cx->m, &cx->p->strategy, st, t);
         const pp_mem_point *pk = &t->pts[t->peak];
         double bx = X0 + slot * (i + 0.5) - bw / 2, low = 0;
-        char lab[32];
+        char lab[32], ranges[96];
         blocks_text(st, lab, sizeof lab);
+        pp_stage_blocks_text(&cx->p->strategy, i, ranges, sizeof ranges);
         pp__sb_printf(b, "<g class=\"bar tip%s\" data-stage=\"%d\" data-bytes=\"%.17g\" data-blocks=\"%s\" "
-                         "data-tip=\"stage %d, blocks %d-%d (%s), peak in %s&#10;",
-                      i == mem->peak_stage ? " peak-stage" : "", i, pk->total, lab, i, st->first_layer, st->last_layer,
+                         "data-tip=\"stage %d, blocks %s (%s), peak in %s&#10;",
+                      i == mem->peak_stage ? " peak-stage" : "", i, pk->total, lab, i, st->first_layer >= 0 ? ranges : "none",
                       lab, phase_name(st->peak_phase));
         tip_categories(b, pk->bytes, pk->total);
         pp__sb_printf(b, "\">");

@@ -232,8 +232,12 @@ static double moe_gemms(const pp_model *m, const hw *h, const hw *r, const pp_st
  * runs pad every expert to the busiest, more): 2 S^2 k cf M, quadratic in
  * the rank's tokens S, which TP does not split (red team rt16 #3). Two run
  * forward; three backward (the input's gradient, and the combine's two:
- * its weights carry the gate's). Times of one block into *fwd and *bwd;
- * returns its FLOPs. */
+ * its weights carry the gate's). Its gate builds the mask at HBM speed:
+ * top-2 writes two fp32 [S, E, C] outer products ("se,sc->sec"), adds
+ * them, takes the boolean dispatch mask and casts both to 16 bits: 34
+ * bytes an element (top-1, one product and no add: 18), backward twice
+ * (red team rt17). Times of one block into *fwd and *bwd; returns the
+ * einsums' FLOPs. */
 double pp__gshard_einsum(const pp_model *m, const pp_cluster *c, const pp_strategy *s, double *fwd, double *bwd)
 {
     const pp__fw *f = pp__fw_get(s->framework);
@@ -243,7 +247,8 @@ double pp__gshard_einsum(const pp_model *m, const pp_cluster *c, const pp_strate
     double cf = m->capacity_factor > 0 ? m->capacity_factor : 1;
     double S = (double)s->micro_batch * s->seq / s->cp, slots = S * m->topk * cf;
     double one = gemm_s(&h, slots, S, m->hidden);
-    *fwd = 2 * one, *bwd = 3 * one;
+    double mask = (m->topk > 1 ? 34 : 18) * S * slots / h.hbm;
+    *fwd = 2 * one + mask, *bwd = 3 * one + 2 * mask;
     return 5 * 2 * slots * S * m->hidden;
 }
 

@@ -806,12 +806,15 @@ static void mcore_buckets(const pp_model *m, const pp_strategy *s, int stage, in
  * forward sends its output and, as training frees pipeline outputs
  * (deallocate_pipeline_outputs), waits for that send before the next
  * compute; receives and gradient sends wait one compute later, behind it
- * (schedules.py pp_post_forward, pp_post_backward). So v exposed sends, the
- * "v times the communication" of Narayanan et al. 2021 Sec. 2.2.2; never
- * fewer than 1F1B's two. */
+ * (schedules.py pp_post_forward, pp_post_backward; since Megatron-Core
+ * v0.18.0, commit 260cba7133: before it the output send too waited one
+ * compute later, buf.mcore_p2p_deferred). So v exposed sends, the "v times
+ * the communication" of Narayanan et al. 2021 Sec. 2.2.2; never fewer than
+ * 1F1B's two. */
 static double p2p_hops(const pp_strategy *s)
 {
-    return s->schedule == PP_SCHED_INTERLEAVED && s->virtual_stages > 2 ? s->virtual_stages : 2;
+    int v = s->schedule == PP_SCHED_INTERLEAVED && !s->buf.mcore_p2p_deferred ? s->virtual_stages : 1;
+    return v > 2 ? v : 2;
 }
 
 static void stage_time(const pp_model *m, const pp_cluster *c, const pp_strategy *s, const groups *g,

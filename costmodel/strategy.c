@@ -384,6 +384,33 @@ int pp__stage_blocks(const pp_strategy *s, int stage, int first, int last, int *
     return n;
 }
 
+int pp_stage_blocks_text(const pp_strategy *s, int stage, char *buf, size_t cap)
+{
+    int first = 0, blk[PP_MAX_LAYERS], n = 0;
+    if (!buf || cap == 0) return 0;
+    buf[0] = 0;
+    if (stage < 0 || stage >= s->pp || s->pp > PP_MAX_STAGES) return 0;
+    for (int i = 0; i < stage; i++) first += s->stage_layers[i];
+    n = pp__stage_blocks(s, stage, first, first + s->stage_layers[stage] - 1, blk);
+    size_t k = 0;
+    for (int j = 0; j < n;) {
+        int e = j;
+        while (e + 1 < n && blk[e + 1] == blk[e] + 1) e++;
+        char part[32];
+        int w = e > j ? snprintf(part, sizeof part, "%s%d-%d", j ? "," : "", blk[j], blk[e])
+                      : snprintf(part, sizeof part, "%s%d", j ? "," : "", blk[j]);
+        size_t need = (size_t)w + (e + 1 < n ? 3 : 0); /* and "..." while ranges follow */
+        if (k + need >= cap) {
+            snprintf(buf + k, cap - k, "%s", cap - k > 3 ? "..." : "");
+            return n;
+        }
+        memcpy(buf + k, part, (size_t)w + 1);
+        k += (size_t)w;
+        j = e + 1;
+    }
+    return n;
+}
+
 /* Whether the caller gave a split: any count set. */
 static int split_given(const pp_strategy *s)
 {

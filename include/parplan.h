@@ -372,6 +372,13 @@ typedef struct pp_buffers {
                                     cuDNN attention on sm100 (PR #1196) but its save list
                                     had no cuDNN op until PR #2095. For published runs of
                                     that era only: parplan never sets it (default 0) */
+    int mcore_p2p_deferred;      /* 1: Megatron-Core before v0.18.0 (2026-06-22): with
+                                    overlap_p2p_comm an interleaved chunk's output send was
+                                    waited one compute later, behind it (commit 260cba7133
+                                    moved the wait before the output is freed): two exposed
+                                    transfers a micro-batch whatever v. For predicting
+                                    published runs of that era only: parplan never sets it
+                                    (default 0) */
     int free_pipeline_outputs;   /* 1: a stage's outputs are freed once sent (Megatron's
                                     deallocate_pipeline_outputs); 0: kept until their
                                     backward (DeepSpeed PipelineEngine); -1 = the
@@ -487,6 +494,11 @@ PP_API void pp_buffers_default(pp_buffers *b);
  * 1F1B, flash attention, no recompute, framework and its behaviours AUTO)
  * and buffers at their defaults. */
 PP_API void pp_strategy_default(pp_strategy *s);
+/* The blocks stage `stage` of a resolved strategy runs, as ranges in its
+ * order: "0-19", or under the interleaved schedule one range a chunk,
+ * "0,15-16,31-32" (virtual stages stage, stage + pp, ...). Truncated with
+ * "..." to fit cap; returns how many blocks. */
+PP_API int pp_stage_blocks_text(const pp_strategy *s, int stage, char *buf, size_t cap);
 /* Resolves a strategy once: picks the framework when AUTO, fills every AUTO
  * behaviour with the framework's, grad_accum from global_batch and the
  * framework's default stage split, then evaluates every validity rule
@@ -768,8 +780,8 @@ typedef enum pp_fit {
     PP_FIT_TIGHT, /* the interval crosses the usable memory: its top, the peak with the
                      allocator's fragmentation allowance, or the live tensors are over it,
                      but the live tensors at the interval's low end are not */
-    PP_FIT_NO,    /* the live tensors exceed it even at the interval's low end, or host
-                     memory or NVMe does not fit */
+    PP_FIT_NO,    /* a stage's model states exceed it, the live tensors do even at the
+                     interval's low end, or host memory or NVMe does not fit */
     PP_FIT_COUNT
 } pp_fit;
 

@@ -319,6 +319,17 @@ static int published_before(const row *r, const char *date)
     return best && strncmp(best, date, 10) < 0;
 }
 
+/* Whether the row's source names a NeMo container ("'26.08 NeMo
+ * Container'") of release yy.mm or later. */
+static int nemo_container_since(const row *r, int yy, int mm)
+{
+    const char *p = strstr(r->f[C_SOURCE], " NeMo Container");
+    if (!p || p - r->f[C_SOURCE] < 5) return 0;
+    int y = 0, m = 0;
+    if (sscanf(p - 5, "%2d.%2d", &y, &m) != 2) return 0;
+    return y > yy || (y == yy && m >= mm);
+}
+
 /* MLPerf Training v5.1's llama31_8b/llama31_405b submissions (NeMo on
  * Megatron-Core; their configs reduce gradients in bf16), not its LoRA ones */
 static int mlperf_pretrain(const char *nm) { return is(nm, "mlperf") && !strstr(nm, "lora"); }
@@ -756,6 +767,10 @@ static int build(const row *r, const char *dir, scenario *sc)
     read_columns(r, sc);
     framework_rules(r, sc);
     schedule_rules(r, sc);
+    /* Megatron-Core before v0.18.0 (2026-06-22) deferred the wait on an
+     * interleaved chunk's output send (commit 260cba7133, red team rt17):
+     * every Megatron row but those of NeMo containers from 26.08 on */
+    if (sc->s.framework == PP_FW_MEGATRON && !nemo_container_since(r, 26, 8)) sc->s.buf.mcore_p2p_deferred = 1;
     moe_overlap_rules(r, sc);
     bridge_recompute(r, &sc->s);
     const char *name = r->f[C_NAME];

@@ -447,8 +447,17 @@ Test(memory, interleaved_stage_runs_every_pth_virtual_stage)
         cr_assert_eq(pp__stage_blocks(&il.strategy, i, 4 * i, 4 * i + 3, blk), 4);
         for (int j = 0; j < 4; j++) cr_expect_eq(blk[j], want[i][j], "stage %d block %d: %d", i, j, blk[j]);
     }
+    char text[16];
+    cr_expect_eq(pp_stage_blocks_text(&il.strategy, 1, text, sizeof text), 4);
+    cr_expect_str_eq(text, "2-3,6-7");
+    cr_expect_eq(pp_stage_blocks_text(&il.strategy, 1, text, 8), 4);
+    cr_expect_str_eq(text, "2-3,6-7", "exactly: %s", text);
+    pp_stage_blocks_text(&il.strategy, 1, text, 7);
+    cr_expect_str_eq(text, "2-3...", "truncated: %s", text);
     s.schedule = PP_SCHED_1F1B, s.virtual_stages = 1;
     cr_assert_eq(pp_estimate(&m, &c, &s, &ob, &err), PP_OK, "%s", err.msg);
+    pp_stage_blocks_text(&ob.strategy, 1, text, sizeof text);
+    cr_expect_str_eq(text, "4-7");
     cr_assert_eq(pp__stage_blocks(&ob.strategy, 1, 4, 7, blk), 4);
     cr_expect(blk[0] == 4 && blk[3] == 7, "1F1B: contiguous");
     double h = 4096, f = 14336, elements = 7 * 3 * h * f + 8 * h;
