@@ -366,6 +366,7 @@ typedef struct fix {
     char what[384];      /* the change, in words (several moves, each with its flags) */
     char how[384];       /* the plan it gives, in words */
     int gpus;            /* GPUs it runs on */
+    int tight;           /* fits by the estimate, but its error bar crosses the limit */
     double peak, usable, step_s, tokens_per_s;
 } fix;
 
@@ -392,6 +393,7 @@ static void fixes_add(fixes *f, const char *what, const pp_cluster *c, const pp_
     summary(p, x->how, sizeof x->how);
     x->gpus = pp_cluster_gpus(c);
     x->peak = p->memory.peak_bytes;
+    x->tight = p->uncertainty.fit == PP_FIT_TIGHT;
     x->usable = usable;
     x->step_s = p->time.step_s;
     x->tokens_per_s = p->throughput.tokens_per_s;
@@ -421,8 +423,9 @@ static void fixes_print(sbuf *b, fixes *f, int gpus, const char *checked)
         const fix *x = &f->v[i];
         int here = x->gpus == gpus;
         if (here ? s++ >= FIX_SHOW_SAME : m++ >= FIX_SHOW_MORE) continue;
-        sb_printf(b, "- %s: fits (%.2f of %.2f GiB), step %.3f s, %.0f tokens/s, with %s%s.\n", x->what, x->peak / GIB,
-                  x->usable / GIB, x->step_s, x->tokens_per_s, x->how, here ? "" : " (more GPUs)");
+        sb_printf(b, "- %s: %s (%.2f of %.2f GiB%s), step %.3f s, %.0f tokens/s, with %s%s.\n", x->what,
+                  x->tight ? "tight" : "fits", x->peak / GIB, x->usable / GIB, x->tight ? ", the error bar crosses it" : "",
+                  x->step_s, x->tokens_per_s, x->how, here ? "" : " (more GPUs)");
     }
     if (same > FIX_SHOW_SAME || more > FIX_SHOW_MORE)
         sb_printf(b, "  (%d more that fit not listed)\n", (same > FIX_SHOW_SAME ? same - FIX_SHOW_SAME : 0) +
