@@ -244,14 +244,21 @@ static void print_memory(const pp_model *m, const pp_cluster *c, const pp_plan *
                pp_enum_names(PP_ENUM_MODE, &n)[s->ft.mode], p->params_trainable / 1e6, p->params_total / 1e9,
                100 * p->params_trainable / p->params_total);
     }
-    printf("\nmemory per GPU (GiB)\n stage  layers      params   grads  optim  activ  buffers   total  peak moment\n");
-    for (int i = 0; i < mem->nstages; i++) {
+    static char lays[PP_MAX_STAGES][48]; /* an interleaved stage's chunks: "0,15-16,31-32+E" */
+    int width = 10;
+    for (int i = 0; i < mem->nstages && i < PP_MAX_STAGES; i++) {
         const pp_stage_mem *st = &mem->stages[i];
-        char lay[48], ranges[40];
+        char ranges[40];
         pp_stage_blocks_text(s, i, ranges, sizeof ranges);
-        snprintf(lay, sizeof lay, "%s%s%s", st->first_layer >= 0 ? ranges : "-", st->has_embedding ? "+E" : "",
-                 st->has_lm_head ? "+H" : "");
-        printf(" %5d  %-10s %7.2f %7.2f %6.2f %6.2f %8.2f %7.2f%s %s\n", i, lay, gib(st->params_bytes),
+        int w = snprintf(lays[i], sizeof lays[i], "%s%s%s", st->first_layer >= 0 ? ranges : "-",
+                         st->has_embedding ? "+E" : "", st->has_lm_head ? "+H" : "");
+        if (w > width) width = w < (int)sizeof lays[i] ? w : (int)sizeof lays[i] - 1;
+    }
+    printf("\nmemory per GPU (GiB)\n stage  %-*s  params   grads  optim  activ  buffers   total  peak moment\n", width,
+           "layers");
+    for (int i = 0; i < mem->nstages && i < PP_MAX_STAGES; i++) {
+        const pp_stage_mem *st = &mem->stages[i];
+        printf(" %5d  %-*s %7.2f %7.2f %6.2f %6.2f %8.2f %7.2f%s %s\n", i, width, lays[i], gib(st->params_bytes),
                gib(st->grads_bytes), gib(st->optimizer_bytes), gib(st->activations_bytes), gib(st->buffers_bytes),
                gib(st->total_bytes), i == mem->peak_stage ? "*" : " ",
                st->peak_phase == PP_PHASE_OPTIMIZER ? "optimizer step" : "forward/backward");

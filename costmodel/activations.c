@@ -208,8 +208,10 @@ static double mlp_act(const pp_model *m, const act_dims *d, int kind, unsigned r
     if (rc & PP_RC_MOE_ACT) inner -= d->gin * d->tok * routed * m->expert_ffn;
     /* DeepSpeed-MoE's einsums save the dispatch mask and the combine
      * weights, [S, E, C] in the activation dtype, on every TP rank
-     * (pp__gshard_einsum) */
-    double gshard = d->gshard ? 2 * d->ab * d->tok * d->tok * routed : 0;
+     * (pp__gshard_einsum), and its gate's "se,sc->sec" products their fp32
+     * [S, C] locations, one a routed choice (review8) */
+    double gshard = d->gshard ? 2 * d->ab * d->tok * d->tok * routed +
+                                    (m->topk > 1 ? 2 : 1) * 4 * d->tok * d->tok * routed / m->experts : 0;
     return (inputs + mask + router) / d->rep + inner / d->t + gshard;
 }
 

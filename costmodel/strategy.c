@@ -368,7 +368,10 @@ int pp__chunk_blocks(const pp_strategy *s, int stage, int chunk)
 int pp__stage_blocks(const pp_strategy *s, int stage, int first, int last, int *out)
 {
     int n = 0, p = s->pp, v = s->virtual_stages;
-    if (s->schedule == PP_SCHED_INTERLEAVED && p > 1 && v > 1) {
+    /* an explicit layout holds at most PP_MAX_CHUNKS (rules refuse more:
+     * an unresolved strategy keeps the range, review8) */
+    int fits = p <= PP_MAX_STAGES && (!pp__chunks_explicit(s) || (long)p * v <= PP_MAX_CHUNKS);
+    if (s->schedule == PP_SCHED_INTERLEAVED && p > 1 && v > 1 && fits) {
         int off = 0, total = 0;
         for (int r = 0; r < p; r++) total += s->stage_layers[r];
         for (int c = 0; c < v; c++)

@@ -456,24 +456,27 @@ static const char *unvalidated(const pp__ucover *cov, const pp_strategy *s, int 
     return buf;
 }
 
-/* The largest weights + gradients + optimizer states a stage keeps for
- * the whole step: counted exactly, no error bar shrinks them (red team
- * rt17: 82.2 GiB of states on an 80 GB GPU was called tight). */
-static double states_floor(const pp_memory *mem)
+/* The live tensors at the error bar's low end, stage by stage: a stage's
+ * weights, gradients and optimizer states are counted exactly (no error
+ * bar shrinks them: red team rt17, 82.2 GiB of states on an 80 GB GPU
+ * was called tight; review8, 76 GiB of states and 6 of activations), the
+ * rest scaled by lo; the model's load moment (live_peak_bytes) by lo. */
+static double live_low(const pp_memory *mem, double lo)
 {
-    double most = 0;
+    double most = mem->live_peak_bytes * lo;
     for (int i = 0; i < mem->nstages && i < PP_MAX_STAGES; i++) {
         const pp_stage_mem *st = &mem->stages[i];
-        most = fmax(most, st->params_bytes + st->grads_persistent_bytes + st->optimizer_bytes);
+        double states = st->params_bytes + st->grads_persistent_bytes + st->optimizer_bytes;
+        most = fmax(most, states + lo * fmax(0, st->live_bytes - states));
     }
     return most;
 }
 
 /* The memory verdict (issue 13: "tight" is the interval crossing the
- * limit). Does not fit: host memory or NVMe does not, the model states
- * alone exceed the GPU, or the live tensors do even at the interval's low
- * end (the peak's truth / prediction bound applied to them): the run is
- * expected to fail. Fits:
+ * limit). Does not fit: host memory or NVMe does not, or the live tensors
+ * exceed the GPU even at the interval's low end (the peak's truth /
+ * prediction bound applied to all but the model states, live_low): the
+ * run is expected to fail. Fits:
  * the peak with the allocator's allowance, and its interval's top, are
  * within it. Tight: between, whether the peak with the allowance, the live
  * tensors' point estimate or only the interval's top is over (a caching
@@ -482,8 +485,7 @@ static double states_floor(const pp_memory *mem)
 pp_fit pp__fit_verdict(const pp_memory *mem, const pp_interval *peak)
 {
     double usable = mem->gpu_bytes, lo = mem->peak_bytes > 0 ? fmin(1, peak->lo / mem->peak_bytes) : 1;
-    if (!mem->host_fits || !mem->nvme_fits || mem->live_peak_bytes * lo > usable || states_floor(mem) > usable)
-        return PP_FIT_NO;
+    if (!mem->host_fits || !mem->nvme_fits || live_low(mem, lo) > usable) return PP_FIT_NO;
     if (!mem->fits || peak->hi > usable) return PP_FIT_TIGHT;
     return PP_FIT_FITS;
 }

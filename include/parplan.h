@@ -780,8 +780,8 @@ typedef enum pp_fit {
     PP_FIT_TIGHT, /* the interval crosses the usable memory: its top, the peak with the
                      allocator's fragmentation allowance, or the live tensors are over it,
                      but the live tensors at the interval's low end are not */
-    PP_FIT_NO,    /* a stage's model states exceed it, the live tensors do even at the
-                     interval's low end, or host memory or NVMe does not fit */
+    PP_FIT_NO,    /* the live tensors exceed it even at the interval's low end (model
+                     states exact, the rest scaled), or host memory or NVMe does not fit */
     PP_FIT_COUNT
 } pp_fit;
 

@@ -125,6 +125,11 @@ pp_status pp__dp_partition(const pp_model *m, const pp_cluster *c, const pp_stra
     d.mem = c->gpu.mem_bytes - s->buf.reserve;
     d.uniform = is_uniform(m);
     if (d.p < 1 || d.unit < 1 || m->layers % d.unit || d.nu < d.p) return out->status = PP_ERR_INTERNAL;
+    /* interleaved blocks of mixed kinds: a stage runs every pp-th virtual
+     * stage (pp__stage_blocks), which the oracle's one-stage probe (stage i
+     * holding n blocks after a) cannot place (review8 M1): the default
+     * split stays */
+    if (d.unit > 1 && !d.uniform) return out->status = PP_ERR_INPUT;
     double evals = d.uniform ? (double)d.p * d.nu : (double)d.p * d.nu * d.nu / 2;
     if (evals > DP_MAX_EVALS) return out->status = PP_ERR_INTERNAL;
     pp__oracle_init(&d.or, m, c, s);

@@ -542,6 +542,9 @@ pp_status pp__partition(const pp_model *m, const pp_cluster *c, pp_strategy *s, 
     *how = 1;
     st = pp__dp_partition(m, c, s, allow_rc, &res);
     if (st == PP_OK) pp__part_apply_raw(&res, allow_rc, s);
+    else if (st == PP_ERR_INPUT)
+        pp__fail(err, st, "stage_layers: no split search for an interleaved model whose blocks differ in kind (its "
+                          "stages hold every pp-th chunk); give the split or a chunk layout");
     else pp__fail(err, st, "no stage split fits in memory");
 cleanup:
     free(pr);

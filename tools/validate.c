@@ -320,13 +320,15 @@ static int published_before(const row *r, const char *date)
 }
 
 /* Whether the row's source names a NeMo container ("'26.08 NeMo
- * Container'") of release yy.mm or later. */
+ * Container'", "'26.04.01 NeMo Container'") of release yy.mm or later. */
 static int nemo_container_since(const row *r, int yy, int mm)
 {
-    const char *p = strstr(r->f[C_SOURCE], " NeMo Container");
-    if (!p || p - r->f[C_SOURCE] < 5) return 0;
+    const char *src = r->f[C_SOURCE], *p = strstr(src, " NeMo Container");
+    if (!p) return 0;
+    const char *q = p;
+    while (q > src && (isdigit((unsigned char)q[-1]) || q[-1] == '.')) q--; /* the release: yy.mm[.nn] */
     int y = 0, m = 0;
-    if (sscanf(p - 5, "%2d.%2d", &y, &m) != 2) return 0;
+    if (sscanf(q, "%d.%d", &y, &m) != 2) return 0;
     return y > yy || (y == yy && m >= mm);
 }
 
@@ -769,7 +771,9 @@ static int build(const row *r, const char *dir, scenario *sc)
     schedule_rules(r, sc);
     /* Megatron-Core before v0.18.0 (2026-06-22) deferred the wait on an
      * interleaved chunk's output send (commit 260cba7133, red team rt17):
-     * every Megatron row but those of NeMo containers from 26.08 on */
+     * every Megatron row but those of NeMo containers from 26.08 on (an
+     * assumption: no source says which container first ships v0.18; 26.06
+     * was cut within days of it) */
     if (sc->s.framework == PP_FW_MEGATRON && !nemo_container_since(r, 26, 8)) sc->s.buf.mcore_p2p_deferred = 1;
     moe_overlap_rules(r, sc);
     bridge_recompute(r, &sc->s);

@@ -177,7 +177,7 @@ Test(time, legacy_zero3_gathers_each_tensor)
 static double sim_1f1b(int p, int m, const double *fwd, const double *bwd)
 {
     enum { MAXP = 16, MAXM = 64 };
-    double fend[MAXP][MAXM], bend[MAXP][MAXM], free_at[MAXP] = {0};
+    double fend[MAXP][MAXM] = {{0}}, bend[MAXP][MAXM] = {{0}}, free_at[MAXP] = {0};
     int op[MAXP][2 * MAXM], next[MAXP] = {0}; /* op: +j+1 forward j, -(j+1) backward j */
     cr_assert(p <= MAXP && m <= MAXM);
     for (int i = 0; i < p; i++) {
@@ -826,8 +826,9 @@ Test(time, tied_embedding_gradient_crosses_the_pipeline)
  * 2 x 2048 x 4096 x 4096 = 68.7 GFLOP, five a block (two forward, three
  * backward): 343.6 GFLOP, backward 3/2 of forward. TP does not split them.
  * Megatron-Core's dispatcher has none. The saved masks, 2 x [S, E, C] in
- * 16 bits, are quadratic in S: with fused attention every other term is
- * linear, so act(2S) - 2 act(S) = 2 x 2 B x k x (4 - 2) S^2. */
+ * 16 bits, and the gate's 2 fp32 [S, C] locations are quadratic in S: with
+ * fused attention every other term is linear, so act(2S) - 2 act(S) =
+ * (2 x 2 B x k + 2 x 4 B x k / E) x (4 - 2) S^2. */
 Test(time, deepspeed_moe_einsum_dispatch_by_hand)
 {
     pp_model m = fx_model("mixtral-8x7b");
@@ -845,7 +846,8 @@ Test(time, deepspeed_moe_einsum_dispatch_by_hand)
     double one = pp__block_act_bytes(&m, &s, PP_BLOCK_MOE, PP_RECOMPUTE_NONE);
     s.seq = 4096;
     double two = pp__block_act_bytes(&m, &s, PP_BLOCK_MOE, PP_RECOMPUTE_NONE);
-    cr_expect_float_eq(two - 2 * one, 2 * 2.0 * 2 * 2 * 2048.0 * 2048, 1, "%.6g B", two - 2 * one);
+    /* and the gate's two fp32 [S, C] locations, C = S k / E: 2 x 4 B x k / 8 */
+    cr_expect_float_eq(two - 2 * one, (2 * 2.0 * 2 + 2 * 4.0 * 2 / 8) * 2 * 2048.0 * 2048, 1, "%.6g B", two - 2 * one);
     s.framework = PP_FW_MEGATRON;
     cr_expect_eq(pp__gshard_einsum(&m, &c, &s, &f, &b), 0);
     cr_expect(f == 0 && b == 0);

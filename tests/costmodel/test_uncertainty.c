@@ -236,16 +236,22 @@ Test(uncertainty, tight_exactly_when_the_interval_crosses_the_limit)
     boundary_plan(p, 99, 99, 1);
     pp__uncertainty_with(&all, 0, NULL, &c, p, &u);
     cr_expect(u.fit == PP_FIT_FITS && u.peak_bytes.rows == 0 && u.peak_bytes.lo == 99 && u.peak_bytes.hi == 99);
-    /* model states over the GPU: no error bar shrinks them (red team rt17) */
-    boundary_plan(p, 110, 105, 1);
+    /* model states are exact: only the rest scales by 0.8 (red team rt17,
+     * review8): 90 of states + 0.8 x 12.5 = 100, at the limit; 91 over */
+    boundary_plan(p, 110, 102.5, 1);
     p->memory.nstages = 1;
-    p->memory.stages[0].params_bytes = 30, p->memory.stages[0].grads_persistent_bytes = 30;
+    p->memory.stages[0].live_bytes = 102.5;
+    p->memory.stages[0].params_bytes = 30, p->memory.stages[0].grads_persistent_bytes = 20;
     p->memory.stages[0].optimizer_bytes = 40;
     pp__uncertainty_with(&all, 1, NULL, &c, p, &u);
     cr_expect_eq(u.fit, PP_FIT_TIGHT, "states at the limit: %s", pp_fit_name(u.fit));
     p->memory.stages[0].optimizer_bytes = 41;
     pp__uncertainty_with(&all, 1, NULL, &c, p, &u);
     cr_expect_eq(u.fit, PP_FIT_NO, "states over: %s", pp_fit_name(u.fit));
+    p->memory.stages[0].params_bytes = p->memory.stages[0].grads_persistent_bytes = 0; /* all activations: x 0.8 */
+    p->memory.stages[0].optimizer_bytes = 0;
+    pp__uncertainty_with(&all, 1, NULL, &c, p, &u);
+    cr_expect_eq(u.fit, PP_FIT_TIGHT, "activations: %s", pp_fit_name(u.fit));
     boundary_plan(p, 101, nextafter(100, 200), 1); /* no interval: the live tensors' estimate decides */
     pp__uncertainty_with(&all, 0, NULL, &c, p, &u);
     cr_expect_eq(u.fit, PP_FIT_NO, "%s", pp_fit_name(u.fit));
