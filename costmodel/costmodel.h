@@ -190,8 +190,10 @@ int pp__chunk_blocks(const pp_strategy *s, int stage, int chunk);
 /* The model blocks stage `stage` holds, in the order it runs them, into
  * out (room for PP_MAX_LAYERS); returns how many. first..last, the stage's
  * share of the split, unless interleaving gives it chunk c of virtual stage
- * c*pp + stage: every pp-th virtual stage (Megatron, torchtitan). */
-int pp__stage_blocks(const pp_strategy *s, int stage, int first, int last, int *out);
+ * c*pp + stage: every pp-th virtual stage (Megatron, torchtitan). With m,
+ * blocks that are all alike (one kind, no frozen prefix) keep first..last:
+ * their sums are the same, and the walk over every chunk is not free. */
+int pp__stage_blocks(const pp_model *m, const pp_strategy *s, int stage, int first, int last, int *out);
 
 /* Blocks of stage i that are fully recomputed (the first ones; Megatron's
  * "block" method), given n blocks on the stage. */

@@ -157,7 +157,7 @@ static stage_params stage_param_count(const pp_model *m, const pp_strategy *s, i
     stage_params sp = {0, 0, 0, 0, 0, 0, 0, 0, 0};
     double t = s->tp, h = m->hidden, emb = pp__vocab(m, s) * h / t;
     int is_first = stage == 0, is_last = stage == s->pp - 1, blk[PP_MAX_LAYERS];
-    int nb = pp__stage_blocks(s, stage, first, last, blk);
+    int nb = pp__stage_blocks(m, s, stage, first, last, blk);
     block_terms bt[PP_BLOCK_COUNT] = {{0}};
     for (int j = 0; j < nb; j++) {
         int i = blk[j], kind = m->block_kind[i];
@@ -313,7 +313,7 @@ double pp__act_offload_bytes(const pp_model *m, const pp_strategy *s, int first,
 static double stage_act(const pp_model *m, const pp_strategy *s, int stage, int first, int last, double *one_block)
 {
     double sum = 0;
-    int blk[PP_MAX_LAYERS], nb = pp__stage_blocks(s, stage, first, last, blk);
+    int blk[PP_MAX_LAYERS], nb = pp__stage_blocks(m, s, stage, first, last, blk);
     int k = pp__recomputed_blocks(s, stage, nb);
     *one_block = 0;
     /* per kind and recompute (the same for every such block): -1 unknown */

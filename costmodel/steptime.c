@@ -304,7 +304,7 @@ static const kind_cost *kind_cost_of(const pp_model *m, const pp_cluster *c, con
 static void stage_blocks(const pp_model *m, const pp_cluster *c, const pp_strategy *s, const groups *g,
                          kind_cost kc[PP_BLOCK_COUNT], int stage, int first, int last, stage_t *st)
 {
-    int blk[PP_MAX_LAYERS], nb = pp__stage_blocks(s, stage, first, last, blk);
+    int blk[PP_MAX_LAYERS], nb = pp__stage_blocks(m, s, stage, first, last, blk);
     int k = pp__recomputed_blocks(s, stage, nb);
     const pp__fw *fw = pp__fw_get(s->framework);
     int op_sac = fw && fw->selective_ops; /* torchtitan's per-op selective checkpointing */
@@ -773,7 +773,7 @@ static void block_fill(const pp_model *m, const pp_strategy *s, int kind, bucket
  * (partition_buckets). */
 static void mcore_buckets(const pp_model *m, const pp_strategy *s, int stage, int first, int last, stage_t *st)
 {
-    int v = chunks(s), blk[PP_MAX_LAYERS], nb = pp__stage_blocks(s, stage, first, last, blk);
+    int v = chunks(s), blk[PP_MAX_LAYERS], nb = pp__stage_blocks(m, s, stage, first, last, blk);
     int upto = s->pp == 1 ? nb : v > 1 ? pp__chunk_blocks(s, 0, 0) : nb; /* the bucketed chunk's blocks */
     double h = m->hidden, te = s->etp > 0 ? s->etp : s->tp, experts = 0, etensors = 0;
     double head = stage == s->pp - 1 && !m->tied_embeddings ? pp__vocab(m, s) * h / s->tp : 0;

@@ -351,13 +351,19 @@ int pp__chunks_explicit(const pp_strategy *s)
  * multiple of v, the short chunk is the first on the first stage, beside
  * the embedding, and the last elsewhere, beside the head; with other
  * remainders the first chunks take one block more. */
-int pp__chunk_blocks(const pp_strategy *s, int stage, int chunk)
+/* pp__chunk_blocks with the layout's presence known (explicit). */
+static int chunk_blocks(const pp_strategy *s, int explicit, int stage, int chunk)
 {
-    if (pp__chunks_explicit(s)) return s->chunk_layers[chunk * s->pp + stage];
+    if (explicit) return s->chunk_layers[chunk * s->pp + stage];
     int v = s->virtual_stages > 1 ? s->virtual_stages : 1, n = s->stage_layers[stage], base = n / v, rem = n % v;
     int short_chunk = stage == 0 ? 0 : v - 1;
     if (!rem) return base;
     return base + (rem == v - 1 ? chunk != short_chunk : chunk < rem);
+}
+
+int pp__chunk_blocks(const pp_strategy *s, int stage, int chunk)
+{
+    return chunk_blocks(s, pp__chunks_explicit(s), stage, chunk);
 }
 
 /* Virtual stages are numbered chunk-major (chunk c of stage i is virtual
@@ -365,23 +371,34 @@ int pp__chunk_blocks(const pp_strategy *s, int stage, int chunk)
  * layer offsets (get_transformer_layer_offset) and its layout, torchtitan's
  * "loop" stage ids. A layout that does not add up to the split keeps the
  * contiguous range (the rules refuse one). */
-int pp__stage_blocks(const pp_strategy *s, int stage, int first, int last, int *out)
+/* Whether m's blocks are all alike for s: one kind, none frozen apart. */
+static int blocks_alike(const pp_model *m, const pp_strategy *s)
+{
+    if (s->ft.freeze_layers > 0) return 0;
+    for (int i = 1; m->experts > 0 && i < m->layers && i < PP_MAX_LAYERS; i++)
+        if (m->block_kind[i] != m->block_kind[0]) return 0;
+    return 1;
+}
+
+int pp__stage_blocks(const pp_model *m, const pp_strategy *s, int stage, int first, int last, int *out)
 {
     int n = 0, p = s->pp, v = s->virtual_stages;
-    /* an explicit layout holds at most PP_MAX_CHUNKS (rules refuse more:
-     * an unresolved strategy keeps the range, review8) */
-    int fits = p <= PP_MAX_STAGES && (!pp__chunks_explicit(s) || (long)p * v <= PP_MAX_CHUNKS);
-    if (s->schedule == PP_SCHED_INTERLEAVED && p > 1 && v > 1 && fits) {
-        int off = 0, total = 0;
-        for (int r = 0; r < p; r++) total += s->stage_layers[r];
-        for (int c = 0; c < v; c++)
-            for (int r = 0; r < p; r++) {
-                int k = pp__chunk_blocks(s, r, c);
-                for (int j = 0; r == stage && j < k && n < PP_MAX_LAYERS; j++) out[n++] = off + j;
-                off += k > 0 ? k : 0;
-            }
-        if (off == total && n == last - first + 1) return n;
-        n = 0;
+    if (s->schedule == PP_SCHED_INTERLEAVED && p > 1 && v > 1 && p <= PP_MAX_STAGES && !(m && blocks_alike(m, s))) {
+        /* an explicit layout holds at most PP_MAX_CHUNKS (rules refuse more:
+         * an unresolved strategy keeps the range, review8); the layout is
+         * looked for once, not per chunk (a 512-entry scan: bench) */
+        int explicit = pp__chunks_explicit(s), off = 0, total = 0;
+        if (!explicit || (long)p * v <= PP_MAX_CHUNKS) {
+            for (int r = 0; r < p; r++) total += s->stage_layers[r];
+            for (int c = 0; c < v; c++)
+                for (int r = 0; r < p; r++) {
+                    int k = chunk_blocks(s, explicit, r, c);
+                    for (int j = 0; r == stage && j < k && n < PP_MAX_LAYERS; j++) out[n++] = off + j;
+                    off += k > 0 ? k : 0;
+                }
+            if (off == total && n == last - first + 1) return n;
+            n = 0;
+        }
     }
     for (int i = first; i <= last && i >= 0 && n < PP_MAX_LAYERS; i++) out[n++] = i;
     return n;
@@ -394,7 +411,7 @@ int pp_stage_blocks_text(const pp_strategy *s, int stage, char *buf, size_t cap)
     buf[0] = 0;
     if (stage < 0 || stage >= s->pp || s->pp > PP_MAX_STAGES) return 0;
     for (int i = 0; i < stage; i++) first += s->stage_layers[i];
-    n = pp__stage_blocks(s, stage, first, first + s->stage_layers[stage] - 1, blk);
+    n = pp__stage_blocks(NULL, s, stage, first, first + s->stage_layers[stage] - 1, blk);
     size_t k = 0;
     for (int j = 0; j < n;) {
         int e = j;

@@ -66,7 +66,7 @@ typedef struct tl_state {
 /* Activations of each block as memory.c stores them, as fractions of one unit. */
 static void block_shares(const pp_model *m, const pp_strategy *s, const pp_stage_mem *st, tl_state *t)
 {
-    int idx[PP_MAX_LAYERS], n = pp__stage_blocks(s, st->stage, t->first, t->first + t->nblocks - 1, idx);
+    int idx[PP_MAX_LAYERS], n = pp__stage_blocks(NULL, s, st->stage, t->first, t->first + t->nblocks - 1, idx);
     int k = pp__recomputed_blocks(s, st->stage, n);
     double w[PP_MAX_LAYERS], sum = 0;
     for (int b = 0; b < n; b++) {

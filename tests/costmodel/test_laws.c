@@ -363,7 +363,7 @@ static void law_bytes(tally *t, const kase *k, const pp_strategy *s, const pp_pl
     t->checks[L_BYTES]++;
     int first = 0, i = tm->slowest_stage, moe = 0, blk[PP_MAX_LAYERS];
     for (int j = 0; j < i; j++) first += s->stage_layers[j];
-    int nb = pp__stage_blocks(&p->strategy, i, first, first + s->stage_layers[i] - 1, blk); /* interleaved: its chunks */
+    int nb = pp__stage_blocks(m, &p->strategy, i, first, first + s->stage_layers[i] - 1, blk); /* interleaved: its chunks */
     for (int b = 0; b < nb; b++) moe |= m->block_kind[blk[b]] == PP_BLOCK_MOE;
     if (s->tp > 1 && !(tm->tp_comm_s > 0)) broken(t, L_BYTES, k, s, "tp %d: TP comm %g s", s->tp, tm->tp_comm_s);
     if (s->cp > 1 && s->stage_layers[i] > 0 && !(tm->cp_comm_s > 0))

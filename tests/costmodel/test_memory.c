@@ -444,7 +444,7 @@ Test(memory, interleaved_stage_runs_every_pth_virtual_stage)
     cr_assert_eq(pp_estimate(&m, &c, &s, &il, &err), PP_OK, "%s", err.msg);
     int blk[PP_MAX_LAYERS], want[2][4] = {{0, 1, 4, 5}, {2, 3, 6, 7}};
     for (int i = 0; i < 2; i++) {
-        cr_assert_eq(pp__stage_blocks(&il.strategy, i, 4 * i, 4 * i + 3, blk), 4);
+        cr_assert_eq(pp__stage_blocks(NULL, &il.strategy, i, 4 * i, 4 * i + 3, blk), 4);
         for (int j = 0; j < 4; j++) cr_expect_eq(blk[j], want[i][j], "stage %d block %d: %d", i, j, blk[j]);
     }
     char text[16];
@@ -458,7 +458,7 @@ Test(memory, interleaved_stage_runs_every_pth_virtual_stage)
     cr_assert_eq(pp_estimate(&m, &c, &s, &ob, &err), PP_OK, "%s", err.msg);
     pp_stage_blocks_text(&ob.strategy, 1, text, sizeof text);
     cr_expect_str_eq(text, "4-7");
-    cr_assert_eq(pp__stage_blocks(&ob.strategy, 1, 4, 7, blk), 4);
+    cr_assert_eq(pp__stage_blocks(NULL, &ob.strategy, 1, 4, 7, blk), 4);
     cr_expect(blk[0] == 4 && blk[3] == 7, "1F1B: contiguous");
     double h = 4096, f = 14336, elements = 7 * 3 * h * f + 8 * h;
     cr_expect_float_eq(ob.memory.stages[1].params_bytes - il.memory.stages[1].params_bytes, 2 * elements, 1,
