@@ -774,7 +774,7 @@ static void block_fill(const pp_model *m, const pp_strategy *s, int kind, bucket
 static void mcore_buckets(const pp_model *m, const pp_strategy *s, int stage, int first, int last, stage_t *st)
 {
     int v = chunks(s), blk[PP_MAX_LAYERS], nb = pp__stage_blocks(m, s, stage, first, last, blk);
-    int upto = s->pp == 1 ? nb : v > 1 ? pp__chunk_blocks(s, 0, 0) : nb; /* the bucketed chunk's blocks */
+    int upto = s->pp == 1 || v < 2 ? nb : stage == 0 ? pp__chunk_blocks(s, 0, 0) : 0; /* the bucketed chunk's blocks */
     double h = m->hidden, te = s->etp > 0 ? s->etp : s->tp, experts = 0, etensors = 0;
     double head = stage == s->pp - 1 && !m->tied_embeddings ? pp__vocab(m, s) * h / s->tp : 0;
     double embed = stage == 0 ? pp__vocab(m, s) * h / s->tp : 0;
