@@ -329,6 +329,17 @@ static pp_strategy ilv2(int global_batch)
     return s;
 }
 
+/* ilv2 with the explicit layout [3, 1 | 1, 3]: stage 0 runs chunks of 3
+ * and 1 blocks, stage 1 of 1 and 3. */
+static pp_strategy ilv2_3113(int global_batch)
+{
+    pp_strategy s = ilv2(global_batch);
+    s.stage_layers[0] = s.stage_layers[1] = 4;
+    const unsigned short lay[4] = {3, 1, 1, 3};
+    memcpy(s.chunk_layers, lay, sizeof lay);
+    return s;
+}
+
 /* An explicit layout [3, 1 | 1, 3] (pp 2, v 2, 8 blocks, 4 micro-batches;
  * virtual stage k is chunk k / 2 of stage k % 2). Megatron's order on
  * stage 0 (chunk 0: a = 3 blocks, chunk 1: c = 1): warm-up (2-0-1)*2 +
@@ -343,10 +354,8 @@ Test(memory, interleaved_uneven_chunks_follow_megatrons_order)
 {
     pp_model m = gpt(8, 1024, 16, 51200, 2048);
     pp_cluster c = cluster(2, 1, 1e6);
-    pp_strategy s = ilv2(4);
-    s.stage_layers[0] = s.stage_layers[1] = 4;
+    pp_strategy s = ilv2_3113(4);
     unsigned short lay[4] = {3, 1, 1, 3};
-    memcpy(s.chunk_layers, lay, sizeof lay);
     static pp_plan pl;
     pp_error err = {""};
     cr_assert_eq(pp_estimate(&m, &c, &s, &pl, &err), PP_OK, "%s", err.msg);
@@ -481,10 +490,7 @@ Test(memory, interleaved_group_over_uneven_chunks_by_hand)
 {
     pp_model m = gpt(8, 1024, 16, 51200, 2048);
     pp_cluster c = cluster(2, 1, 1e6);
-    pp_strategy s = ilv2(6);
-    s.stage_layers[0] = s.stage_layers[1] = 4;
-    unsigned short lay[4] = {3, 1, 1, 3};
-    memcpy(s.chunk_layers, lay, sizeof lay);
+    pp_strategy s = ilv2_3113(6);
     s.vp_group = 3;
     static pp_plan pl;
     pp_error err = {""};
