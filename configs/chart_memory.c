@@ -376,8 +376,8 @@ void pp__svg_stage_bars(pp__sbuf *b, const pp__chart_ctx *cx, pp_mem_timeline *t
         pp_stage_blocks_text(&cx->p->strategy, i, ranges, sizeof ranges);
         pp__sb_printf(b, "<g class=\"bar tip%s\" data-stage=\"%d\" data-bytes=\"%.17g\" data-blocks=\"%s\" "
                          "data-tip=\"stage %d, blocks %s (%s), peak in %s&#10;",
-                      i == mem->peak_stage ? " peak-stage" : "", i, pk->total, lab, i, st->first_layer >= 0 ? ranges : "none",
-                      lab, phase_name(st->peak_phase));
+                      i == mem->peak_stage ? " peak-stage" : "", i, pk->total, lab, i,
+                      st->first_layer >= 0 ? ranges : "none", lab, phase_name(st->peak_phase));
         tip_categories(b, pk->bytes, pk->total);
         pp__sb_printf(b, "\">");
         for (int k = 0; k < PP_MEM_CAT_COUNT; k++) {

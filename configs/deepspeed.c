@@ -328,8 +328,8 @@ static void split_text(const pp_strategy *s, char *buf, size_t cap)
 }
 
 /* What the file leaves to the launcher and the model code. */
-static void launcher_notes(const pp_model *m, const pp_strategy *s, const pp_memory *mem, pp_fit fit, const pp_deepspeed_opts *o,
-                           pp_notes *notes)
+static void launcher_notes(const pp_model *m, const pp_strategy *s, const pp_memory *mem, pp_fit fit,
+                           const pp_deepspeed_opts *o, pp_notes *notes)
 {
     if (s->precision == PP_PREC_FP8)
         pp__note(notes, "fp8: ds_config.json enables bf16; DeepSpeed has no fp8 switch, the fp8 GEMMs come from "

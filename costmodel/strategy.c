@@ -350,8 +350,8 @@ int pp__chunks_explicit(const pp_strategy *s)
  * the stage's blocks over its v chunks evenly: with one block short of a
  * multiple of v, the short chunk is the first on the first stage, beside
  * the embedding, and the last elsewhere, beside the head; with other
- * remainders the first chunks take one block more. */
-/* pp__chunk_blocks with the layout's presence known (explicit). */
+ * remainders the first chunks take one block more. `explicit`: whether s
+ * has a layout (pp__chunks_explicit, a 512-entry scan, looked up once). */
 static int chunk_blocks(const pp_strategy *s, int explicit, int stage, int chunk)
 {
     if (explicit) return s->chunk_layers[chunk * s->pp + stage];
@@ -366,11 +366,6 @@ int pp__chunk_blocks(const pp_strategy *s, int stage, int chunk)
     return chunk_blocks(s, pp__chunks_explicit(s), stage, chunk);
 }
 
-/* Virtual stages are numbered chunk-major (chunk c of stage i is virtual
- * stage c*pp + i) and take the model's blocks in that order: Megatron's
- * layer offsets (get_transformer_layer_offset) and its layout, torchtitan's
- * "loop" stage ids. A layout that does not add up to the split keeps the
- * contiguous range (the rules refuse one). */
 /* Whether m's blocks are all alike for s: one kind, none frozen apart. */
 static int blocks_alike(const pp_model *m, const pp_strategy *s)
 {
@@ -380,6 +375,11 @@ static int blocks_alike(const pp_model *m, const pp_strategy *s)
     return 1;
 }
 
+/* Virtual stages are numbered chunk-major (chunk c of stage i is virtual
+ * stage c*pp + i) and take the model's blocks in that order: Megatron's
+ * layer offsets (get_transformer_layer_offset) and its layout, torchtitan's
+ * "loop" stage ids. A layout that does not add up to the split keeps the
+ * contiguous range (the rules refuse one). */
 int pp__stage_blocks(const pp_model *m, const pp_strategy *s, int stage, int first, int last, int *out)
 {
     int n = 0, p = s->pp, v = s->virtual_stages;
