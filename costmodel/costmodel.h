@@ -221,6 +221,9 @@ void pp__stage_trainable(const pp_model *m, const pp_strategy *s, int stage, int
 /* Both of the above from one pass over the stage's blocks. */
 void pp__stage_counts(const pp_model *m, const pp_strategy *s, int stage, int first, int last, double *dense,
                       double *expert, double *trainable, double *quantized);
+/* The same for a stage whose blocks (pp__stage_blocks) are already listed. */
+void pp__stage_counts_of(const pp_model *m, const pp_strategy *s, int stage, const int *blk, int nb, double *dense,
+                         double *expert, double *trainable, double *quantized);
 
 /* A GPU's achievable fractions: its catalog values, or the documented
  * defaults (compute.c, docs/time.md) when the catalog has none. */

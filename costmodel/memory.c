@@ -152,12 +152,12 @@ static void add_block(const pp_strategy *s, int i, const block_terms *b, stage_p
     }
 }
 
-static stage_params stage_param_count(const pp_model *m, const pp_strategy *s, int stage, int first, int last)
+/* The parameters of stage `stage`, whose blocks are blk[0..nb) (pp__stage_blocks). */
+static stage_params stage_param_count(const pp_model *m, const pp_strategy *s, int stage, const int *blk, int nb)
 {
     stage_params sp = {0, 0, 0, 0, 0, 0, 0, 0, 0};
     double t = s->tp, h = m->hidden, emb = pp__vocab(m, s) * h / t;
-    int is_first = stage == 0, is_last = stage == s->pp - 1, blk[PP_MAX_LAYERS];
-    int nb = pp__stage_blocks(m, s, stage, first, last, blk);
+    int is_first = stage == 0, is_last = stage == s->pp - 1;
     block_terms bt[PP_BLOCK_COUNT] = {{0}};
     for (int j = 0; j < nb; j++) {
         int i = blk[j], kind = m->block_kind[i];
@@ -185,9 +185,8 @@ static stage_params stage_param_count(const pp_model *m, const pp_strategy *s, i
 void pp__stage_params(const pp_model *m, const pp_strategy *s, int stage, int first, int last,
                       double *dense, double *expert)
 {
-    stage_params sp = stage_param_count(m, s, stage, first, last);
-    *dense = sp.dense;
-    *expert = sp.expert;
+    double trainable, quantized;
+    pp__stage_counts(m, s, stage, first, last, dense, expert, &trainable, &quantized);
 }
 
 void pp__stage_trainable(const pp_model *m, const pp_strategy *s, int stage, int first, int last,
@@ -200,7 +199,14 @@ void pp__stage_trainable(const pp_model *m, const pp_strategy *s, int stage, int
 void pp__stage_counts(const pp_model *m, const pp_strategy *s, int stage, int first, int last, double *dense,
                       double *expert, double *trainable, double *quantized)
 {
-    stage_params sp = stage_param_count(m, s, stage, first, last);
+    int blk[PP_MAX_LAYERS], nb = pp__stage_blocks(m, s, stage, first, last, blk);
+    pp__stage_counts_of(m, s, stage, blk, nb, dense, expert, trainable, quantized);
+}
+
+void pp__stage_counts_of(const pp_model *m, const pp_strategy *s, int stage, const int *blk, int nb, double *dense,
+                         double *expert, double *trainable, double *quantized)
+{
+    stage_params sp = stage_param_count(m, s, stage, blk, nb);
     *dense = sp.dense;
     *expert = sp.expert;
     *trainable = sp.trainable + sp.lora;
@@ -310,10 +316,9 @@ double pp__act_offload_bytes(const pp_model *m, const pp_strategy *s, int first,
  * L - N + i and starts its reload one block earlier in the backward, so the
  * GPU holds L - N blocks' activations at most (cpu_offload.py; its v1
  * handler, NVTE_CPU_OFFLOAD_V1, held one block more). */
-static double stage_act(const pp_model *m, const pp_strategy *s, int stage, int first, int last, double *one_block)
+static double stage_act(const pp_model *m, const pp_strategy *s, int stage, const int *blk, int nb, double *one_block)
 {
     double sum = 0;
-    int blk[PP_MAX_LAYERS], nb = pp__stage_blocks(m, s, stage, first, last, blk);
     int k = pp__recomputed_blocks(s, stage, nb);
     *one_block = 0;
     /* per kind and recompute (the same for every such block): -1 unknown */
@@ -769,7 +774,8 @@ static void stage_estimate(const pp_model *m, const pp_cluster *c, const pp_stra
 {
     int is_first = i == 0, is_last = i == s->pp - 1;
     double tok = (double)s->micro_batch * s->seq / s->cp, rep = s->sp ? s->tp : 1;
-    stage_params sp = stage_param_count(m, s, i, first, last);
+    int blk[PP_MAX_LAYERS], nb = pp__stage_blocks(m, s, i, first, last, blk); /* once for the stage */
+    stage_params sp = stage_param_count(m, s, i, blk, nb);
     states st = model_states(m, s, &c->gpu, &sp);
 
     memset(o, 0, sizeof *o);
@@ -792,7 +798,7 @@ static void stage_estimate(const pp_model *m, const pp_cluster *c, const pp_stra
         double head_rep = pp__fw_get(s->framework)->tp_gathered_inputs ? 1 : rep;
         extra += ab * tok * m->hidden / rep + ab * tok * m->hidden / head_rep;
     }
-    o->act_per_microbatch = stage_act(m, s, i, first, last, &o->recompute_bytes) + extra;
+    o->act_per_microbatch = stage_act(m, s, i, blk, nb, &o->recompute_bytes) + extra;
     o->recompute_bytes += cp_kv_bytes(m, s);
     o->inflight = pp__inflight(s, i);
     double act = o->act_per_microbatch * o->inflight;

@@ -302,9 +302,8 @@ static const kind_cost *kind_cost_of(const pp_model *m, const pp_cluster *c, con
 }
 
 static void stage_blocks(const pp_model *m, const pp_cluster *c, const pp_strategy *s, const groups *g,
-                         kind_cost kc[PP_BLOCK_COUNT], int stage, int first, int last, stage_t *st)
+                         kind_cost kc[PP_BLOCK_COUNT], int stage, const int *blk, int nb, stage_t *st)
 {
-    int blk[PP_MAX_LAYERS], nb = pp__stage_blocks(m, s, stage, first, last, blk);
     int k = pp__recomputed_blocks(s, stage, nb);
     const pp__fw *fw = pp__fw_get(s->framework);
     int op_sac = fw && fw->selective_ops; /* torchtitan's per-op selective checkpointing */
@@ -771,9 +770,9 @@ static void block_fill(const pp_model *m, const pp_strategy *s, int kind, bucket
  * one bucket per tensor; with FP8 primary weights the 16-bit tables
  * (embedding, output layer) another, joining the last FP8 bucket group
  * (partition_buckets). */
-static void mcore_buckets(const pp_model *m, const pp_strategy *s, int stage, int first, int last, stage_t *st)
+static void mcore_buckets(const pp_model *m, const pp_strategy *s, int stage, const int *blk, int nb, stage_t *st)
 {
-    int v = chunks(s), blk[PP_MAX_LAYERS], nb = pp__stage_blocks(m, s, stage, first, last, blk);
+    int v = chunks(s);
     int upto = s->pp == 1 || v < 2 ? nb : stage == 0 ? pp__chunk_blocks(s, 0, 0) : 0; /* the bucketed chunk's blocks */
     double h = m->hidden, te = s->etp > 0 ? s->etp : s->tp, experts = 0, etensors = 0;
     double head = stage == s->pp - 1 && !m->tied_embeddings ? pp__vocab(m, s) * h / s->tp : 0;
@@ -821,8 +820,9 @@ static void stage_time(const pp_model *m, const pp_cluster *c, const pp_strategy
                        kind_cost kc[PP_BLOCK_COUNT], int i, int first, stage_t *st)
 {
     memset(st, 0, sizeof *st);
-    int last = first + s->stage_layers[i] - 1;
-    stage_blocks(m, c, s, g, kc, i, first, last, st);
+    int last = first + s->stage_layers[i] - 1, blk[PP_MAX_LAYERS];
+    int nb = pp__stage_blocks(m, s, i, first, last, blk); /* once for the stage */
+    stage_blocks(m, c, s, g, kc, i, blk, nb, st);
     double tok = (double)s->micro_batch * s->seq / s->cp, rep = s->sp ? s->tp : 1;
     if (i == 0) st->compute += pp__embed_time(m, c, s);
     if (i == s->pp - 1) {
@@ -836,9 +836,9 @@ static void stage_time(const pp_model *m, const pp_cluster *c, const pp_strategy
     st->edge_units = (i == 0) + (i == s->pp - 1);
     st->tensors += 2 * st->edge_units; /* embedding (+ positions); final norm + head */
     if (s->pp > 1) st->p2p = p2p_hops(s) * pp__sendrecv_s(&g->pp, pp__act_bytes(s) * tok * m->hidden / rep);
-    pp__stage_counts(m, s, i, first, last, &st->dense, &st->expert, &st->trainable, &st->quantized);
+    pp__stage_counts_of(m, s, i, blk, nb, &st->dense, &st->expert, &st->trainable, &st->quantized);
     st->stage = i;
-    if (is_views(s)) mcore_buckets(m, s, i, first, last, st);
+    if (is_views(s)) mcore_buckets(m, s, i, blk, nb, st);
     st->zero3 = zero3_exposed(s, g, st);
     dp_comm(s, g, st);
     optimizer_time(m, c, s, st);
