@@ -308,6 +308,9 @@ static void print_time(const pp_plan *p)
     printf("\nstep time (slowest stage %d)\n", t->slowest_stage);
     for (size_t i = 0; i < sizeof rows / sizeof *rows; i++)
         if (rows[i].v > 0) printf("  %-24s %9.3f s  %5.1f%%\n", rows[i].name, rows[i].v, 100 * rows[i].v / t->step_s);
+    if (t->expert_host_s > 0)
+        printf("  %-24s %9.3f s   (of compute and recompute: the GPU waits for the host to launch the "
+               "experts one by one)\n", "expert launches", t->expert_host_s);
     if (t->dp_comm_s > 0)
         printf("  %-24s %9.3f s   (DP/ZeRO traffic %.3f s, of which %.0f%% adds to the step)\n", "step", t->step_s,
                t->dp_comm_s, 100 * t->dp_comm_exposed_s / t->dp_comm_s);

@@ -160,6 +160,7 @@ static void add_time(cJSON *o, const pp_plan *p)
     cJSON_AddNumberToObject(j, "bubble_s", t->bubble_s);
     cJSON_AddNumberToObject(j, "optimizer_s", t->optimizer_s);
     cJSON_AddNumberToObject(j, "offload_s", t->offload_s);
+    cJSON_AddNumberToObject(j, "expert_host_s", t->expert_host_s);
     cJSON_AddNumberToObject(j, "slowest_stage", t->slowest_stage);
     const pp_throughput *q = &p->throughput;
     j = cJSON_AddObjectToObject(o, "throughput");

@@ -212,7 +212,8 @@ static double torchao_weight_cast_bytes(const pp_model *m, const pp_strategy *s,
 
 /* The routed and shared experts' GEMMs at h's rate; the router at r's
  * (BF16 under fp8 recipes: Megatron's TopKRouter is outside TE). */
-static double moe_gemms(const pp_model *m, const hw *h, const hw *r, const pp_strategy *s, double tok)
+static double moe_gemms(const pp_model *m, const hw *h, const hw *r, const pp_strategy *s, double tok,
+                        double *routed_s)
 {
     double cf = m->capacity_factor > 0 ? m->capacity_factor : 1, t = s->tp, et = pp__etp(s);
     double local = (double)m->experts / s->ep;
@@ -221,7 +222,33 @@ static double moe_gemms(const pp_model *m, const hw *h, const hw *r, const pp_st
     double per_expert = tok * et / t * m->topk * cf / local;
     double routed = local * mlp_gemms(m, h, per_expert, m->expert_ffn, et);
     double shared = m->shared_experts ? mlp_gemms(m, h, tok, (double)m->expert_ffn * m->shared_experts, t) : 0;
+    *routed_s = routed;
     return routed + shared + gemm_s(r, tok, m->hidden, m->experts);
+}
+
+/* Host time of launching one MoE block's routed experts, forward and
+ * backward, per micro-batch, that the GPU waits for, s. A dropless block's
+ * dispatcher copies the tokens per expert to the host and waits for them
+ * (Megatron-Core's token dispatchers; HF's expert loop with torch.where),
+ * so the CPU cannot run ahead: the expert GEMMs launched after it, one per
+ * local expert (Transformer Engine's GroupedLinear issues a cuBLAS GEMM per
+ * expert; HF's MoE blocks loop over their experts in Python), keep the
+ * GPU waiting for as long as launching them takes beyond their own GPU
+ * time: max(0, local x EXPERT_HOST_S - the routed GEMMs' time), split 1:2
+ * between forward and backward as the GEMMs are. None when CUDA graphs
+ * replay the experts (buf.expert_graphs), nor for capacity-bound GShard
+ * dispatch (static shapes: no host wait, the launches queue ahead).
+ * EXPERT_HOST_S is fitted (docs/time.md, "Expert launches"). */
+#define EXPERT_HOST_S 0.55e-3
+
+static void expert_host(const pp_model *m, const pp_strategy *s, double routed_fwd, double *fwd, double *bwd)
+{
+    const pp__fw *f = pp__fw_get(s->framework);
+    *fwd = *bwd = 0;
+    if (m->experts <= 0 || s->buf.expert_graphs || (f && f->gshard_einsum)) return;
+    double host = (double)m->experts / s->ep * EXPERT_HOST_S;
+    *fwd = fmax(0, host / 3 - routed_fwd);
+    *bwd = fmax(0, 2 * host / 3 - 2 * routed_fwd);
 }
 
 /* DeepSpeed-MoE's GShard dispatch and combine (sharded_moe.py MOELayer:
@@ -278,7 +305,8 @@ void pp__block_time(const pp_model *m, const pp_cluster *c, const pp_strategy *s
     hw r = hardware(c, s->precision == PP_PREC_FP8 ? PP_PREC_BF16 : s->precision);
     pair_gemms(m, &h, s, kind, tok, attn, out->pair_s);
     /* a dense block's MLP: its up and down GEMMs, as paired */
-    double gemm = attn + (kind == PP_BLOCK_MOE ? moe_gemms(m, &h, &r, s, tok) : out->pair_s[2] + out->pair_s[3]);
+    double routed = 0;
+    double gemm = attn + (kind == PP_BLOCK_MOE ? moe_gemms(m, &h, &r, s, tok, &routed) : out->pair_s[2] + out->pair_s[3]);
     double core = pp__attn_core_fwd_s(m, c, s);
     double elem = elementwise_bytes(m, s, kind, tok) / h.hbm;
     /* the down projection saves its input before it runs (autograd packs a
@@ -295,9 +323,11 @@ void pp__block_time(const pp_model *m, const pp_cluster *c, const pp_strategy *s
     double cast_b = (fp8_cast_bytes(m, s, kind, tok, 1) + wcast) / h.hbm;
     double ein_f = 0, ein_b = 0;
     if (kind == PP_BLOCK_MOE) pp__gshard_einsum(m, c, s, &ein_f, &ein_b);
-    out->fwd_s = gemm + core + elem + cast_f + ein_f;
+    out->host_fwd_s = out->host_bwd_s = 0;
+    if (kind == PP_BLOCK_MOE) expert_host(m, s, routed, &out->host_fwd_s, &out->host_bwd_s);
+    out->fwd_s = gemm + core + elem + cast_f + ein_f + out->host_fwd_s;
     double core_bwd = s->attention == PP_ATTN_FLASH ? 2.5 * core : 2 * core;
-    out->bwd_s = 2 * gemm + core_bwd + 2 * elem + cast_b + ein_b;
+    out->bwd_s = 2 * gemm + core_bwd + 2 * elem + cast_b + ein_b + out->host_bwd_s;
     out->core_fwd_s = core;
     out->gemm_fwd_s = gemm;
 }

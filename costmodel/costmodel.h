@@ -155,6 +155,8 @@ typedef struct pp__block_times {
                             block's MLP down projection, when no dropout follows):
                             what a recomputation that stops early skips */
     double tail_flops;   /* its forward FLOPs */
+    double host_fwd_s, host_bwd_s; /* of fwd_s and bwd_s: the GPU waiting for the host to
+                                      launch the routed experts (compute.c expert_host) */
 } pp__block_times;
 
 void pp__block_time(const pp_model *m, const pp_cluster *c, const pp_strategy *s, int kind,

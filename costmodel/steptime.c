@@ -90,6 +90,7 @@ static void make_groups(const pp_cluster *c, const pp_strategy *s, groups *g)
 
 typedef struct stage_t {
     double compute, recompute, tp, cp, ep, p2p, zero3, bwd; /* per micro-batch */
+    double host;                                            /* of compute + recompute: expert launches */
     double nblocks, nmoe, nrecomputed, edge_units;          /* blocks; MoE; fully recomputed; embedding/head */
     double ep_alone;                                        /* per step: EP the overlap leaves (block_comm) */
     double zero3_step;                                      /* per step: the reduce-scatter no_sync defers */
@@ -321,6 +322,7 @@ static void stage_blocks(const pp_model *m, const pp_cluster *c, const pp_strate
         st->nrecomputed += full;
         st->compute += fwd + bwd;
         st->bwd += bwd;
+        st->host += q->bt.host_fwd_s * (full ? 2 : 1) + (back ? q->bt.host_bwd_s : 0);
         /* backward: input gradients (as the forward), weight gradients only
          * for weights that train; adapters get both */
         double base = q->flops, f = base + lf;
@@ -338,7 +340,8 @@ static void stage_blocks(const pp_model *m, const pp_cluster *c, const pp_strate
             double redo, all;
             int keep = pp__op_sac_keeps_attn(s);
             pp__op_sac_gemms(m, &redo, &all);
-            st->recompute += redo / all * q->bt.gemm_fwd_s + fmax(0, q->bt.fwd_s - q->bt.gemm_fwd_s - q->bt.core_fwd_s) +
+            st->recompute += redo / all * q->bt.gemm_fwd_s +
+                             fmax(0, q->bt.fwd_s - q->bt.gemm_fwd_s - q->bt.core_fwd_s - q->bt.host_fwd_s) +
                              (keep ? 0 : q->bt.core_fwd_s);
             st->hw_flops += 2 * (double)s->micro_batch * s->seq / s->cp * redo / s->tp;
             if (!keep)
@@ -914,6 +917,7 @@ void pp_time_estimate(const pp_model *m, const pp_cluster *c, const pp_strategy 
     double mcount = s->grad_accum;
     t->compute_s = mcount * worst.compute;
     t->recompute_s = mcount * worst.recompute;
+    t->expert_host_s = mcount * worst.host;
     t->tp_comm_s = mcount * worst.tp;
     t->cp_comm_s = mcount * worst.cp;
     t->ep_comm_s = mcount * worst.ep + worst.ep_alone;

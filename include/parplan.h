@@ -379,6 +379,11 @@ typedef struct pp_buffers {
                                     transfers a micro-batch whatever v. For predicting
                                     published runs of that era only: parplan never sets it
                                     (default 0) */
+    int expert_graphs;           /* 1: CUDA graphs replay the routed experts (Megatron-
+                                    Bridge's full-iteration graphs with paged stash), no
+                                    host launches to wait for (docs/time.md, "Expert
+                                    launches"). For predicting published runs: parplan's
+                                    launch files run eager (default 0) */
     int free_pipeline_outputs;   /* 1: a stage's outputs are freed once sent (Megatron's
                                     deallocate_pipeline_outputs); 0: kept until their
                                     backward (DeepSpeed PipelineEngine); -1 = the
@@ -742,6 +747,8 @@ typedef struct pp_time {
     double bubble_s;           /* pipeline fill and drain */
     double optimizer_s;        /* the update: HBM-bound on GPU, or CPU with offload */
     double offload_s;          /* exposed traffic of offload: PCIe, and NVMe swaps */
+    double expert_host_s;      /* of compute_s and recompute_s: the GPU waiting for the
+                                  host to launch MoE experts one by one (docs/time.md) */
     int slowest_stage;
     double stage_microbatch_s[PP_MAX_STAGES]; /* fwd+bwd of one micro-batch, per stage */
 } pp_time;

@@ -748,6 +748,22 @@ static void bridge_recompute(const row *r, pp_strategy *s)
     if (m) s->recompute = PP_RECOMPUTE_SELECTIVE, s->recompute_modules = m;
 }
 
+/* Megatron-Bridge's 26.06 and 26.08 MoE recipes on GB200, GB300 and B300
+ * capture the whole iteration in CUDA graphs (set_full_iter_cg_configs:
+ * paged stash, static expert capacity; gated on is_full_iteration_cuda_graph,
+ * v0.5.0 scripts/performance/configs/qwen/qwen3_llm_pretrain.py and
+ * deepseek_llm_pretrain.py; tests/data/bridge_recompute.md lists the rows
+ * "paged-stash"): no expert launches to wait for. B300's DeepSeek-V3 graphs
+ * only attn, moe_router and moe_preprocess (deepseek_workload_base_configs.py
+ * DEEPSEEK_V3_PRETRAIN_CONFIG_B300_V2): its experts run eager. */
+static void bridge_graphs(const row *r, scenario *sc)
+{
+    const char *nm = r->f[C_NAME];
+    if (!is(nm, "mbridge") || sc->model.experts <= 0 || !nemo_container_since(r, 26, 6)) return;
+    if (strstr(nm, "_h100_") || (strstr(nm, "_b300_") && strstr(nm, "DeepSeek"))) return;
+    sc->s.buf.expert_graphs = 1;
+}
+
 static int build(const row *r, const char *dir, scenario *sc)
 {
     memset(sc, 0, sizeof *sc);
@@ -777,6 +793,7 @@ static int build(const row *r, const char *dir, scenario *sc)
     if (sc->s.framework == PP_FW_MEGATRON && !nemo_container_since(r, 26, 8)) sc->s.buf.mcore_p2p_deferred = 1;
     moe_overlap_rules(r, sc);
     bridge_recompute(r, &sc->s);
+    bridge_graphs(r, sc);
     const char *name = r->f[C_NAME];
     if (is(name, "mtnlg")) mtnlg_setup(sc);
     if (is(name, "llama3") && !llama3_setup(sc)) return 0;
@@ -1146,6 +1163,9 @@ static void print_preamble(void)
            "  (DeepSeek-V3 on Blackwell, Qwen3-235B on H100) and the schedule allows it; DeepSeek-V3's recipes\n"
            "  recompute the modules each release's recipe names (mla_up_proj, mlp, moe_act; 26.06/26.08 GB300\n"
            "  none), traced at each release's tag (the 25.11 rows printed w/o MTP: the code's values);\n"
+           "  their 26.06 and 26.08 MoE recipes on GB200, GB300 and B300 (B300's DeepSeek-V3 apart) replay\n"
+           "  the whole iteration as CUDA graphs (set_full_iter_cg_configs: paged stash), so their experts\n"
+           "  cost no launch wait (docs/time.md, \"Expert launches\"); every other MoE run launches eagerly;\n"
            "- figures compared on the source's FLOP basis: hardware TFLOP/s (with recompute) for Narayanan\n"
            "  and BLOOM, MFU for Korthikanti, model TFLOP/s otherwise;\n"
            "- runs on other GPUs (tests/data/new_gpus.csv): DGX Cloud benchmarking's NeMo recipes as\n"

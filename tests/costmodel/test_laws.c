@@ -298,7 +298,7 @@ static void command(const kase *k, const pp_strategy *s, char *buf, size_t cap)
 /* ------------------------------------------------------------ laws */
 
 enum { L_BYTES, L_RING, L_OFFLOAD, L_ZERO, L_EXPOSED, L_SUM, L_MEMORY, L_DTYPE, L_MB, L_ALLOC, L_DEPS, L_STATES, L_RCMOD,
-       L_FP8P, L_VP, L_COUNT };
+       L_FP8P, L_VP, L_EXPERTS, L_COUNT };
 
 typedef struct tally {
     long cases, tries, checks[L_COUNT];
@@ -314,7 +314,8 @@ static const char *const law_names[] = {"moving bytes costs time", "ring latency
                                         "bf16 optimizer states: less memory, no slower",
                                         "one more recompute module: no more memory, no faster",
                                         "FP8 primary weights: less weight memory, slower only by DP",
-                                        "more chunks per stage: more pipeline communication"};
+                                        "more chunks per stage: more pipeline communication",
+                                        "graphed experts: no host wait, and only it removed"};
 
 #define MAX_REPORTS 12
 
@@ -611,6 +612,38 @@ static void law_vp(tally *t, const kase *k, const pp_strategy *s, pp_plan *p)
     }
 }
 
+/* Expert launches (compute.c expert_host) are a part of compute and
+ * recompute, >= 0; CUDA graphs over the experts remove exactly that part:
+ * none left, compute plus recompute lower by what the eager run reported
+ * (on the same slowest stage), and no overlapped term less exposed (less
+ * compute hides no more). Not the step itself: the breakdown adds each
+ * overlapped stream's exposed part, so where two (DP/ZeRO and offload, say)
+ * both outrun the compute, a shorter compute lengthens the step (docs/
+ * time.md, "Overlap"); this law found it. */
+static void set_graphs(pp_strategy *s, int v) { s->buf.expert_graphs = v; }
+
+static void law_experts(tally *t, const kase *k, const pp_strategy *s, pp_plan *eager, pp_plan *p)
+{
+    if (W->models[k->model].experts <= 0) return;
+    pp_strategy g;
+    if (!variant(k, s, set_graphs, 0, &g, eager) || !variant(k, s, set_graphs, 1, &g, p)) return;
+    t->checks[L_EXPERTS]++;
+    const pp_time *e = &eager->time, *q = &p->time;
+    double work = e->compute_s + e->recompute_s, graphed = q->compute_s + q->recompute_s;
+    if (!(e->expert_host_s >= 0) || e->expert_host_s > work * (1 + REL))
+        broken(t, L_EXPERTS, k, s, "expert launches %.9g s of compute + recompute %.9g s", e->expert_host_s, work);
+    if (q->expert_host_s != 0) broken(t, L_EXPERTS, k, &g, "graphed: expert launches %.9g s", q->expert_host_s);
+    if (q->slowest_stage != e->slowest_stage) return;
+    if (!close_to(work - graphed + 1, e->expert_host_s + 1))
+        broken(t, L_EXPERTS, k, &g, "graphed: compute + recompute %.12g s, eager %.12g s, launches %.12g s", graphed,
+               work, e->expert_host_s);
+    double te[] = {e->tp_comm_s, e->cp_comm_s, e->ep_comm_s, e->dp_comm_exposed_s, e->offload_s};
+    double tg[] = {q->tp_comm_s, q->cp_comm_s, q->ep_comm_s, q->dp_comm_exposed_s, q->offload_s};
+    for (int i = 0; i < 5; i++)
+        if (tg[i] < te[i] * (1 - REL) - 1e-12)
+            broken(t, L_EXPERTS, k, &g, "graphed: exposed term %d %.12g s < eager %.12g s", i, tg[i], te[i]);
+}
+
 /* Expandable segments only remove the caching allocator's overhead: never
  * a larger peak on any stage, never a different step. */
 static void set_alloc(pp_strategy *s, int v) { s->buf.expandable_segments = v; }
@@ -846,8 +879,8 @@ Test(laws, random_valid_strategies, .timeout = 1200)
     tally t = {0};
     kase k;
     pp_strategy s;
-    pp_plan *p = malloc(sizeof *p), *q = malloc(sizeof *q);
-    cr_assert(p && q);
+    pp_plan *p = malloc(sizeof *p), *q = malloc(sizeof *q), *r2 = malloc(sizeof *r2);
+    cr_assert(p && q && r2);
     long want = n_cases();
     for (t.cases = 0; t.cases < want; t.cases++) {
         gen_valid(&k, &s, &t.tries);
@@ -862,6 +895,7 @@ Test(laws, random_valid_strategies, .timeout = 1200)
         law_dtype(&t, &k, &s, q);
         law_mb(&t, &k, &s, q);
         law_vp(&t, &k, &s, q);
+        law_experts(&t, &k, &s, r2, q);
         law_alloc(&t, &k, &s, q);
         law_states(&t, &k, &s, q);
         law_rcmods(&t, &k, &s, q);
@@ -875,6 +909,7 @@ Test(laws, random_valid_strategies, .timeout = 1200)
     cr_expect_eq(t.failures, 0, "%d law violations (the first %d printed above)", t.failures, MAX_REPORTS);
     free(p);
     free(q);
+    free(r2);
     free(W);
 }
 
