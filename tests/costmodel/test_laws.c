@@ -619,7 +619,7 @@ static void law_vp(tally *t, const kase *k, const pp_strategy *s, pp_plan *p)
  * compute hides no more). Not the step itself: the breakdown adds each
  * overlapped stream's exposed part, so where two (DP/ZeRO and offload, say)
  * both outrun the compute, a shorter compute lengthens the step (docs/
- * time.md, "Overlap"); this law found it. */
+ * time.md, "Overlap"); this law found that. */
 static void set_graphs(pp_strategy *s, int v) { s->buf.expert_graphs = v; }
 
 static void law_experts(tally *t, const kase *k, const pp_strategy *s, pp_plan *eager, pp_plan *p)
