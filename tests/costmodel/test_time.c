@@ -960,4 +960,12 @@ Test(time, expert_launches_by_hand)
     s.framework = PP_FW_MEGATRON_DEEPSPEED;
     estimate(&m, &c, &s, &g);
     cr_expect_eq(g.time.expert_host_s, 0);
+    /* LoRA under HF (pytorch): the frozen experts' backward launches their
+     * input-gradient GEMMs only, as many as forward: 2 x (0.55 ms x 64 / 3 - r) */
+    pp_strategy_default(&s);
+    s.framework = PP_FW_PYTORCH, s.dp = 8, s.seq = 256, s.micro_batch = 1, s.global_batch = 8;
+    s.ft.mode = PP_MODE_LORA, s.ft.lora_rank = 16;
+    estimate(&m, &c, &s, &g);
+    want = 32 * 2 * (64 * 0.55e-3 / 3 - r);
+    cr_expect_float_eq(g.time.expert_host_s, want, 1e-9 * want, "%.9g s, by hand %.9g s", g.time.expert_host_s, want);
 }
