@@ -198,7 +198,7 @@ static void print_time(const pp_plan *p)
     printf("    time    ");
     for (size_t i = 0; i < sizeof rows / sizeof *rows; i++)
         if (rows[i].v > 0) printf(" %s %.3f s (%.0f%%)", rows[i].name, rows[i].v, 100 * rows[i].v / t->step_s);
-    if (t->expert_host_s > 0) printf("; of compute, expert launches %.3f s", t->expert_host_s);
+    if (t->expert_host_s > 0) printf("; of compute and recompute, expert launches %.3f s", t->expert_host_s);
     printf("\n");
 }
 

@@ -226,27 +226,31 @@ static double moe_gemms(const pp_model *m, const hw *h, const hw *r, const pp_st
     return routed + shared + gemm_s(r, tok, m->hidden, m->experts);
 }
 
-/* Host time of launching one MoE block's routed experts, forward and
- * backward, per micro-batch, that the GPU waits for, s. A dropless block's
- * dispatcher copies the tokens per expert to the host and waits for them
- * (Megatron-Core's token dispatchers; HF's expert loop with torch.where),
- * so the CPU cannot run ahead: the expert GEMMs launched after it, one per
- * local expert (Transformer Engine's GroupedLinear issues a cuBLAS GEMM per
- * expert; HF's MoE blocks loop over their experts in Python), keep the
- * GPU waiting for as long as launching them takes beyond their own GPU
- * time: max(0, local x EXPERT_HOST_S - the routed GEMMs' time), split 1:2
- * between forward and backward as the GEMMs are. None when CUDA graphs
- * replay the experts (buf.expert_graphs), nor for capacity-bound GShard
- * dispatch (static shapes: no host wait, the launches queue ahead).
- * EXPERT_HOST_S is fitted (docs/time.md, "Expert launches"). */
-#define EXPERT_HOST_S 0.55e-3
+/* Host time of one MoE block's routing and expert launches, forward and
+ * backward, per micro-batch, that the GPU waits for, s. Megatron-Core's
+ * token dispatchers copy the tokens per expert to the host and wait for
+ * them (token_dispatcher.py, the cuda_sync_point before permutation), so
+ * the CPU cannot run ahead there: what it launches after the sync, the
+ * permutation, the all-to-all and a cuBLAS GEMM per local expert
+ * (Transformer Engine's GroupedLinear, multi_stream_cublas_gemm), keeps the
+ * GPU waiting for as long as launching takes beyond the GPU time of the
+ * routed GEMMs: max(0, EXPERT_HOST_BLOCK_S + local x EXPERT_HOST_S - the
+ * GEMMs' time), split 1:2 between forward and backward as the GEMMs are.
+ * Only Megatron-Core's MoE (framework mcore_moe): DeepSpeed-MoE's GShard
+ * einsums have static shapes, and transformers 5.x runs HF's experts as one
+ * grouped_mm a projection with device-side offsets (integrations/moe.py): no
+ * host sync, so the launches queue ahead. None when CUDA graphs replay the
+ * experts (buf.expert_graphs). Both constants fitted (docs/time.md, "Expert
+ * launches"). */
+#define EXPERT_HOST_BLOCK_S 1.0e-3
+#define EXPERT_HOST_S 0.4e-3
 
 static void expert_host(const pp_model *m, const pp_strategy *s, double routed_fwd, double *fwd, double *bwd)
 {
     const pp__fw *f = pp__fw_get(s->framework);
     *fwd = *bwd = 0;
-    if (m->experts <= 0 || s->buf.expert_graphs || (f && f->gshard_einsum)) return;
-    double host = (double)m->experts / s->ep * EXPERT_HOST_S;
+    if (m->experts <= 0 || s->buf.expert_graphs || !f || !f->mcore_moe) return;
+    double host = EXPERT_HOST_BLOCK_S + (double)m->experts / s->ep * EXPERT_HOST_S;
     *fwd = fmax(0, host / 3 - routed_fwd);
     *bwd = fmax(0, 2 * host / 3 - 2 * routed_fwd);
 }

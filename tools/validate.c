@@ -1182,9 +1182,9 @@ static void print_preamble(void)
            "below) where no measured rate exists (H100's attention is FlashAttention-2's measured rate),\n"
            "with the slowdown of llm-foundry's Triton attention; the unaligned-GEMM factor of\n"
            "materialised attention is fitted to three BLOOM rows\n"
-           "(docs/time.md), and the host time of launching a MoE expert (0.55 ms forward and backward) to\n"
-           "the 33 eagerly launched MoE runs (docs/time.md, \"Expert launches\": one GPU family held out,\n"
-           "5.9%% median, 34%% worst); everything else (NCCL efficiency and overlap slowdown, HBM efficiency, memory\n"
+           "(docs/time.md), and the host time of launching a Megatron MoE block (1 ms, and 0.4 ms a local\n"
+           "expert, forward and backward) to the 33 eagerly launched MoE runs (docs/time.md, \"Expert\n"
+           "launches\": one GPU family held out, 7.8%% median, 29%% worst); everything else (NCCL efficiency and overlap slowdown, HBM efficiency, memory\n"
            "buffers) is from sources cited in docs/time.md and docs/memory.md and was not tuned here.\n\n"
            "## Summary (absolute percentage error)\n\n| figure | rows | median | worst |\n|---|---|---|---|\n");
 }
