@@ -1047,6 +1047,23 @@ static void read_act_offload(mr_ctx *x, pp_strategy *s)
              "supported with CPU offloading\" (only full_iteration graphs are)", impl);
 }
 
+/* Full-iteration CUDA graphs (--cuda-graph-impl full_iteration, or the
+ * older local with --cuda-graph-scope full_iteration) replay the MoE
+ * experts: no host launch wait (docs/time.md, "Expert launches"). Per-layer
+ * graphs leave the experts' launches eager, priced as such, and stay among
+ * the flags named as not priced. */
+static void read_cuda_graphs(mr_ctx *x, pp_strategy *s)
+{
+    mr_occ *cg = get(x, "--cuda-graph-impl"), *sc = get(x, "--cuda-graph-scope");
+    const char *impl = cg && cg->nval > 0 ? val_text(x, cg, 0) : "none";
+    int full = !strcmp(impl, "full_iteration");
+    for (int i = 0; sc && !strcmp(impl, "local") && i < sc->nval; i++) full |= !strcmp(val_text(x, sc, i), "full_iteration");
+    s->buf.expert_graphs = full;
+    if (full) return;
+    if (cg) cg->used = 0;
+    if (sc) sc->used = 0;
+}
+
 static int split_even(int layers, int p, int *out)
 {
     if (layers % p) return 0;
@@ -1474,6 +1491,7 @@ static void read_strategy(mr_ctx *x, pp_strategy *s)
     if (!x->st) read_split(x, s);
     if (!x->st) read_recompute(x, s);
     if (!x->st && !x->mds) read_act_offload(x, s);
+    if (!x->st && !x->mds) read_cuda_graphs(x, s);
     if (!x->st) read_behaviour(x, s);
 }
 

@@ -315,9 +315,6 @@ static void stage_blocks(const pp_model *m, const pp_cluster *c, const pp_strate
         double fwd = q->bt.fwd_s + lt + deq + q->lora_ew_fwd;
         /* a frozen weight's backward computes input gradients only */
         double bwd = back ? q->bt.bwd_s - (frozen ? q->bt.gemm_fwd_s : 0) + 2 * lt + deq + q->lora_ew_bwd : 0;
-        /* frozen experts launch their input-gradient GEMMs only: as many as forward */
-        double host_b = !back ? 0 : frozen ? q->bt.host_fwd_s : q->bt.host_bwd_s;
-        bwd -= back ? q->bt.host_bwd_s - host_b : 0;
         int full = n < k && back;
         st->nblocks++;
         st->tensors += pp__block_tensors(m, kind);
@@ -325,7 +322,7 @@ static void stage_blocks(const pp_model *m, const pp_cluster *c, const pp_strate
         st->nrecomputed += full;
         st->compute += fwd + bwd;
         st->bwd += bwd;
-        st->host += q->bt.host_fwd_s * (full ? 2 : 1) + host_b;
+        st->host += q->bt.host_fwd_s * (full ? 2 : 1) + (back ? q->bt.host_bwd_s : 0);
         /* backward: input gradients (as the forward), weight gradients only
          * for weights that train; adapters get both */
         double base = q->flops, f = base + lf;

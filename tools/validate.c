@@ -760,8 +760,8 @@ static void bridge_graphs(const row *r, scenario *sc)
 {
     const char *nm = r->f[C_NAME];
     if (!is(nm, "mbridge") || sc->model.experts <= 0 || !nemo_container_since(r, 26, 6)) return;
-    if (strstr(nm, "_h100_") || (strstr(nm, "_b300_") && strstr(nm, "DeepSeek"))) return;
-    sc->s.buf.expert_graphs = 1;
+    int blackwell = strstr(nm, "_gb200_") || strstr(nm, "_gb300_") || strstr(nm, "_b300_");
+    if (blackwell && !(strstr(nm, "_b300_") && strstr(nm, "DeepSeek"))) sc->s.buf.expert_graphs = 1;
 }
 
 static int build(const row *r, const char *dir, scenario *sc)
@@ -1184,8 +1184,9 @@ static void print_preamble(void)
            "materialised attention is fitted to three BLOOM rows\n"
            "(docs/time.md), and the host time of launching a Megatron MoE block (1 ms, and 0.4 ms a local\n"
            "expert, forward and backward) to the 33 eagerly launched MoE runs (docs/time.md, \"Expert\n"
-           "launches\": one GPU family held out, 7.8%% median, 29%% worst); everything else (NCCL efficiency and overlap slowdown, HBM efficiency, memory\n"
-           "buffers) is from sources cited in docs/time.md and docs/memory.md and was not tuned here.\n\n"
+           "launches\": one GPU family held out, 7.8%% median, 29%% worst); everything else (NCCL\n"
+           "efficiency and overlap slowdown, HBM efficiency, memory buffers) is from sources cited in\n"
+           "docs/time.md and docs/memory.md and was not tuned here.\n\n"
            "## Summary (absolute percentage error)\n\n| figure | rows | median | worst |\n|---|---|---|---|\n");
 }
 

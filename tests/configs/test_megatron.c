@@ -1005,3 +1005,49 @@ Test(megatron_flags, the_model_trains_as_named)
     free(a.buf);
     free(t);
 }
+
+static int notes_have(const pp_notes *w, const char *a, const char *b)
+{
+    for (int i = 0; i < w->n; i++)
+        if (strstr(w->line[i], a) && (!b || strstr(w->line[i], b))) return 1;
+    return 0;
+}
+
+/* Full-iteration CUDA graphs in a user's arguments replay the MoE experts:
+ * the reader sets buf.expert_graphs and the estimate charges no launch wait
+ * (docs/time.md, "Expert launches"); per-layer graphs keep the wait and are
+ * named as not priced. */
+Test(megatron_args, full_iteration_cuda_graphs_remove_the_expert_launch_wait)
+{
+    pp_model m = fx_model("mixtral-8x7b");
+    m.experts = 64;
+    pp_cluster c = fx_cluster("dgx-h100", 1, 0);
+    pp_strategy s = base(&m, &c, 1, 1, 1);
+    s.framework = PP_FW_MEGATRON, s.ep = 8, s.seq = 256, s.global_batch = 8;
+    static pp_plan eager, back;
+    pp_error err = {""};
+    cr_assert_eq(pp_estimate(&m, &c, &s, &eager, &err), PP_OK, "%s", err.msg);
+    cr_assert_gt(eager.time.expert_host_s, 0);
+    char *t = must_args(&m, &c, &s, PP_MEGATRON_LM);
+    const char *add[] = {"  --cuda-graph-impl full_iteration\n", "  --cuda-graph-impl local\n  --cuda-graph-scope full_iteration\n",
+                         "  --cuda-graph-impl transformer_engine\n"};
+    for (int i = 0; i < 3; i++) {
+        char *end = strrchr(t, ')'), *u = malloc(strlen(t) + 128);
+        cr_assert(end && u);
+        snprintf(u, strlen(t) + 128, "%.*s%s%s", (int)(end - t), t, add[i], end);
+        pp_strategy r;
+        pp_strategy_default(&r);
+        pp_notes w = {0};
+        cr_assert_eq(pp_megatron_parse(u, strlen(u), "a.sh", &m, &c, &r, &w, &err), PP_OK, "%s", err.msg);
+        cr_assert_eq(pp_estimate(&m, &c, &r, &back, &err), PP_OK, "%s", err.msg);
+        if (i < 2) {
+            cr_expect_eq(back.time.expert_host_s, 0, "%s", add[i]);
+            cr_expect(!notes_have(&w, "--cuda-graph", NULL), "%s", add[i]);
+        } else {
+            cr_expect_eq(back.time.expert_host_s, eager.time.expert_host_s);
+            cr_expect(notes_have(&w, "not priced", "--cuda-graph-impl"), "per-layer graphs named as not priced");
+        }
+        free(u);
+    }
+    pp_free(t);
+}
