@@ -957,6 +957,16 @@ Test(time, expert_launches_by_hand)
     estimate(&m, &c, &s, &g);
     cr_expect_eq(g.time.expert_host_s, 0);
     cr_expect_float_eq(p.time.compute_s - g.time.compute_s, want, 1e-9 * want, "%.9g s", p.time.compute_s - g.time.compute_s);
+    /* ep 8: 8 local experts of 64 tokens each (d = 64), 1 ms + 8 x 0.4 ms a
+     * block; full recompute launches the forward twice: 4 x (launch / 3 - r) */
+    s = p.strategy;
+    s.ep = 8, s.recompute = PP_RECOMPUTE_FULL, s.recompute_layers = -1;
+    estimate(&m, &c, &s, &g);
+    eff = pp__matmul_eff(&c.gpu) * 64 / (64 + 64.0), host = 1e-3 + 8 * 0.4e-3;
+    r = 8 * 2 * 64 * (4096 * 2 * 14336.0 + 14336 * 4096) / (c.gpu.peak_flops[PP_PREC_BF16] * eff);
+    want = 32 * 4 * (host / 3 - r);
+    cr_expect(r > 0 && r < host / 3, "r %g s", r);
+    cr_expect_float_eq(g.time.expert_host_s, want, 1e-9 * want, "%.9g s, by hand %.9g s", g.time.expert_host_s, want);
     const pp_framework none[] = {PP_FW_MEGATRON_DEEPSPEED, PP_FW_PYTORCH, PP_FW_FSDP};
     for (int i = 0; i < 3; i++) {
         pp_strategy_default(&s);
