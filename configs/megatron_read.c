@@ -1057,7 +1057,8 @@ static void read_cuda_graphs(mr_ctx *x, pp_strategy *s)
     mr_occ *cg = get(x, "--cuda-graph-impl"), *sc = get(x, "--cuda-graph-scope");
     const char *impl = cg && cg->nval > 0 ? val_text(x, cg, 0) : "none";
     int full = !strcmp(impl, "full_iteration");
-    for (int i = 0; sc && !strcmp(impl, "local") && i < sc->nval; i++) full |= !strcmp(val_text(x, sc, i), "full_iteration");
+    for (int i = 0; sc && !strcmp(impl, "local") && i < sc->nval; i++)
+        full |= !strcmp(val_text(x, sc, i), "full_iteration");
     s->buf.expert_graphs = full;
     if (full) return;
     if (cg) cg->used = 0;
