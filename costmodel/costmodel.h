@@ -159,6 +159,10 @@ typedef struct pp__block_times {
                                       launch the routed experts (compute.c expert_host) */
 } pp__block_times;
 
+/* Appends a "; "-separated note to u->notes (uncertainty.c): a mechanism
+ * of the plan that no validated run covers. */
+__attribute__((format(printf, 2, 3))) void pp__unote(pp_uncertainty *u, const char *fmt, ...);
+
 void pp__block_time(const pp_model *m, const pp_cluster *c, const pp_strategy *s, int kind,
                     pp__block_times *out);
 double pp__attn_core_fwd_s(const pp_model *m, const pp_cluster *c, const pp_strategy *s);

@@ -12,5 +12,10 @@ pp_status pp_estimate(const pp_model *m, const pp_cluster *c, const pp_strategy 
     out->train = (pp_train){0};
     pp_trainable_params(m, &out->strategy, &out->params_total, &out->params_trainable);
     pp_uncertainty_estimate(c, out, &out->uncertainty); /* error bars (uncertainty.c) */
+    /* the launch wait's constants were fitted on 4 to 32 local experts */
+    int local = m->experts / out->strategy.ep;
+    if (out->time.expert_host_s > 0 && (local < 4 || local > 32))
+        pp__unote(&out->uncertainty, "expert launches: %d local experts, outside the 4-32 of the runs their time "
+                  "was fitted to", local);
     return PP_OK;
 }

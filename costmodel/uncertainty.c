@@ -373,7 +373,7 @@ static void interval(const pp__ugroup *tab, int n, int what, const pp__ukey *k, 
     pp__ugroup_label(g, out->group, sizeof out->group);
 }
 
-__attribute__((format(printf, 2, 3))) static void note(pp_uncertainty *u, const char *fmt, ...)
+__attribute__((format(printf, 2, 3))) void pp__unote(pp_uncertainty *u, const char *fmt, ...)
 {
     size_t k = strlen(u->notes);
     if (k && k + 2 < sizeof u->notes) k += (size_t)snprintf(u->notes + k, sizeof u->notes - k, "; ");
@@ -389,22 +389,22 @@ static void uncovered(const pp__ucover *cov, const pp__ukey *k, const pp_strateg
 {
     int n;
     if (!has_family(cov->families, cov->nfamilies, k->family))
-        note(u, "%s: no published run; constants are estimates", k->family);
-    if (!(cov->frameworks & bit(s->framework))) note(u, "%s: no published run of this framework", pp_framework_name(s->framework));
-    if (!(cov->zero & bit(s->zero))) note(u, "ZeRO-%d: no published run", s->zero);
-    if (!(cov->bands & bit(k->band))) note(u, "%s: no published run at this scale", pp__band_name(k->band));
-    if (!(cov->attention & bit(s->attention))) note(u, "%s attention: no published run", pp_attention_name(s->attention));
-    if (!(cov->precision & bit(s->precision))) note(u, "%s: no published run at this precision", pp_precision_name(s->precision));
-    if (!(cov->modes & bit(s->ft.mode))) note(u, "%s fine-tuning: no published run", pp_enum_names(PP_ENUM_MODE, &n)[s->ft.mode]);
-    if (!(cov->offload & bit(s->offload))) note(u, "offload %s: no published run", pp_offload_name(s->offload));
+        pp__unote(u, "%s: no published run; constants are estimates", k->family);
+    if (!(cov->frameworks & bit(s->framework))) pp__unote(u, "%s: no published run of this framework", pp_framework_name(s->framework));
+    if (!(cov->zero & bit(s->zero))) pp__unote(u, "ZeRO-%d: no published run", s->zero);
+    if (!(cov->bands & bit(k->band))) pp__unote(u, "%s: no published run at this scale", pp__band_name(k->band));
+    if (!(cov->attention & bit(s->attention))) pp__unote(u, "%s attention: no published run", pp_attention_name(s->attention));
+    if (!(cov->precision & bit(s->precision))) pp__unote(u, "%s: no published run at this precision", pp_precision_name(s->precision));
+    if (!(cov->modes & bit(s->ft.mode))) pp__unote(u, "%s fine-tuning: no published run", pp_enum_names(PP_ENUM_MODE, &n)[s->ft.mode]);
+    if (!(cov->offload & bit(s->offload))) pp__unote(u, "offload %s: no published run", pp_offload_name(s->offload));
     /* no evaluated run offloads activations (tools/validate.c reads none) */
-    if (s->act_offload_layers > 0) note(u, "activation offload: no published run");
+    if (s->act_offload_layers > 0) pp__unote(u, "activation offload: no published run");
     /* every evaluated memory reading ran PyTorch's caching allocator (BLOOM, 2022) */
-    if (s->buf.expandable_segments > 0) note(u, "expandable segments: no published memory measurement with them");
-    if (s->ep > 1 && !cov->ep) note(u, "expert parallelism: no published run");
-    if (s->cp > 1 && !cov->cp) note(u, "context parallelism: no published run");
+    if (s->buf.expandable_segments > 0) pp__unote(u, "expandable segments: no published memory measurement with them");
+    if (s->ep > 1 && !cov->ep) pp__unote(u, "expert parallelism: no published run");
+    if (s->cp > 1 && !cov->cp) pp__unote(u, "context parallelism: no published run");
     if (!has_family(cov->mem_families, cov->nmem_families, k->family) || !(cov->mem_frameworks & bit(s->framework)))
-        note(u, "memory: no published measurement of %s with %s, so the peak interval is that of %s", k->family,
+        pp__unote(u, "memory: no published measurement of %s with %s, so the peak interval is that of %s", k->family,
              pp_framework_name(s->framework), u->peak_bytes.group);
 }
 

@@ -952,6 +952,7 @@ Test(time, expert_launches_by_hand)
     double want = 32 * (host - 3 * r);
     cr_expect(r > 1e-3 && r < host / 3, "r %g s: both terms positive", r);
     cr_expect_float_eq(p.time.expert_host_s, want, 1e-9 * want, "%.9g s, by hand %.9g s", p.time.expert_host_s, want);
+    cr_expect(strstr(p.uncertainty.notes, "64 local experts, outside the 4-32"), "%s", p.uncertainty.notes);
     s = p.strategy;
     s.buf.expert_graphs = 1;
     estimate(&m, &c, &s, &g);
