@@ -309,8 +309,9 @@ void pp__block_time(const pp_model *m, const pp_cluster *c, const pp_strategy *s
     hw r = hardware(c, s->precision == PP_PREC_FP8 ? PP_PREC_BF16 : s->precision);
     pair_gemms(m, &h, s, kind, tok, attn, out->pair_s);
     /* a dense block's MLP: its up and down GEMMs, as paired */
-    double routed = 0;
-    double gemm = attn + (kind == PP_BLOCK_MOE ? moe_gemms(m, &h, &r, s, tok, &routed) : out->pair_s[2] + out->pair_s[3]);
+    double routed = 0; /* a MoE block's routed experts' forward GEMMs */
+    double gemm = attn + (kind == PP_BLOCK_MOE ? moe_gemms(m, &h, &r, s, tok, &routed)
+                                               : out->pair_s[2] + out->pair_s[3]);
     double core = pp__attn_core_fwd_s(m, c, s);
     double elem = elementwise_bytes(m, s, kind, tok) / h.hbm;
     /* the down projection saves its input before it runs (autograd packs a

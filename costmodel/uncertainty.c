@@ -390,12 +390,16 @@ static void uncovered(const pp__ucover *cov, const pp__ukey *k, const pp_strateg
     int n;
     if (!has_family(cov->families, cov->nfamilies, k->family))
         pp__unote(u, "%s: no published run; constants are estimates", k->family);
-    if (!(cov->frameworks & bit(s->framework))) pp__unote(u, "%s: no published run of this framework", pp_framework_name(s->framework));
+    if (!(cov->frameworks & bit(s->framework)))
+        pp__unote(u, "%s: no published run of this framework", pp_framework_name(s->framework));
     if (!(cov->zero & bit(s->zero))) pp__unote(u, "ZeRO-%d: no published run", s->zero);
     if (!(cov->bands & bit(k->band))) pp__unote(u, "%s: no published run at this scale", pp__band_name(k->band));
-    if (!(cov->attention & bit(s->attention))) pp__unote(u, "%s attention: no published run", pp_attention_name(s->attention));
-    if (!(cov->precision & bit(s->precision))) pp__unote(u, "%s: no published run at this precision", pp_precision_name(s->precision));
-    if (!(cov->modes & bit(s->ft.mode))) pp__unote(u, "%s fine-tuning: no published run", pp_enum_names(PP_ENUM_MODE, &n)[s->ft.mode]);
+    if (!(cov->attention & bit(s->attention)))
+        pp__unote(u, "%s attention: no published run", pp_attention_name(s->attention));
+    if (!(cov->precision & bit(s->precision)))
+        pp__unote(u, "%s: no published run at this precision", pp_precision_name(s->precision));
+    if (!(cov->modes & bit(s->ft.mode)))
+        pp__unote(u, "%s fine-tuning: no published run", pp_enum_names(PP_ENUM_MODE, &n)[s->ft.mode]);
     if (!(cov->offload & bit(s->offload))) pp__unote(u, "offload %s: no published run", pp_offload_name(s->offload));
     /* no evaluated run offloads activations (tools/validate.c reads none) */
     if (s->act_offload_layers > 0) pp__unote(u, "activation offload: no published run");
