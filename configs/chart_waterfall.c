@@ -56,7 +56,7 @@ void pp__svg_waterfall(pp__sbuf *b, const pp__chart_ctx *x)
     double hidden = fmax(0, t->dp_comm_s - t->dp_comm_exposed_s), before_dp = 0, extent = t->step_s;
     for (int k = 0; k < 7; k++) before_dp += terms[k].s;
     extent = fmax(extent, before_dp + t->dp_comm_exposed_s + hidden);
-    double scale = extent > 0 ? (RX - LX) / extent : 0, h = TOP + (n + 2) * ROW + 40;
+    double scale = extent > 0 ? (RX - LX) / extent : 0, h = TOP + (n + 2) * ROW + 40 + (t->expert_host_s > 0 ? 10 : 0);
     pp__sb_printf(b, "<svg xmlns=\"http://www.w3.org/2000/svg\" version=\"1.1\" class=\"chart waterfall\" id=\"");
     pp__svg_esc(b, x->id);
     pp__sb_printf(b, "-waterfall\" width=\"%d\" height=\"%.0f\" viewBox=\"0 0 %d %.0f\" data-step=\"%.17g\" "
@@ -76,6 +76,15 @@ void pp__svg_waterfall(pp__sbuf *b, const pp__chart_ctx *x)
     double at = 0, y = TOP;
     for (int k = 0; k < n; k++, y += ROW) {
         bar(b, &terms[k], at, scale, y, t->step_s, fill[k], 0);
+        if (k == 1 && t->expert_host_s > 0) { /* inside compute and recompute: named, not drawn twice */
+            char d[32];
+            pp__fmt_secs(d, sizeof d, t->expert_host_s);
+            pp__sb_printf(b, "<text class=\"wf-note\" data-key=\"expert_host_s\" data-s=\"%.17g\" x=\"%.1f\" "
+                             "y=\"%.1f\" font-size=\"10\" fill=\"#555\">of compute and recompute, %s waiting on "
+                             "the host to launch expert GEMMs</text>\n",
+                          t->expert_host_s, LX, y + ROW + 1, d);
+            y += 10;
+        }
         if (k == 7 && hidden > 0) { /* the overlapped part, beside the exposed one */
             char d[32];
             pp__fmt_secs(d, sizeof d, hidden);

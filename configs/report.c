@@ -336,6 +336,13 @@ static void runner_up(pp__sbuf *b, const pp_plan_list *l)
         pp__fmt_secs(s, sizeof s, fabs(v));
         pp__sb_printf(b, "<li>%s: %s%s</li>\n", name, v > 0 ? "+" : "\xe2\x88\x92", s);
     }
+    double eh = tz->expert_host_s - ta->expert_host_s; /* inside compute and recompute */
+    if (fabs(eh) > 0.005 * ta->step_s) {
+        char s[32];
+        pp__fmt_secs(s, sizeof s, fabs(eh));
+        pp__sb_printf(b, "<li>of compute and recompute, waiting on expert launches: %s%s</li>\n",
+                      eh > 0 ? "+" : "\xe2\x88\x92", s);
+    }
     char ga[32], gz[32];
     pp__fmt_gib(ga, sizeof ga, a->memory.peak_bytes);
     pp__fmt_gib(gz, sizeof gz, z->memory.peak_bytes);

@@ -167,6 +167,9 @@ static void versus(sbuf *b, const pp_plan *best, const pp_plan *alt)
     sb_printf(b, "%.*f%% %s per step (%.3f s vs %.3f s); the term that moves most is %s: %.3f s vs %.3f s",
               fabs(d) < 0.01 * best->time.step_s ? 2 : 1, 100 * fabs(d) / best->time.step_s, d >= 0 ? "slower" : "faster",
               alt->time.step_s, best->time.step_s, t.name, d >= 0 ? t.b : t.a, d >= 0 ? t.a : t.b);
+    double ea = alt->time.expert_host_s, eb = best->time.expert_host_s; /* inside compute and recompute */
+    if (fabs(ea - eb) > 0.005 * best->time.step_s)
+        sb_printf(b, " (of compute and recompute, waiting on expert launches %.3f s vs %.3f s)", ea, eb);
 }
 
 /* The largest part of a stage's memory, by name; *bytes its size. */

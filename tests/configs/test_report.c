@@ -225,3 +225,30 @@ Test(report, plan_and_compare_pages)
     pp_free(h);
     pp_compare_free(&r);
 }
+
+/* The waterfall names the expert-launch wait inside compute and recompute
+ * with the estimate's own number, and only where there is one (review9). */
+Test(report, waterfall_names_the_expert_launch_wait)
+{
+    pp_plan *p = malloc(sizeof *p);
+    pp_model m = fx_model("mixtral-8x7b");
+    m.experts = 64;
+    pp_cluster c = fx_cluster("dgx-h100", 1, 0);
+    pp_strategy s;
+    pp_strategy_default(&s);
+    s.framework = PP_FW_MEGATRON, s.dp = 8, s.seq = 256, s.micro_batch = 1, s.global_batch = 8;
+    pp_error err = {""};
+    cr_assert_eq(pp_estimate(&m, &c, &s, p, &err), PP_OK, "%s", err.msg);
+    cr_assert(p->time.expert_host_s > 0);
+    char *a = pp_report_estimate(&m, &c, p, &META), want[64];
+    cr_assert(a);
+    snprintf(want, sizeof want, "data-key=\"expert_host_s\" data-s=\"%.17g\"", p->time.expert_host_s);
+    cr_expect(strstr(a, want), "%s", want);
+    pp_free(a);
+    s.framework = PP_FW_MEGATRON_DEEPSPEED; /* GShard einsums: no wait */
+    cr_assert_eq(pp_estimate(&m, &c, &s, p, &err), PP_OK, "%s", err.msg);
+    a = pp_report_estimate(&m, &c, p, &META);
+    cr_expect_eq(count(a, "expert_host_s\" data-s"), 0);
+    pp_free(a);
+    free(p);
+}
