@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "costmodel/framework.h"
 #include "planner/planner.h"
 
 #define GIB 1073741824.0
@@ -541,11 +542,17 @@ static void apply_move(const moves *mv, int d, int k, pp_strategy *s, pp_cluster
                  ds_keys ? (v == PP_OFFLOAD_OPT_PARAMS ? " (offload_optimizer and offload_param device cpu)"
                                                       : " (zero_optimization.offload_optimizer.device cpu)") : "");
         break;
-    case MV_TP:
+    case MV_TP: {
+        /* from tp 1, with the sequence parallelism TP runs with where the
+         * framework has it (Megatron's TP overlap needs it) */
+        const pp__fw *f = pp__fw_get(s->framework);
+        int sp = s->tp == 1 && f && f->sp && !s->sp;
         s->dp /= v / s->tp;
         s->tp = v;
-        snprintf(what + n, cap - n, "%stp %d", sep, v);
+        if (sp) s->sp = 1;
+        snprintf(what + n, cap - n, "%stp %d%s", sep, v, sp ? " with sequence parallelism" : "");
         break;
+    }
     case MV_PP:
         s->dp /= v / s->pp;
         s->pp = v;

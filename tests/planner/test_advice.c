@@ -321,3 +321,29 @@ Test(advice, megatron_bf16_optimizer_states_move)
     pp_free(t);
     free(f);
 }
+
+/* From tp 1, the tp move turns on the sequence parallelism TP runs with
+ * (the planner's plans have it; Megatron's TP overlap needs it): the line
+ * says so and its step is the estimate of tp 2 +sp, not of tp 2 alone. */
+Test(advice, tp_move_from_tp1_runs_sequence_parallel)
+{
+    fx *f = fixture("llama3-8b", "dgx-h100", 0, 0);
+    pp_error err = {""};
+    f->s.framework = PP_FW_MEGATRON, f->s.precision = PP_PREC_FP8;
+    f->s.dp = 8, f->s.zero = 1, f->s.seq = 8192, f->s.global_batch = 256;
+    cr_assert_eq(pp_estimate(&f->m, &f->c, &f->s, &f->p, &err), PP_OK, "%s", err.msg);
+    cr_assert(!f->p.memory.fits, "the fixture must not fit");
+    char *t = advise(f, 0);
+    static pp_plan q;
+    pp_strategy s = f->s;
+    s.tp = 2, s.dp = 4, s.sp = 1;
+    cr_assert_eq(pp_estimate(&f->m, &f->c, &s, &q, &err), PP_OK, "%s", err.msg);
+    char want[96];
+    snprintf(want, sizeof want, "- tp 2 with sequence parallelism: fits (%.2f of", q.memory.peak_bytes / GIB);
+    cr_expect(strstr(t, want), "%s\nwant: %s", t, want);
+    snprintf(want, sizeof want, "step %.3f s", q.time.step_s);
+    const char *line = strstr(t, "- tp 2 with");
+    cr_expect(line && strstr(line, want) && strstr(line, want) < strchr(line, '\n'), "%s\nwant: %s", t, want);
+    pp_free(t);
+    free(f);
+}
