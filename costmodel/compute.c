@@ -142,22 +142,61 @@ double pp__attn_core_fwd_s(const pp_model *m, const pp_cluster *c, const pp_stra
     return bmm * a * tok / s->seq + bytes / h.hbm;
 }
 
-/* Elementwise bytes of one block's forward, per GPU. */
-static double elementwise_bytes(const pp_model *m, const pp_strategy *s, int kind, double tok)
+/* Bytes a token-element Hugging Face transformers' eager modeling code
+ * moves beyond a fused kernel's, forward and backward (counted op by op
+ * from the code; the pass counts PR #48915 states for the RMSNorm it
+ * fused: "six passes forward, about ten backward"):
+ *   - RMSNorm (LlamaRMSNorm and its copies: .to(float32), pow, mean,
+ *     * rsqrt, .to(dtype), weight *): 36 bytes forward, 60 backward,
+ *     against a fused kernel's 4 and 8;
+ *   - rotary (apply_rotary_pos_emb: q * cos, rotate_half's neg and cat,
+ *     * sin, add): 20 forward, 16 backward, against 4 and 8;
+ *   - the v5 grouped_mm experts' dispatch (integrations/moe.py
+ *     grouped_mm_experts_forward: hidden_states[token_idx], [perm], the
+ *     routing-weight product, [inv_perm], then index_add_): 18 bytes a
+ *     routed row-element against a fused permute and unpermute's 8,
+ *     backward twice the forward.
+ * PyTorch's unfused gated MLP (silu(gate) * up: two kernels) moves 10
+ * bytes an ffn element forward and 18 backward against a fused SwiGLU's 6
+ * and 12, wherever the framework runs it (framework unfused_glu). */
+#define HF_NORM_FWD 32.0
+#define HF_NORM_BWD 52.0
+#define HF_ROPE_FWD 16.0
+#define HF_ROPE_BWD 8.0
+#define HF_PERMUTE_FWD 10.0
+#define UNFUSED_GLU_FWD 4.0
+#define UNFUSED_GLU_BWD 6.0
+
+/* Elementwise bytes of one block's forward (bwd 0) or backward, per GPU:
+ * fused kernels' traffic (the backward twice the forward), plus what the
+ * framework's unfused PyTorch code moves beyond it. */
+static double elementwise_bytes(const pp_model *m, const pp_strategy *s, int kind, double tok, int bwd)
 {
-    double h = m->hidden, t = s->tp, rep = s->sp ? t : 1, f = m->ffn;
+    double h = m->hidden, t = s->tp, rep = s->sp ? t : 1, f = m->ffn, k = 0;
+    double qk = m->qk_norm && !m->mla.kv_lora_rank ? (m->heads + m->kv_heads) * (double)pp__head_dim(m) / t : 0;
     double b = m->norms_per_block * 4 * h / rep;            /* norms: read + write */
+    b += 4 * qk;                                            /* QK norm on q and k's heads */
     b += 2 * (6 * h + (m->dropout > 0 ? h : 0)) / rep;      /* bias+dropout+residual */
     if (kind == PP_BLOCK_MOE) {
-        double cf = m->capacity_factor > 0 ? m->capacity_factor : 1, k = m->topk * cf;
+        double cf = m->capacity_factor > 0 ? m->capacity_factor : 1;
+        k = m->topk * cf;
         f = (double)m->expert_ffn * (k + m->shared_experts);
         b += 2 * 2 * 2 * h * k / rep;                          /* permute + unpermute */
     }
     b += (m->gated_mlp ? 6 : 4) * f / t;                     /* activation */
-    if (m->position == PP_POS_ROPE)
-        b += 4 * (m->heads + m->kv_heads) * (double)pp__head_dim(m) / t;
+    double rope = m->position == PP_POS_ROPE ? (m->heads + m->kv_heads) * (double)pp__head_dim(m) / t : 0;
+    b += 4 * rope;
+    if (bwd) b *= 2;
+    const pp__fw *fw = pp__fw_get(s->framework);
+    if (fw && fw->unfused_glu && m->gated_mlp) b += (bwd ? UNFUSED_GLU_BWD : UNFUSED_GLU_FWD) * f / t;
+    double norm = 0; /* fp32 passes: not scaled with the activation dtype */
+    if (pp__hf_modeling(s)) {
+        if (m->norm == PP_NORM_RMSNORM) norm = (bwd ? HF_NORM_BWD : HF_NORM_FWD) * (m->norms_per_block * h / rep + qk);
+        b += (bwd ? HF_ROPE_BWD : HF_ROPE_FWD) * rope;
+        if (kind == PP_BLOCK_MOE && !(fw && fw->gshard_einsum)) b += (bwd ? 2 : 1) * HF_PERMUTE_FWD * h * k / rep;
+    }
     b *= pp__act_bytes(s) / 2; /* the counts above are for 16-bit tensors */
-    return b * tok;
+    return (b + norm) * tok;
 }
 
 /* Elements an MLP's FP8 GEMMs quantise per token row: forward the up and
@@ -313,7 +352,7 @@ void pp__block_time(const pp_model *m, const pp_cluster *c, const pp_strategy *s
     double gemm = attn + (kind == PP_BLOCK_MOE ? moe_gemms(m, &h, &r, s, tok, &routed)
                                                : out->pair_s[2] + out->pair_s[3]);
     double core = pp__attn_core_fwd_s(m, c, s);
-    double elem = elementwise_bytes(m, s, kind, tok) / h.hbm;
+    double elem = elementwise_bytes(m, s, kind, tok, 0) / h.hbm, elem_b = elementwise_bytes(m, s, kind, tok, 1) / h.hbm;
     /* the down projection saves its input before it runs (autograd packs a
      * GEMM's inputs first); only the residual add (and its dropout, which
      * saves a mask: then nothing is skipped) follows it. MoE blocks end in
@@ -332,7 +371,7 @@ void pp__block_time(const pp_model *m, const pp_cluster *c, const pp_strategy *s
     if (kind == PP_BLOCK_MOE) expert_host(m, s, routed, &out->host_fwd_s, &out->host_bwd_s);
     out->fwd_s = gemm + core + elem + cast_f + ein_f + out->host_fwd_s;
     double core_bwd = s->attention == PP_ATTN_FLASH ? 2.5 * core : 2 * core;
-    out->bwd_s = 2 * gemm + core_bwd + 2 * elem + cast_b + ein_b + out->host_bwd_s;
+    out->bwd_s = 2 * gemm + core_bwd + elem_b + cast_b + ein_b + out->host_bwd_s;
     out->core_fwd_s = core;
     out->gemm_fwd_s = gemm;
 }

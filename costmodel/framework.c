@@ -332,6 +332,15 @@ int pp__fsdp_accelerate(const pp_strategy *s)
  * (TE comm_gemm_overlap README: "connected over NVLink/NVSwitch"). */
 int pp__tp_overlap_hw(const pp_cluster *c) { return !c->gpu.no_p2p && c->intra.kind == PP_LINK_NVLINK; }
 
+/* Whether the launched program runs Hugging Face transformers' modeling
+ * code, eager: the HF Trainer's frameworks (pytorch, deepspeed) and FSDP2
+ * under Accelerate; not torchtitan, Composer or Megatron. */
+int pp__hf_modeling(const pp_strategy *s)
+{
+    const pp__fw *f = pp__fw_get(s->framework);
+    return f && (f->eager_rmsnorm || pp__fsdp_accelerate(s));
+}
+
 int pp__fsdp_no_sync(const pp_strategy *s) { return s->pp == 1 && s->grad_accum > 1 && pp__fsdp_accelerate(s); }
 
 const char *pp__torchtitan_flavor(const pp_model *m)

@@ -147,6 +147,7 @@ const char *pp__torchtitan_only(const pp_strategy *s);
 int pp__tp_overlap_hw(const pp_cluster *c);
 int pp__fsdp_accelerate(const pp_strategy *s);
 int pp__fsdp_no_sync(const pp_strategy *s);
+int pp__hf_modeling(const pp_strategy *s);
 
 /* The vocabulary the framework builds: Megatron pads it to a multiple of
  * make_vocab_size_divisible_by x tp; pp__megatron_divisor is the divisor

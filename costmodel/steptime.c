@@ -94,6 +94,8 @@ typedef struct stage_t {
     double nblocks, nmoe, nrecomputed, edge_units;          /* blocks; MoE; fully recomputed; embedding/head */
     double ep_alone;                                        /* per step: EP the overlap leaves (block_comm) */
     double zero3_step;                                      /* per step: the reduce-scatter no_sync defers */
+    double zero3_hidden;                                    /* per mb: compute the ZeRO-3/FSDP traffic hides
+                                                               under, which other streams cannot use */
     double tensors;                                         /* parameter tensors (zero3_per_tensor) */
     double buckets, ebuckets;                               /* Megatron's gradient buckets: dense, experts */
     double last_el, edge_el;                                /* elements in the bucket group reduced last;
@@ -473,14 +475,33 @@ static double zero3_traffic(const pp_strategy *s, const groups *g, const stage_t
     return (parts & ZT_GATHER ? gather : 0) + (parts & ZT_REDUCE ? rs + ar : 0);
 }
 
+/* FSDP2's copy-out, per micro-batch, s: after each all-gather the compute
+ * stream waits for it and copies the gathered unit into the parameters'
+ * unsharded storage (torch/distributed/fsdp/_fully_shard/_fsdp_collectives
+ * .py foreach_all_gather_copy_out: split_with_sizes_copy on the current
+ * stream), reading and writing every gathered byte at HBM speed. FSDP1
+ * gathers into its flat parameter (buf.fsdp1) and DeepSpeed into the
+ * parameters themselves: none. Pipelined FSDP gathers once a step: its
+ * copy is left out, as small as one micro-batch's is. */
+static double fsdp2_copy_out_s(const pp_cluster *c, const pp_strategy *s, const stage_t *st)
+{
+    if (!is_fsdp(s) || s->buf.fsdp1 || !gathers_per_microbatch(s)) return 0;
+    double q = fmin(st->quantized, st->dense), w = pp__gather_bytes(s);
+    double bytes = gathered_bytes(st, st->dense - q, w) + q * pp__qlora_bytes_per_param() + st->expert * w;
+    return unit_gathers(s, st) * 2 * bytes / pp__hbm_bw_eff(&c->gpu);
+}
+
 /* ZeRO-3/FSDP traffic per micro-batch, overlapped with compute (legacy
  * ZeRO-3's host stall never is); under no_sync only the gathers. */
-static double zero3_exposed(const pp_strategy *s, const groups *g, const stage_t *st)
+static double zero3_exposed(const pp_strategy *s, const groups *g, stage_t *st)
 {
+    st->zero3_hidden = 0;
     if (!gathers_per_microbatch(s)) return 0;
-    double host = legacy_host_s(s, st);
+    double host = legacy_host_s(s, st), hide = s->overlap_dp ? st->compute : 0;
     int parts = pp__fsdp_no_sync(s) ? ZT_GATHER : ZT_ALL;
-    return pp__exposed(g->slowdown, zero3_traffic(s, g, st, parts) - host, s->overlap_dp ? st->compute : 0) + host;
+    double traffic = zero3_traffic(s, g, st, parts) - host;
+    st->zero3_hidden = fmax(0, fmin(traffic, hide));
+    return pp__exposed(g->slowdown, traffic, hide) + host;
 }
 
 /* Megatron's distributed optimizer (zero 1), per step: one ring reduce-
@@ -676,7 +697,11 @@ static double param_fetch_exposed(const pp_cluster *c, const pp_strategy *s, con
     double copy = g * w * part / pcie, nvme = 0;
     if (s->offload == PP_OFFLOAD_NVME) nvme = g * w * fmax(0, part - PP_DS_MAX_IN_CPU) * per_node / pp__nvme_read_bw(c);
     double fetch = fmax(copy, nvme), times = gathers_per_microbatch(s) ? s->grad_accum : 1;
-    return times * (fetch > st->compute ? fetch - st->compute : 0);
+    /* the compute the gathers already hide under is not hiding the copies
+     * too: one budget, so a longer compute never shortens the step (docs/
+     * time.md, "Overlap") */
+    double budget = fmax(0, st->compute - st->zero3_hidden);
+    return times * (fetch > budget ? fetch - budget : 0);
 }
 
 static void optimizer_time(const pp_model *m, const pp_cluster *c, const pp_strategy *s, stage_t *st)
@@ -842,6 +867,7 @@ static void stage_time(const pp_model *m, const pp_cluster *c, const pp_strategy
     pp__stage_counts_of(m, s, i, blk, nb, &st->dense, &st->expert, &st->trainable, &st->quantized);
     st->stage = i;
     if (is_views(s)) mcore_buckets(m, s, i, blk, nb, st);
+    st->compute += fsdp2_copy_out_s(c, s, st);
     st->zero3 = zero3_exposed(s, g, st);
     dp_comm(s, g, st);
     optimizer_time(m, c, s, st);

@@ -409,6 +409,12 @@ typedef struct pp_buffers {
                                     batch (torchtitan, Composer); -1 = as the launcher
                                     parplan writes: Accelerate unless the plan needs
                                     torchtitan (the default) */
+    int fsdp1;                   /* 1: FSDP1's FlatParameter (Composer/llm-foundry): each
+                                    unit all-gathers into its flat parameter, whose views
+                                    are the weights; 0: FSDP2 (fully_shard), which copies
+                                    every gathered unit out into its parameters on the
+                                    compute stream. For predicting published runs:
+                                    parplan's files launch FSDP2 (default 0) */
 } pp_buffers;
 
 typedef struct pp_strategy {

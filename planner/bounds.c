@@ -155,6 +155,10 @@ static slot *core_probe(pp__bounds *b, const pp__space *sp, const pp__cand *k)
     c.offload = PP_OFFLOAD_NONE;
     pp_strategy st;
     one_stage(sp, &c, &st);
+    /* the core serves every pp: FSDP's one stage would be HF Accelerate's,
+     * whose eager modeling code and FSDP2 copy-out cost more than a
+     * pipelined (torchtitan) plan's; probe without them */
+    if (st.framework == PP_FW_FSDP) st.buf.fsdp_no_sync = 0, st.buf.fsdp1 = 1;
     pp_memory_estimate(sp->m, sp->c, &st, &b->mem);
     s->v[1] = b->mem.stages[0].act_per_microbatch;
 

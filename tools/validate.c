@@ -597,6 +597,7 @@ static void framework_rules(const row *r, scenario *sc)
         s->buf.checkpoint_early_stop = !pure;
         s->buf.fp8_te_linears = 1; /* amp_fp8 rows: fc_type te (submit_benchmarks.py) */
         s->buf.fsdp_no_sync = 0;   /* Composer syncs FSDP every micro-batch (ddp_sync_context: DDP only) */
+        s->buf.fsdp1 = 1;          /* Composer wraps FSDP1 (FullyShardedDataParallel, flat parameters) */
         s->framework = PP_FW_FSDP;
         s->grad_accum_dtype = pure ? PP_GRAD_16 : PP_GRAD_FP32;
         s->loss = PP_LOSS_FUSED;

@@ -298,7 +298,7 @@ static void command(const kase *k, const pp_strategy *s, char *buf, size_t cap)
 /* ------------------------------------------------------------ laws */
 
 enum { L_BYTES, L_RING, L_OFFLOAD, L_ZERO, L_EXPOSED, L_SUM, L_MEMORY, L_DTYPE, L_MB, L_ALLOC, L_DEPS, L_STATES, L_RCMOD,
-       L_FP8P, L_VP, L_EXPERTS, L_COUNT };
+       L_FP8P, L_VP, L_EXPERTS, L_COPYOUT, L_COUNT };
 
 typedef struct tally {
     long cases, tries, checks[L_COUNT];
@@ -315,7 +315,8 @@ static const char *const law_names[] = {"moving bytes costs time", "ring latency
                                         "one more recompute module: no more memory, no faster",
                                         "FP8 primary weights: less weight memory, slower only by DP",
                                         "more chunks per stage: more pipeline communication",
-                                        "graphed experts: no host wait, and only it removed"};
+                                        "graphed experts: no host wait, and only it removed",
+                                        "FSDP2's copy-out: more compute, never a shorter step"};
 
 #define MAX_REPORTS 12
 
@@ -615,11 +616,12 @@ static void law_vp(tally *t, const kase *k, const pp_strategy *s, pp_plan *p)
 /* Expert launches (compute.c expert_host) are a part of compute and
  * recompute, >= 0; CUDA graphs over the experts remove exactly that part:
  * none left, compute plus recompute lower by what the eager run reported
- * (on the same slowest stage), and no overlapped term less exposed (less
- * compute hides no more). Not the step itself: the breakdown adds each
- * overlapped stream's exposed part, so where two (DP/ZeRO and offload, say)
- * both outrun the compute, a shorter compute lengthens the step (docs/
- * time.md, "Overlap"); this law found that. */
+ * (on the same slowest stage), no overlapped term less exposed (less
+ * compute hides no more), and never a longer step. The last held but for 5
+ * strategies until ZeRO-3's gathers and the offloaded parameters' copies
+ * shared one hiding budget; it still fails beside Megatron's activation
+ * offload, whose copies hide apart from the other streams (docs/time.md,
+ * "Overlap"), which the law leaves out. */
 static void set_graphs(pp_strategy *s, int v) { s->buf.expert_graphs = v; }
 
 static void law_experts(tally *t, const kase *k, const pp_strategy *s, pp_plan *eager, pp_plan *p)
@@ -633,6 +635,11 @@ static void law_experts(tally *t, const kase *k, const pp_strategy *s, pp_plan *
     if (!(e->expert_host_s >= 0) || e->expert_host_s > work * (1 + REL))
         broken(t, L_EXPERTS, k, s, "expert launches %.9g s of compute + recompute %.9g s", e->expert_host_s, work);
     if (q->expert_host_s != 0) broken(t, L_EXPERTS, k, &g, "graphed: expert launches %.9g s", q->expert_host_s);
+    /* never a longer step, but beside Megatron's activation offload, whose
+     * copies hide behind the forward and backward apart from the other
+     * streams (docs/time.md, "Overlap") */
+    if (!s->act_offload_layers && q->step_s > e->step_s * (1 + REL))
+        broken(t, L_EXPERTS, k, &g, "graphed step %.9g s > eager %.9g s", q->step_s, e->step_s);
     if (q->slowest_stage != e->slowest_stage) return;
     if (!close_to(work - graphed + 1, e->expert_host_s + 1))
         broken(t, L_EXPERTS, k, &g, "graphed: compute + recompute %.12g s, eager %.12g s, launches %.12g s", graphed,
@@ -642,6 +649,28 @@ static void law_experts(tally *t, const kase *k, const pp_strategy *s, pp_plan *
     for (int i = 0; i < 5; i++)
         if (tg[i] < te[i] * (1 - REL) - 1e-12)
             broken(t, L_EXPERTS, k, &g, "graphed: exposed term %d %.12g s < eager %.12g s", i, tg[i], te[i]);
+}
+
+/* FSDP2 copies each gathered unit out on the compute stream, FSDP1 gathers
+ * into its flat parameter: the same plan as FSDP1 never takes longer, its
+ * compute is shorter wherever units are gathered every micro-batch (one
+ * stage), and its memory is the same. */
+static void set_fsdp1(pp_strategy *s, int v) { s->buf.fsdp1 = v; }
+
+static void law_copyout(tally *t, const kase *k, const pp_strategy *s, pp_plan *two, pp_plan *p)
+{
+    pp_strategy c;
+    if (s->framework != PP_FW_FSDP || !variant(k, s, set_fsdp1, 0, &c, two) || !variant(k, s, set_fsdp1, 1, &c, p))
+        return;
+    t->checks[L_COPYOUT]++;
+    const pp_time *a = &two->time, *b = &p->time;
+    if (a->step_s < b->step_s * (1 - REL))
+        broken(t, L_COPYOUT, k, s, "FSDP2 step %.9g s < FSDP1 %.9g s", a->step_s, b->step_s);
+    if (s->pp == 1 && !(a->compute_s > b->compute_s))
+        broken(t, L_COPYOUT, k, s, "FSDP2 compute %.12g s, FSDP1 %.12g s: the copy-out costs nothing", a->compute_s,
+               b->compute_s);
+    if (!close_to(two->memory.peak_bytes, p->memory.peak_bytes))
+        broken(t, L_COPYOUT, k, s, "peak %.9g B, %.9g B as FSDP1", two->memory.peak_bytes, p->memory.peak_bytes);
 }
 
 /* Expandable segments only remove the caching allocator's overhead: never
@@ -896,6 +925,7 @@ Test(laws, random_valid_strategies, .timeout = 1200)
         law_mb(&t, &k, &s, q);
         law_vp(&t, &k, &s, q);
         law_experts(&t, &k, &s, r2, q);
+        law_copyout(&t, &k, &s, r2, q);
         law_alloc(&t, &k, &s, q);
         law_states(&t, &k, &s, q);
         law_rcmods(&t, &k, &s, q);

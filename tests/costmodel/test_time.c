@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "costmodel/costmodel.h"
+#include "costmodel/framework.h"
 #include "tests/fixtures.h"
 
 static void estimate(const pp_model *m, const pp_cluster *c, pp_strategy *s, pp_plan *p)
@@ -976,4 +977,40 @@ Test(time, expert_launches_by_hand)
         estimate(&m, &c, &s, &g);
         cr_expect_eq(g.time.expert_host_s, 0, "%s: %g s", pp_framework_name(none[i]), g.time.expert_host_s);
     }
+}
+
+/* Hugging Face transformers' eager modeling code (compute.c: HF_NORM_*,
+ * HF_ROPE_*), by hand on Llama-3-8B under FSDP2: the same plan launched
+ * through Accelerate (HF modeling) and not (torchtitan's buffers), one
+ * micro-batch (no no_sync difference). Per token and block: two RMSNorms
+ * of 4096 at 32 + 52 extra bytes an element, rotary on 32 + 8 heads of 128
+ * at 16 + 8; both run the same unfused SwiGLU and FSDP2 copy-out. Then the
+ * copy-out itself, FSDP2 against FSDP1: two gathers (forward, backward) of
+ * every weight in bf16, each read and written once. */
+Test(time, hf_eager_modeling_and_fsdp2_copy_out_by_hand)
+{
+    pp_model m = fx_model("llama3-8b");
+    pp_cluster c = fx_cluster("dgx-h100", 1, 0);
+    pp_strategy s;
+    pp_strategy_default(&s);
+    s.framework = PP_FW_FSDP, s.zero = 3, s.dp = 8, s.seq = 2048, s.micro_batch = 1, s.global_batch = 8;
+    s.recompute = PP_RECOMPUTE_NONE;
+    pp_plan hf, tt, f1;
+    s.buf.fsdp_no_sync = 1;
+    estimate(&m, &c, &s, &hf);
+    cr_assert(pp__hf_modeling(&hf.strategy));
+    s.buf.fsdp_no_sync = 0;
+    estimate(&m, &c, &s, &tt);
+    cr_assert(!pp__hf_modeling(&tt.strategy));
+    double hbm = pp__hbm_bw_eff(&c.gpu);
+    double per_token = 2 * 4096 * (32 + 52.0) + (32 + 8) * 128 * (16 + 8.0); /* 811,008 B */
+    double want = per_token * 2048 * 32 / hbm;
+    cr_expect_float_eq(hf.time.compute_s - tt.time.compute_s, want, 1e-9 * want, "%.9g s, by hand %.9g s",
+                       hf.time.compute_s - tt.time.compute_s, want);
+    s.buf.fsdp1 = 1;
+    estimate(&m, &c, &s, &f1);
+    want = 2 * 2 * 2 * hf.params_total / hbm;
+    cr_expect_float_eq(tt.time.compute_s - f1.time.compute_s, want, 1e-9 * want, "%.9g s, by hand %.9g s",
+                       tt.time.compute_s - f1.time.compute_s, want);
+    cr_expect(tt.time.step_s > f1.time.step_s && hf.time.step_s > tt.time.step_s);
 }
