@@ -424,7 +424,8 @@ static double unit_gathers(const pp_strategy *s, const stage_t *st)
  * backward unless they stay gathered (FSDP reshard_after_forward=False,
  * zero 2), and DeepSpeed gathers a recomputed block once more; the trained
  * weights' gradients are reduce-scattered per unit (16-bit in DeepSpeed,
- * fp32 in FSDP's reduce_dtype), and with hybrid sharding all-reduced across
+ * in FSDP's reduce_dtype: the gradient dtype, bf16 under Accelerate's policy,
+ * fp32 where the run accumulates in fp32), and with hybrid sharding all-reduced across
  * the shard groups. Units: FSDP wraps each block (and the embedding and the
  * head: one collective per unit); DeepSpeed fetches module by module (4
  * linear modules per block), coalescing what one prefetch of up to
