@@ -1185,7 +1185,7 @@ static void print_preamble(void)
            "materialised attention is fitted to three BLOOM rows\n"
            "(docs/time.md), and the host time of launching a Megatron MoE block (1 ms, and 0.4 ms a local\n"
            "expert, forward and backward) to the 30 eagerly launched MoE runs (docs/time.md, \"Expert\n"
-           "launches\": one GPU family held out, 8.6%% median, 29%% worst); everything else (NCCL\n"
+           "launches\": one GPU family held out, 8.9%% median, 30%% worst); everything else (NCCL\n"
            "efficiency and overlap slowdown, HBM efficiency, memory buffers) is from sources cited in\n"
            "docs/time.md and docs/memory.md and was not tuned here.\n\n"
            "## Summary (absolute percentage error)\n\n| figure | rows | median | worst |\n|---|---|---|---|\n");
