@@ -111,9 +111,10 @@ static act_dims dims(const pp_model *m, const pp_strategy *s)
      * the normalised tensor: in the activation dtype, or fp32 under AMP,
      * whose residual stream is fp32 (the embedding's fp32 weights) */
     int amp = f && f->weights == PP_W_AMP && s->ft.mode == PP_MODE_FULL; /* LoRA's base is 16-bit */
-    d.norm = m->norm == PP_NORM_RMSNORM && f && f->eager_rmsnorm ? 4 + (amp ? 4 : d.ab) : d.ab;
+    int hf = m->norm == PP_NORM_RMSNORM && pp__hf_modeling(s); /* HF's modeling code, FSDP2 under Accelerate too */
+    d.norm = hf ? 4 + (amp ? 4 : d.ab) : d.ab;
     /* a frozen norm's weight * x keeps no x: the fp32 copy (for pow) alone */
-    if (s->ft.mode != PP_MODE_FULL && m->norm == PP_NORM_RMSNORM && f && f->eager_rmsnorm) d.norm = 4;
+    if (s->ft.mode != PP_MODE_FULL && hf) d.norm = 4;
     d.keep = kept_inputs(s);
     adapter_copies(m, s, &d);
     d.etp = pp__etp(s);

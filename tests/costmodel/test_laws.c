@@ -534,8 +534,7 @@ static int all_in_act_dtype(const pp_model *m, const pp_strategy *s)
     if (m->dropout > 0 || s->ft.mode != PP_MODE_FULL) return 0;
     if (s->recompute == PP_RECOMPUTE_FULL && s->recompute_layers < 0) return 1;
     /* HF's RMSNorm keeps an fp32 copy of its input (and fp32 output under AMP) */
-    const pp__fw *f = pp__fw_get(s->framework);
-    if (m->norm == PP_NORM_RMSNORM && f && f->eager_rmsnorm) return 0;
+    if (m->norm == PP_NORM_RMSNORM && pp__hf_modeling(s)) return 0;
     return s->attention == PP_ATTN_MATERIALISED && m->experts == 0;
 }
 
@@ -549,6 +548,8 @@ static void law_dtype(tally *t, const kase *k, const pp_strategy *s, pp_plan *p)
     int n = p->memory.nstages;
     for (int i = 0; i < n; i++) act16[i] = p->memory.stages[i].act_per_microbatch;
     if (!variant(k, s, set_precision, PP_PREC_FP32, &f32, p)) return;
+    /* an fp8 FSDP plan is torchtitan's; in bf16 and fp32 HF Accelerate runs it */
+    if (!all_in_act_dtype(m, &b16) || !all_in_act_dtype(m, &f32)) return;
     t->checks[L_DTYPE]++;
     for (int i = 0; i < n; i++)
         if (p->memory.stages[i].act_per_microbatch < 2 * act16[i] * (1 - REL)) {
