@@ -43,11 +43,11 @@ const pp__ugroup pp__ugroups[] = {
     {0, 1, "H100", -1, -1, -1, -1, 55, 0.957254, 1.162515, -1}, /* step: H100 */
     {0, 1, "GB200", -1, -1, -1, -1, 47, 0.899288, 1.165302, -1}, /* step: GB200 */
     {0, 1, "B200", -1, -1, -1, -1, 27, 0.907215, 1.127389, -1}, /* step: B200 */
-    {0, 1, "GB300", -1, -1, -1, -1, 21, 0.838268, 1.172630, -1}, /* step: GB300 */
-    {0, 2, "", 2, -1, -1, -1, 137, 0.892466, 1.131783, -1}, /* step: megatron */
+    {0, 1, "GB300", -1, -1, -1, -1, 22, 0.838268, 1.172630, -1}, /* step: GB300 */
+    {0, 2, "", 2, -1, -1, -1, 138, 0.892466, 1.131783, -1}, /* step: megatron */
     {0, 2, "", 3, -1, -1, -1, 87, 0.932275, 1.199665, -1}, /* step: megatron-deepspeed */
     {0, 2, "", 4, -1, -1, -1, 82, 0.928317, 1.115629, -1}, /* step: fsdp */
-    {0, 0, "", -1, -1, -1, -1, 306, 0.918236, 1.152548, -1}, /* step: all published runs */
+    {0, 0, "", -1, -1, -1, -1, 307, 0.918236, 1.152548, -1}, /* step: all published runs */
     {1, 63, "A100", 3, 1, 2, 1, 58, 0.971587, 1.161562, 0}, /* memory: A100, megatron-deepspeed, ZeRO-1, 65-512 GPUs, materialised attention, no EP */
     {1, 55, "A100", 3, 1, -1, 1, 62, 0.975504, 1.144270, 0}, /* memory: A100, megatron-deepspeed, ZeRO-1, materialised attention, no EP */
     {1, 55, "H100", 4, 3, -1, 0, 13, 0.867843, 1.121834, 0}, /* memory: H100, fsdp, ZeRO-3, fused attention, no EP */
@@ -71,6 +71,6 @@ const pp__ucover pp__ucoverage = {
     .frameworks = 0x1c, .zero = 0xf, .bands = 0xf, .attention = 0x3,
     .precision = 0x1c, .modes = 0x1, .offload = 0x1, .mem_frameworks = 0x18,
     .ep = 1, .cp = 1,
-    .unfitted_lo = 0.755631, .unfitted_hi = 1.134172, .unfitted_rows = 306,
+    .unfitted_lo = 0.755631, .unfitted_hi = 1.134172, .unfitted_rows = 307,
     .widen = {1.017818, 1.006313},
 };
