@@ -233,8 +233,9 @@ static void print_memory(const pp_model *m, const pp_cluster *c, const pp_plan *
 {
     const pp_strategy *s = &p->strategy;
     const pp_memory *mem = &p->memory;
-    printf("%s on %d x %s with %s: dp %d, tp %d, pp %d, cp %d, ep %d%s%s, ZeRO-%d, %s, recompute %s%s, micro-batch %d x %d, seq %d\n",
-           cli_safe(m->name), pp_cluster_gpus(c), cli_safe(c->gpu.name), pp_framework_name(s->framework), s->dp, s->tp,
+    printf("%s on %d x %s with %s (%s): dp %d, tp %d, pp %d, cp %d, ep %d%s%s, ZeRO-%d, %s, recompute %s%s, micro-batch %d x %d, seq %d\n",
+           cli_safe(m->name), pp_cluster_gpus(c), cli_safe(c->gpu.name), pp_framework_name(s->framework),
+           pp_strategy_launcher(s), s->dp, s->tp,
            s->pp, s->cp, s->ep, cli_etp(s), s->sp ? " +sp" : "",
            s->zero, pp_enum_names(PP_ENUM_PRECISION, &(int){0})[s->precision], pp_recompute_name(s->recompute),
            cli_extras(s), s->micro_batch, s->grad_accum, s->seq);

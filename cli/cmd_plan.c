@@ -208,8 +208,8 @@ static void print_plan(int rank, const pp_plan *p)
     const pp_uncertainty *u = &p->uncertainty;
     printf("#%d  %.0f tokens/s  MFU %.1f%%  step %.3f s  peak %.2f GiB (stage %d)  %s\n", rank, p->throughput.tokens_per_s,
            100 * p->throughput.mfu, p->time.step_s, gib(p->memory.peak_bytes), p->memory.peak_stage, pp_fit_name(u->fit));
-    printf("    strategy %s: dp %d, tp %d%s, pp %d, cp %d, ep %d%s, ZeRO-%d%s, offload %s, %s, recompute %s%s, micro-batch %d x %d, %s",
-           pp_framework_name(s->framework), s->dp, s->tp, s->sp ? " +sp" : "", s->pp, s->cp, s->ep, cli_etp(s), s->zero,
+    printf("    strategy %s (%s): dp %d, tp %d%s, pp %d, cp %d, ep %d%s, ZeRO-%d%s, offload %s, %s, recompute %s%s, micro-batch %d x %d, %s",
+           pp_framework_name(s->framework), pp_strategy_launcher(s), s->dp, s->tp, s->sp ? " +sp" : "", s->pp, s->cp, s->ep, cli_etp(s), s->zero,
            s->shard && s->shard < s->dp * s->cp ? " (hybrid)" : "", pp_offload_name(s->offload),
            prec_name(s->precision), pp_recompute_name(s->recompute), cli_extras(s), s->micro_batch, s->grad_accum,
            pp_schedule_name(s->schedule));

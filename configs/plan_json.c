@@ -11,6 +11,7 @@ static void add_strategy(cJSON *o, const pp_strategy *s)
 {
     cJSON *j = cJSON_AddObjectToObject(o, "strategy");
     cJSON_AddStringToObject(j, "framework", pp_framework_name(s->framework));
+    cJSON_AddStringToObject(j, "launcher", pp_strategy_launcher(s));
     cJSON_AddNumberToObject(j, "dp", s->dp);
     cJSON_AddNumberToObject(j, "tp", s->tp);
     cJSON_AddNumberToObject(j, "pp", s->pp);

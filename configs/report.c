@@ -94,8 +94,8 @@ static const char *prec(pp_precision p) { return pp_precision_name(p); }
 
 static void strategy_line(char *out, size_t cap, const pp_strategy *s)
 {
-    int k = snprintf(out, cap, "%s: dp %d, tp %d%s, pp %d, cp %d, ep %d, ZeRO-%d, %s, recompute %s, micro-batch %d x "
-                     "%d, %s", pp_framework_name(s->framework),
+    int k = snprintf(out, cap, "%s (%s): dp %d, tp %d%s, pp %d, cp %d, ep %d, ZeRO-%d, %s, recompute %s, micro-batch %d x "
+                     "%d, %s", pp_framework_name(s->framework), pp_strategy_launcher(s),
                      s->dp, s->tp, s->sp ? " +sp" : "", s->pp, s->cp, s->ep, s->zero, prec(s->precision),
                      pp_recompute_name(s->recompute), s->micro_batch, s->grad_accum, pp_schedule_name(s->schedule));
     if (s->schedule == PP_SCHED_INTERLEAVED && k > 0 && (size_t)k < cap) snprintf(out + k, cap - k, " v%d", s->virtual_stages);

@@ -105,13 +105,14 @@ static act_dims dims(const pp_model *m, const pp_strategy *s)
      * DeepSpeed's swiglu compute silu(gate) * up in PyTorch: SiLU keeps its
      * input, the product both operands and the down GEMM the product, four
      * f-wide tensors; Megatron-Core's bias_swiglu keeps only its input */
-    d.glu = m->gated_mlp && f && f->unfused_glu ? d.ab : 0;
+    d.glu = m->gated_mlp && f && f->unfused_glu && !pp__liger(s) ? d.ab : 0;
     /* LlamaRMSNorm (HF modeling_llama.py): hidden_states.to(float32), pow
      * and the rsqrt product keep the fp32 copy, weight * x.to(input dtype)
      * the normalised tensor: in the activation dtype, or fp32 under AMP,
      * whose residual stream is fp32 (the embedding's fp32 weights) */
     int amp = f && f->weights == PP_W_AMP && s->ft.mode == PP_MODE_FULL; /* LoRA's base is 16-bit */
-    int hf = m->norm == PP_NORM_RMSNORM && pp__hf_modeling(s); /* HF's modeling code, FSDP2 under Accelerate too */
+    /* HF's modeling code, FSDP2 under Accelerate too; Liger's RMSNorm keeps its input */
+    int hf = m->norm == PP_NORM_RMSNORM && pp__hf_modeling(s) && !pp__liger(s);
     d.norm = hf ? 4 + (amp ? 4 : d.ab) : d.ab;
     /* a frozen norm's weight * x keeps no x: the fp32 copy (for pow) alone */
     if (s->ft.mode != PP_MODE_FULL && hf) d.norm = 4;

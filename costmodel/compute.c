@@ -142,27 +142,37 @@ double pp__attn_core_fwd_s(const pp_model *m, const pp_cluster *c, const pp_stra
     return bmm * a * tok / s->seq + bytes / h.hbm;
 }
 
-/* Bytes a token-element Hugging Face transformers' eager modeling code
- * moves beyond a fused kernel's, forward and backward (counted op by op
- * from the code; the pass counts PR #48915 states for the RMSNorm it
- * fused: "six passes forward, about ten backward"):
- *   - RMSNorm (LlamaRMSNorm and its copies: .to(float32), pow, mean,
- *     * rsqrt, .to(dtype), weight *): 36 bytes forward, 60 backward,
- *     against a fused kernel's 4 and 8;
- *   - rotary (apply_rotary_pos_emb: q * cos, rotate_half's neg and cat,
- *     * sin, add): 20 forward, 16 backward, against 4 and 8;
- *   - the v5 grouped_mm experts' dispatch (integrations/moe.py
+/* Bytes a token-element eager PyTorch modeling code moves beyond a fused
+ * kernel's (fused: a norm or rotary reads and writes its tensor once, 4
+ * bytes in 16 bits, backward twice that), counted op by op from the code
+ * and, backward, from autograd's formulas (FunctionsManual.cpp: pow's
+ * backward computes self.pow(1), then 2 *, then grad *; red team rt21):
+ *   - Hugging Face's RMSNorm (LlamaRMSNorm and its copies: .to(float32),
+ *     pow, mean, * rsqrt, .to(dtype), weight *): 36 bytes forward, 92
+ *     backward (84 with the weight frozen); in fp32 training the casts
+ *     are no-ops: 28 and 92 (76) against a fused 8 and 16. PR #48915,
+ *     which fuses it, counts "six passes forward, about ten backward";
+ *   - Hugging Face's rotary (apply_rotary_pos_emb: q * cos, rotate_half's
+ *     neg and cat, * sin, add): 20 forward, 30 backward;
+ *   - torchtitan's rotary (apply_rotary_emb: .float(), a complex product
+ *     with freqs_cis, type_as): 20 forward, 20 backward, uncompiled;
+ *   - transformers 5.x's grouped_mm experts' dispatch (integrations/moe.py
  *     grouped_mm_experts_forward: hidden_states[token_idx], [perm], the
  *     routing-weight product, [inv_perm], then index_add_): 18 bytes a
  *     routed row-element against a fused permute and unpermute's 8,
- *     backward twice the forward.
- * PyTorch's unfused gated MLP (silu(gate) * up: two kernels) moves 10
- * bytes an ffn element forward and 18 backward against a fused SwiGLU's 6
- * and 12, wherever the framework runs it (framework unfused_glu). */
+ *     backward twice the forward;
+ *   - PyTorch's gated MLP (silu(gate) * up, two kernels): 10 bytes an ffn
+ *     element forward and 18 backward against a fused SwiGLU's 6 and 12.
+ * Liger's kernels (the HF Trainer's use_liger_kernel: RMSNorm, rotary and
+ * SwiGLU by apply_liger_kernel_to_*'s defaults) and Inductor (parplan's
+ * torchtitan files compile the model under fp8) fuse them again. */
 #define HF_NORM_FWD 32.0
-#define HF_NORM_BWD 52.0
+#define HF_NORM_BWD 84.0
+#define HF_NORM_FROZEN 8.0 /* less backward: no weight gradient */
 #define HF_ROPE_FWD 16.0
-#define HF_ROPE_BWD 8.0
+#define HF_ROPE_BWD 22.0
+#define TT_ROPE_FWD 16.0
+#define TT_ROPE_BWD 12.0
 #define HF_PERMUTE_FWD 10.0
 #define UNFUSED_GLU_FWD 4.0
 #define UNFUSED_GLU_BWD 6.0
@@ -188,14 +198,20 @@ static double elementwise_bytes(const pp_model *m, const pp_strategy *s, int kin
     b += 4 * rope;
     if (bwd) b *= 2;
     const pp__fw *fw = pp__fw_get(s->framework);
-    if (fw && fw->unfused_glu && m->gated_mlp) b += (bwd ? UNFUSED_GLU_BWD : UNFUSED_GLU_FWD) * f / t;
-    double norm = 0; /* fp32 passes: not scaled with the activation dtype */
-    if (pp__hf_modeling(s)) {
-        if (m->norm == PP_NORM_RMSNORM) norm = (bwd ? HF_NORM_BWD : HF_NORM_FWD) * (m->norms_per_block * h / rep + qk);
-        b += (bwd ? HF_ROPE_BWD : HF_ROPE_FWD) * rope;
-        if (kind == PP_BLOCK_MOE && !(fw && fw->gshard_einsum)) b += (bwd ? 2 : 1) * HF_PERMUTE_FWD * h * k / rep;
-    }
+    int code = pp__eager_code(s), hf = code == PP_CODE_HF;
+    if (code && fw && fw->unfused_glu && m->gated_mlp) b += (bwd ? UNFUSED_GLU_BWD : UNFUSED_GLU_FWD) * f / t;
+    if (code == PP_CODE_TORCHTITAN) b += (bwd ? TT_ROPE_BWD : TT_ROPE_FWD) * rope;
+    if (hf) b += (bwd ? HF_ROPE_BWD : HF_ROPE_FWD) * rope;
+    if (pp__hf_modeling(s) && kind == PP_BLOCK_MOE && !(fw && fw->gshard_einsum))
+        b += (bwd ? 2 : 1) * HF_PERMUTE_FWD * h * k / rep; /* not Liger's */
     b *= pp__act_bytes(s) / 2; /* the counts above are for 16-bit tensors */
+    double norm = 0;           /* fp32 passes, not scaled: in fp32 training the two casts vanish */
+    if (hf && m->norm == PP_NORM_RMSNORM) {
+        double fp32 = s->precision == PP_PREC_FP32;
+        double frozen = s->ft.mode != PP_MODE_FULL ? HF_NORM_FROZEN * (1 + fp32) : 0;
+        double x = bwd ? HF_NORM_BWD - frozen - 8 * fp32 : HF_NORM_FWD - 12 * fp32;
+        norm = x * (m->norms_per_block * h / rep + qk);
+    }
     return (b + norm) * tok;
 }
 

@@ -341,6 +341,39 @@ int pp__hf_modeling(const pp_strategy *s)
     return f && (f->eager_rmsnorm || pp__fsdp_accelerate(s));
 }
 
+/* Liger's kernels in HF's modeling code (the HF Trainer's use_liger_kernel,
+ * which parplan's chunked loss launches): apply_liger_kernel_to_*'s
+ * defaults replace RMSNorm, rotary and the SwiGLU MLP. */
+int pp__liger(const pp_strategy *s) { return pp__hf_modeling(s) && s->loss == PP_LOSS_CHUNKED; }
+
+/* Which uncompiled PyTorch modeling code the launched program runs, whose
+ * norms, rotary and gated MLP are separate kernels (compute.c): Hugging
+ * Face's unless Liger's kernels replace them (the HF Trainer's
+ * use_liger_kernel: parplan's chunked loss), torchtitan's unless its files
+ * compile the model (fp8), Megatron-DeepSpeed's gated MLP; none for
+ * Megatron-Core (Transformer Engine's fused kernels). */
+int pp__eager_code(const pp_strategy *s)
+{
+    const pp__fw *f = pp__fw_get(s->framework);
+    if (!f) return PP_CODE_NONE;
+    if (pp__hf_modeling(s)) return pp__liger(s) ? PP_CODE_NONE : PP_CODE_HF;
+    if (f->weights == PP_W_FSDP) return s->precision == PP_PREC_FP8 ? PP_CODE_NONE : PP_CODE_TORCHTITAN;
+    return f->unfused_glu ? PP_CODE_GLU : PP_CODE_NONE;
+}
+
+const char *pp_strategy_launcher(const pp_strategy *s)
+{
+    int liger = pp__liger(s);
+    switch (s->framework) {
+    case PP_FW_MEGATRON: return "megatron-lm";
+    case PP_FW_MEGATRON_DEEPSPEED: return "megatron-deepspeed";
+    case PP_FW_PYTORCH: return liger ? "hf-trainer+liger" : "hf-trainer";
+    case PP_FW_DEEPSPEED: return liger ? "hf-trainer+deepspeed+liger" : "hf-trainer+deepspeed";
+    case PP_FW_FSDP: return pp__fsdp_accelerate(s) ? (liger ? "hf-accelerate+liger" : "hf-accelerate") : "torchtitan";
+    default: return "?";
+    }
+}
+
 int pp__fsdp_no_sync(const pp_strategy *s) { return s->pp == 1 && s->grad_accum > 1 && pp__fsdp_accelerate(s); }
 
 const char *pp__torchtitan_flavor(const pp_model *m)

@@ -148,6 +148,9 @@ int pp__tp_overlap_hw(const pp_cluster *c);
 int pp__fsdp_accelerate(const pp_strategy *s);
 int pp__fsdp_no_sync(const pp_strategy *s);
 int pp__hf_modeling(const pp_strategy *s);
+enum { PP_CODE_NONE, PP_CODE_HF, PP_CODE_TORCHTITAN, PP_CODE_GLU };
+int pp__eager_code(const pp_strategy *s);
+int pp__liger(const pp_strategy *s);
 
 /* The vocabulary the framework builds: Megatron pads it to a multiple of
  * make_vocab_size_divisible_by x tp; pp__megatron_divisor is the divisor

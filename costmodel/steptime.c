@@ -476,17 +476,31 @@ static double zero3_traffic(const pp_strategy *s, const groups *g, const stage_t
     return (parts & ZT_GATHER ? gather : 0) + (parts & ZT_REDUCE ? rs + ar : 0);
 }
 
-/* FSDP2's copy-out, per micro-batch, s: after each all-gather the compute
- * stream waits for it and copies the gathered unit into the parameters'
- * unsharded storage (torch/distributed/fsdp/_fully_shard/_fsdp_collectives
- * .py foreach_all_gather_copy_out: split_with_sizes_copy on the current
- * stream), reading and writing every gathered byte at HBM speed. FSDP1
- * gathers into its flat parameter (buf.fsdp1) and DeepSpeed into the
- * parameters themselves: none. Pipelined FSDP gathers once a step: its
- * copy is left out, as small as one micro-batch's is. */
-static double fsdp2_copy_out_s(const pp_cluster *c, const pp_strategy *s, const stage_t *st)
+static int is_deepspeed(const pp_strategy *s)
 {
-    if (!is_fsdp(s) || s->buf.fsdp1 || !gathers_per_microbatch(s)) return 0;
+    const pp__fw *f = pp__fw_get(s->framework);
+    return f && f->buckets == PP_BUCKETS_DEEPSPEED;
+}
+
+/* The copy of gathered weights out of the collective's buffer, per
+ * micro-batch, s, on the compute stream, reading and writing every
+ * gathered byte at HBM speed:
+ *   - FSDP2, after each unit's all-gather (torch/distributed/fsdp/
+ *     _fully_shard/_fsdp_collectives.py foreach_all_gather_copy_out:
+ *     split_with_sizes_copy on the current stream);
+ *   - DeepSpeed ZeRO-3, after each coalesced fetch, the prefetched
+ *     parameters' (partition_parameters.py AllGatherCoalescedHandle.wait:
+ *     param.data = torch.cat(partitions); one parameter alone is gathered
+ *     into its own buffer, a case left out as the prefetch groups them;
+ *     red team rt21).
+ * FSDP1 gathers into its flat parameter (buf.fsdp1), legacy ZeRO-3 each
+ * tensor into its own, Megatron-FSDP into the buffer its weights view:
+ * none. Pipelined FSDP gathers once a step: left out, as small as one
+ * micro-batch's copy. */
+static double gather_copy_out_s(const pp_cluster *c, const pp_strategy *s, const stage_t *st)
+{
+    int fsdp2 = is_fsdp(s) && !s->buf.fsdp1, ds = is_deepspeed(s) && s->zero == 3 && !legacy_zero3(s);
+    if (!(fsdp2 || ds) || !gathers_per_microbatch(s)) return 0;
     double q = fmin(st->quantized, st->dense), w = pp__gather_bytes(s);
     double bytes = gathered_bytes(st, st->dense - q, w) + q * pp__qlora_bytes_per_param() + st->expert * w;
     return unit_gathers(s, st) * 2 * bytes / pp__hbm_bw_eff(&c->gpu);
@@ -545,11 +559,6 @@ static void distopt_comm(const pp_strategy *s, const groups *g, stage_t *st, dou
     st->dp_exposed = rs1 + ag1 + pp__exposed(g->slowdown, rs - rs1, st->bwd) + pp__exposed(g->slowdown, ag - ag1, fwd);
 }
 
-static int is_deepspeed(const pp_strategy *s)
-{
-    const pp__fw *f = pp__fw_get(s->framework);
-    return f && f->buckets == PP_BUCKETS_DEEPSPEED;
-}
 
 /* DeepSpeed v0.14.5 below ZeRO-3, per step (stage_1_and_2.py, engine.py,
  * bf16_optimizer.py at eb07d41f):
@@ -868,7 +877,7 @@ static void stage_time(const pp_model *m, const pp_cluster *c, const pp_strategy
     pp__stage_counts_of(m, s, i, blk, nb, &st->dense, &st->expert, &st->trainable, &st->quantized);
     st->stage = i;
     if (is_views(s)) mcore_buckets(m, s, i, blk, nb, st);
-    st->compute += fsdp2_copy_out_s(c, s, st);
+    st->compute += gather_copy_out_s(c, s, st);
     st->zero3 = zero3_exposed(s, g, st);
     dp_comm(s, g, st);
     optimizer_time(m, c, s, st);

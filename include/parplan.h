@@ -505,6 +505,12 @@ PP_API void pp_buffers_default(pp_buffers *b);
  * 1F1B, flash attention, no recompute, framework and its behaviours AUTO)
  * and buffers at their defaults. */
 PP_API void pp_strategy_default(pp_strategy *s);
+/* The program parplan's launch files run a strategy with, which decides
+ * what its model code costs (docs/frameworks.md): "megatron-lm",
+ * "megatron-deepspeed", "hf-trainer" (pytorch), "hf-trainer+deepspeed",
+ * "hf-accelerate" or "torchtitan" (fsdp), with "+liger" where the HF
+ * Trainer applies Liger's kernels (use_liger_kernel). */
+PP_API const char *pp_strategy_launcher(const pp_strategy *s);
 /* The blocks stage `stage` of a resolved strategy runs, as ranges in its
  * order: "0-19", or under the interleaved schedule one range a chunk,
  * "0,15-16,31-32" (virtual stages stage, stage + pp, ...). Truncated with

@@ -157,7 +157,7 @@ Test(megatron_args, the_base_file_reads)
     char *out, *err;
     int rc = estimate(ARGS(MG_MODEL, "--megatron-args", "a.sh"), &out, &err);
     cr_expect_eq(rc, 0, "%s", err);
-    cr_expect(strstr(out, "megatron: dp 4, tp 2"), "%s", out);
+    cr_expect(strstr(out, "megatron (megatron-lm): dp 4, tp 2"), "%s", out);
     drop_dir(out, err);
 }
 
@@ -655,7 +655,7 @@ Test(fsdp_config, accelerate_reads)
     char *out, *err;
     int rc = estimate(ARGS(MG_MODEL, "--fsdp-config", "f.yaml", "--training-args", "t.json"), &out, &err);
     cr_expect_eq(rc, 0, "%s", err);
-    cr_expect(strstr(out, "fsdp: dp 8, tp 1") && strstr(out, "ZeRO-3"), "%s", out);
+    cr_expect(strstr(out, "fsdp (hf-accelerate): dp 8, tp 1") && strstr(out, "ZeRO-3"), "%s", out);
     drop_dir(out, err);
 }
 
@@ -707,7 +707,7 @@ Test(fsdp_config, torchtitan_reads)
     char *out, *err;
     int rc = estimate(ARGS(MG_MODEL, "--fsdp-config", "t.toml"), &out, &err);
     cr_expect_eq(rc, 0, "%s", err);
-    cr_expect(strstr(out, "fsdp: dp 4, tp 2") && strstr(out, "+sp"), "%s", out);
+    cr_expect(strstr(out, "fsdp (torchtitan): dp 4, tp 2") && strstr(out, "+sp"), "%s", out);
     drop_dir(out, err);
 }
 

@@ -979,14 +979,15 @@ Test(time, expert_launches_by_hand)
     }
 }
 
-/* Hugging Face transformers' eager modeling code (compute.c: HF_NORM_*,
- * HF_ROPE_*), by hand on Llama-3-8B under FSDP2: the same plan launched
- * through Accelerate (HF modeling) and not (torchtitan's buffers), one
- * micro-batch (no no_sync difference). Per token and block: two RMSNorms
- * of 4096 at 32 + 52 extra bytes an element, rotary on 32 + 8 heads of 128
- * at 16 + 8; both run the same unfused SwiGLU and FSDP2 copy-out. Then the
- * copy-out itself, FSDP2 against FSDP1: two gathers (forward, backward) of
- * every weight in bf16, each read and written once. */
+/* Eager PyTorch modeling code (compute.c: HF_NORM_*, HF_ROPE_*,
+ * TT_ROPE_*, UNFUSED_GLU_*), by hand on Llama-3-8B under FSDP2: the same
+ * plan launched through Accelerate (HF modeling) and through torchtitan
+ * (fsdp_no_sync 0), one micro-batch (no no_sync difference). Per token and
+ * block, HF's two RMSNorms of 4096 at 32 + 84 extra bytes an element; the
+ * rotary on 32 + 8 heads of 128 at 16 + 22 under HF, 16 + 12 under
+ * torchtitan; both run the same unfused SwiGLU and FSDP2 copy-out. Then
+ * the copy-out itself, FSDP2 against FSDP1: two gathers (forward,
+ * backward) of every weight in bf16, each read and written once. */
 Test(time, hf_eager_modeling_and_fsdp2_copy_out_by_hand)
 {
     pp_model m = fx_model("llama3-8b");
@@ -998,12 +999,12 @@ Test(time, hf_eager_modeling_and_fsdp2_copy_out_by_hand)
     pp_plan hf, tt, f1;
     s.buf.fsdp_no_sync = 1;
     estimate(&m, &c, &s, &hf);
-    cr_assert(pp__hf_modeling(&hf.strategy));
+    cr_assert_eq(pp__eager_code(&hf.strategy), PP_CODE_HF);
     s.buf.fsdp_no_sync = 0;
     estimate(&m, &c, &s, &tt);
-    cr_assert(!pp__hf_modeling(&tt.strategy));
+    cr_assert_eq(pp__eager_code(&tt.strategy), PP_CODE_TORCHTITAN);
     double hbm = pp__hbm_bw_eff(&c.gpu);
-    double per_token = 2 * 4096 * (32 + 52.0) + (32 + 8) * 128 * (16 + 8.0); /* 811,008 B */
+    double per_token = 2 * 4096 * (32 + 84.0) + (32 + 8) * 128 * ((16 + 22) - (16 + 12.0)); /* 1,001,472 B */
     double want = per_token * 2048 * 32 / hbm;
     cr_expect_float_eq(hf.time.compute_s - tt.time.compute_s, want, 1e-9 * want, "%.9g s, by hand %.9g s",
                        hf.time.compute_s - tt.time.compute_s, want);
@@ -1013,4 +1014,51 @@ Test(time, hf_eager_modeling_and_fsdp2_copy_out_by_hand)
     cr_expect_float_eq(tt.time.compute_s - f1.time.compute_s, want, 1e-9 * want, "%.9g s, by hand %.9g s",
                        tt.time.compute_s - f1.time.compute_s, want);
     cr_expect(tt.time.step_s > f1.time.step_s && hf.time.step_s > tt.time.step_s);
+    /* DeepSpeed ZeRO-3 concatenates each coalesced fetch the same way
+     * (AllGatherCoalescedHandle.wait); ZeRO-2 gathers nothing a micro-batch */
+    pp_plan z3, z2;
+    pp_strategy_default(&s);
+    s.framework = PP_FW_DEEPSPEED, s.dp = 8, s.seq = 2048, s.micro_batch = 1, s.global_batch = 8;
+    s.recompute = PP_RECOMPUTE_NONE, s.zero = 3;
+    estimate(&m, &c, &s, &z3);
+    s.zero = 2;
+    estimate(&m, &c, &s, &z2);
+    cr_expect_float_eq(z3.time.compute_s - z2.time.compute_s, want, 1e-9 * want, "deepspeed: %.9g s, by hand %.9g s",
+                       z3.time.compute_s - z2.time.compute_s, want);
 }
+
+/* The HF Trainer with use_liger_kernel (parplan's chunked loss) runs
+ * Liger's RMSNorm, rotary and SwiGLU: a block costs what fused kernels
+ * cost, by hand HF's extra per token (above) plus the SwiGLU's 4 + 6 bytes
+ * an ffn element less, forward and backward together; and in fp32
+ * training HF's norm casts vanish (12 bytes forward, 8 backward less an
+ * element), its other passes moving fp32. */
+Test(time, liger_fuses_what_hf_runs_eager)
+{
+    pp_model m = fx_model("llama3-8b");
+    pp_cluster c = fx_cluster("dgx-h100", 1, 0);
+    pp_strategy s;
+    pp_strategy_default(&s);
+    s.framework = PP_FW_DEEPSPEED, s.zero = 3, s.dp = 8, s.seq = 2048, s.micro_batch = 1, s.global_batch = 8;
+    s.loss = PP_LOSS_FP32;
+    pp__block_times eager, liger, e32;
+    pp__block_time(&m, &c, &s, PP_BLOCK_DENSE, &eager);
+    s.loss = PP_LOSS_CHUNKED;
+    cr_assert(pp__liger(&s) && pp__eager_code(&s) == PP_CODE_NONE);
+    pp__block_time(&m, &c, &s, PP_BLOCK_DENSE, &liger);
+    double hbm = pp__hbm_bw_eff(&c.gpu), tok = 2048;
+    double per_token = 2 * 4096 * (32 + 84.0) + (32 + 8) * 128 * (16 + 22.0) + 14336 * (4 + 6.0); /* 1,288,192 B */
+    double got = eager.fwd_s + eager.bwd_s - liger.fwd_s - liger.bwd_s, want = per_token * tok / hbm;
+    cr_expect_float_eq(got, want, 1e-9 * want, "%.9g s, by hand %.9g s", got, want);
+    /* fp32: the norm's passes (fp32 either way) lose the two casts, 20 +
+     * 76 extra bytes an element; the rotary's and SwiGLU's double */
+    pp__block_times l32;
+    s.precision = PP_PREC_FP32;
+    pp__block_time(&m, &c, &s, PP_BLOCK_DENSE, &l32);
+    s.loss = PP_LOSS_FP32;
+    pp__block_time(&m, &c, &s, PP_BLOCK_DENSE, &e32);
+    per_token = 2 * 4096 * (20 + 76.0) + 2 * ((32 + 8) * 128 * (16 + 22.0) + 14336 * (4 + 6.0)); /* 1,462,272 B */
+    got = e32.fwd_s + e32.bwd_s - l32.fwd_s - l32.bwd_s, want = per_token * tok / hbm;
+    cr_expect_float_eq(got, want, 1e-9 * want, "fp32: %.9g s, by hand %.9g s", got, want);
+}
+
