@@ -673,7 +673,7 @@ static pp_status fsdp_files(const pp_model *m, const pp_cluster *c, const pp_pla
                             pp_launch *out, pp_error *err)
 {
     const pp_strategy *s = &p->strategy;
-    if (pp__torchtitan_only(s)) /* rule fw-launcher: torchtitan launches it */
+    if (!pp__fsdp_accelerate(s)) /* rule fw-launcher: torchtitan launches it (needed, or chosen) */
         return add_file(out, "torchtitan.toml", torchtitan_toml(m, c, p, &o->hp), err);
     pp_status st = add_file(out, "accelerate_fsdp.yaml", accelerate_yaml(m, c, p, &out->notes), err);
     if (st == PP_OK) st = add_file(out, "training_args.json", training_args(m, p, &o->hp, NULL), err);

@@ -960,6 +960,9 @@ static int fw_launcher_ok(const why *w)
                   m->position == PP_POS_ALIBI ? "ALiBi positions" : "a norm after the embedding");
     const char *why_tt = pp__torchtitan_only(s);
     if (FW(w)->weights != PP_W_FSDP) return 1;
+    /* a plan parplan launches with torchtitan by choice (buf.fsdp_no_sync 0
+     * at pp 1, a search's launcher option): torchtitan's limits hold too */
+    if (!why_tt && !pp__fsdp_accelerate(s)) why_tt = "the torchtitan launcher";
     /* Accelerate's FSDP2 policy reduces in the parameter dtype (utils/
      * dataclasses.py set_mixed_precision: reduce_dtype = param_dtype); its
      * YAML has no key for another */

@@ -190,7 +190,8 @@ static slot *states_probe(pp__bounds *b, const pp__space *sp, const pp__cand *k)
 {
     key kk = {(uint64_t)k->tp | (uint64_t)k->ep << 16 | (uint64_t)k->zero << 32 | (uint64_t)k->offload << 34 |
                   (uint64_t)k->precision << 37 | (uint64_t)k->fw << 40 | (uint64_t)(k->shard & 0xfffff) << 44,
-              (uint64_t)k->dp | (uint64_t)k->cp << 32 | (uint64_t)((k->sp & PP_CAND_BF16W) != 0) << 62 |
+              (uint64_t)k->dp | (uint64_t)k->cp << 32 | (uint64_t)((k->sp & PP_CAND_TT) != 0) << 61 |
+                  (uint64_t)((k->sp & PP_CAND_BF16W) != 0) << 62 |
                   (uint64_t)((k->sp & PP_CAND_FOLD) != 0) << 63};
     slot *s = lookup(b, &b->states, kk);
     if (!s || s->v[0] != UNPROBED) return s;

@@ -29,7 +29,8 @@ typedef struct pp__cand {
      * bit 0 sequence parallelism, PP_CAND_FOLD (etp 1), PP_CAND_HIER
      * (hierarchical dispatch), PP_CAND_EPOV (EP all-to-all overlap),
      * PP_CAND_BF16W (bf16 weights where FP8 primary weights are the
-     * framework's default) */
+     * framework's default), PP_CAND_TT (torchtitan's launch of an FSDP
+     * plan HF Accelerate would run) */
 } pp__cand;
 
 #define PP_CAND_SP 1u
@@ -37,6 +38,7 @@ typedef struct pp__cand {
 #define PP_CAND_HIER 4u
 #define PP_CAND_EPOV 8u
 #define PP_CAND_BF16W 16u
+#define PP_CAND_TT 32u /* fsdp at pp 1 launched by torchtitan, not HF Accelerate */
 /* recompute packs the recompute modules too: bits 0-1 pp_recompute, the
  * PP_RC_* mask above them */
 #define PP_CAND_RC(k) ((pp_recompute)((k)->recompute & 3u))

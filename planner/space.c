@@ -46,6 +46,7 @@ void pp__cand_strategy(const pp__space *sp, const pp__cand *k, pp_strategy *s)
     s->ep_dispatch = (k->sp & PP_CAND_HIER) != 0;
     s->overlap_ep = (k->sp & PP_CAND_EPOV) != 0;
     if (k->sp & PP_CAND_BF16W) s->fp8_param_gather = 0;
+    if (k->sp & PP_CAND_TT) s->buf.fsdp_no_sync = 0;
     s->zero = k->zero;
     s->shard = k->shard;
     s->offload = (pp_offload)k->offload;
@@ -346,7 +347,8 @@ static void emit(enum_ctx *e)
     k.dp = s->dp, k.tp = s->tp, k.pp = s->pp, k.cp = s->cp, k.ep = s->ep, k.mb = s->micro_batch, k.shard = s->shard;
     k.sp = (uint8_t)((s->sp ? PP_CAND_SP : 0) | (s->etp == 1 && s->tp > 1 ? PP_CAND_FOLD : 0) |
                      (s->ep_dispatch ? PP_CAND_HIER : 0) | (s->overlap_ep ? PP_CAND_EPOV : 0) |
-                     (s->precision == PP_PREC_FP8 && s->fp8_param_gather == 0 ? PP_CAND_BF16W : 0));
+                     (s->precision == PP_PREC_FP8 && s->fp8_param_gather == 0 ? PP_CAND_BF16W : 0) |
+                     (s->framework == PP_FW_FSDP && s->buf.fsdp_no_sync == 0 ? PP_CAND_TT : 0));
     k.zero = (uint8_t)s->zero, k.offload = (uint8_t)s->offload;
     k.recompute = (uint8_t)((unsigned)s->recompute | s->recompute_modules << 2), k.precision = (uint8_t)s->precision;
     k.schedule = (uint8_t)s->schedule, k.v = (uint8_t)s->virtual_stages;
@@ -423,6 +425,21 @@ static void enum_behaviours(enum_ctx *e)
             emit(e);
             e->over = over && e->over;
         }
+    }
+    /* torchtitan runs Llama 3 with fused norms and a reduce-scatter each
+     * micro-batch where HF Accelerate runs HF's eager code and no_sync: an
+     * FSDP plan Accelerate would launch is tried under torchtitan too */
+    if (s->framework == PP_FW_FSDP && e->sp->o.base.buf.fsdp_no_sync < 0 && pp__fsdp_accelerate(s) &&
+        pp__torchtitan_flavor(e->sp->m)) {
+        int over = e->over;
+        s->buf.fsdp_no_sync = 0;
+        s->grad_accum_dtype = g; /* torchtitan's: fp32 reduction */
+        pp__fw_fill(s, e->x.c);
+        if (level_ok(e, L_BEHAV)) {
+            emit(e);
+            e->over = over && e->over;
+        }
+        s->buf.fsdp_no_sync = -1;
     }
     s->ep_dispatch = hier, s->overlap_ep = epov;
     s->grad_accum_dtype = g, s->cp_comm = cc, s->loss = lo, s->overlap_dp = odp, s->overlap_tp = otp;

@@ -219,6 +219,56 @@ Test(search, fp8_primary_weights_tried_both_ways, .timeout = 600)
               best[1], best[2]);
 }
 
+/* The launcher is a choice at pp 1: for Llama 3 (torchtitan's flavors) an
+ * FSDP plan HF Accelerate would run is tried under torchtitan too (fused
+ * norms, a reduce-scatter each micro-batch, fp32 reduction), and the best
+ * of the search is the better of the two pinned (fsdp_no_sync -1, left to
+ * the search, against 0, torchtitan, and 1, Accelerate); a model torchtitan
+ * cannot build keeps Accelerate. */
+Test(search, fsdp_launcher_tried_both_ways, .timeout = 600)
+{
+    pp_model m;
+    pp_cluster c;
+    load("llama3-8b", "dgx-h100", 1, 0, &m, &c);
+    double best[3];
+    const char *launcher[3];
+    for (int pin = -1; pin <= 1; pin++) {
+        pp_search_opts o;
+        pp_search_opts_default(&o);
+        o.global_batch = 64, o.seq = 4096, o.top_k = 3;
+        o.frameworks = 1u << PP_FW_FSDP, o.precisions = 1u << PP_PREC_BF16;
+        o.pp.n = 1, o.pp.v[0] = 1, o.tp.n = 1, o.tp.v[0] = 1;
+        o.base.buf.fsdp_no_sync = pin;
+        pp_plan_list l;
+        pp_error e = {""};
+        cr_assert_eq(pp_plan_search(&m, &c, &o, &l, &e), PP_OK, "%s", e.msg);
+        cr_assert_gt(l.n, 0);
+        best[pin + 1] = l.plans[0].time.step_s, launcher[pin + 1] = pp_strategy_launcher(&l.plans[0].strategy);
+        pp_plan_list_free(&l);
+    }
+    cr_expect_str_eq(launcher[1], "torchtitan");
+    cr_expect_str_eq(launcher[2], "hf-accelerate");
+    int w = best[1] <= best[2] ? 1 : 2;
+    cr_expect(fabs(best[0] - best[w]) <= 1e-9 * best[w], "the search %.6f s, torchtitan %.6f s, Accelerate %.6f s", best[0],
+              best[1], best[2]);
+    cr_expect(best[1] < best[2], "Llama 3 8B: torchtitan's fused norms %.6f s against HF's eager code %.6f s", best[1],
+              best[2]);
+    /* Qwen2.5 is no torchtitan flavor: Accelerate only */
+    load("qwen2.5-7b", "dgx-h100", 1, 0, &m, &c);
+    pp_search_opts o;
+    pp_search_opts_default(&o);
+    o.global_batch = 64, o.seq = 4096, o.top_k = 20;
+    o.frameworks = 1u << PP_FW_FSDP, o.precisions = 1u << PP_PREC_BF16;
+    o.pp.n = 1, o.pp.v[0] = 1, o.tp.n = 1, o.tp.v[0] = 1;
+    pp_plan_list l;
+    pp_error e = {""};
+    cr_assert_eq(pp_plan_search(&m, &c, &o, &l, &e), PP_OK, "%s", e.msg);
+    for (int k = 0; k < l.n; k++)
+        if (l.plans[k].strategy.recompute != PP_RECOMPUTE_SELECTIVE)
+            cr_expect_str_eq(pp_strategy_launcher(&l.plans[k].strategy), "hf-accelerate", "plan %d", k + 1);
+    pp_plan_list_free(&l);
+}
+
 Test(search, bounds_are_lower_bounds, .timeout = 600)
 {
     check_bounds("llama3-70b", "dgx-h100", 4, 256, 8192);
