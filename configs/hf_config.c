@@ -489,8 +489,18 @@ static void ds_router(jr_ctx *c, const cJSON *r, pp_model *m)
     char score[32] = "softmax", method[32] = "";
     jr_str(c, r, "$", "scoring_func", 0, score, sizeof score);
     jr_str(c, r, "$", "topk_method", 0, method, sizeof method);
+    if (c->st == PP_OK && strcmp(score, "softmax") && strcmp(score, "sigmoid"))
+        jr_fail(c, "$", "scoring_func", "expected \"softmax\" or \"sigmoid\" (DeepSeek's routers), got \"%s\"", score);
+    if (c->st == PP_OK && method[0] && strcmp(method, "greedy") && strcmp(method, "group_limited_greedy") &&
+        strcmp(method, "noaux_tc"))
+        jr_fail(c, "$", "topk_method", "expected \"greedy\", \"group_limited_greedy\" or \"noaux_tc\", got \"%s\"",
+                method);
     m->router_sigmoid = !strcmp(score, "sigmoid");
     m->router_expert_bias = !strcmp(method, "noaux_tc");
+    /* as the model file says (model_json.c): Megatron's router takes the bias with sigmoid scores only */
+    if (c->st == PP_OK && m->router_expert_bias && !m->router_sigmoid)
+        jr_fail(c, "$", "topk_method", "\"noaux_tc\" (the aux-loss-free balancing bias) needs scoring_func "
+                "\"sigmoid\", as DeepSeek-V3's; Megatron refuses the bias with softmax scores");
     jr_num(c, r, "$", "routed_scaling_factor", 0, 0, 1000, &m->router_scaling);
     if (m->router_scaling == 1) m->router_scaling = 0;
     jr_num(c, r, "$", "aux_loss_alpha", 0, 0, 10, &m->aux_loss_coeff);

@@ -455,3 +455,30 @@ Test(hf_counts, qwen3_dense_and_moe)
     cr_expect(q.qk_norm && q.experts == 128 && q.topk == 8 && q.shared_experts == 0);
     cr_expect(fabs(q.aux_loss_coeff - 0.001) < 1e-12);
 }
+
+/* DeepSeek's router values are checked as the model file checks them: an
+ * unknown scoring_func or topk_method names its key, and noaux_tc's
+ * balancing bias over softmax scores (which Megatron refuses, and the
+ * model file does not read back) is an input error, not a model (found by
+ * fuzz_hf_config: "si;gmoid" read as softmax with the bias). */
+Test(hf_bad, deepseek_router_values)
+{
+    FILE *f = fopen(HF_DIR "DeepSeek-V3.json", "rb");
+    cr_assert(f);
+    static char buf[1 << 16], bad[1 << 16];
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = 0;
+    const char *cases[][3] = {{"\"sigmoid\"", "\"si;gmoid\"", "scoring_func"},
+                              {"\"sigmoid\"", "\"softmax\"", "topk_method"},
+                              {"\"noaux_tc\"", "\"noaux\"", "topk_method"}};
+    for (int i = 0; i < 3; i++) {
+        const char *at = strstr(buf, cases[i][0]);
+        cr_assert(at, "fixture lacks %s", cases[i][0]);
+        snprintf(bad, sizeof bad, "%.*s%s%s", (int)(at - buf), buf, cases[i][1], at + strlen(cases[i][0]));
+        pp_model m;
+        pp_error e = {""};
+        cr_expect_eq(pp_model_parse(bad, strlen(bad), "DeepSeek-V3.json", &m, &e), PP_ERR_INPUT, "case %d", i);
+        EXPECT_MSG(e, cases[i][2]);
+    }
+}
