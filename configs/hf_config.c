@@ -196,14 +196,26 @@ static void read_qwen3_moe(jr_ctx *c, const cJSON *r, pp_model *m, const hf_type
     if (c->st == PP_OK) qwen2_moe_layers(c, r, m, step);
 }
 
-/* Block i is MoE unless listed in mlp_only_layers, when (i+1) % step == 0. */
+static void mlp_only_layers(jr_ctx *c, const cJSON *only, pp_model *m);
+
+/* Block i is MoE unless listed in mlp_only_layers, when (i+1) % step == 0;
+ * at least one must be (a MoE model without one the model file refuses). */
 static void qwen2_moe_layers(jr_ctx *c, const cJSON *r, pp_model *m, int step)
 {
     const cJSON *only = cJSON_GetObjectItemCaseSensitive(r, "mlp_only_layers");
     pp__model_set_moe_layers(m, 0, 1);
     for (int i = 0; i < m->layers; i++)
         if ((i + 1) % step != 0) m->block_kind[i] = PP_BLOCK_DENSE;
-    if (!only || cJSON_IsNull(only)) return;
+    if (only && !cJSON_IsNull(only)) mlp_only_layers(c, only, m);
+    int moe = 0;
+    for (int i = 0; i < m->layers; i++) moe += m->block_kind[i] == PP_BLOCK_MOE;
+    if (c->st == PP_OK && m->experts > 0 && !moe)
+        jr_fail(c, "$", "decoder_sparse_step", "%d (with mlp_only_layers) leaves none of the %d blocks MoE "
+                "(expected at least one)", step, m->layers);
+}
+
+static void mlp_only_layers(jr_ctx *c, const cJSON *only, pp_model *m)
+{
     if (!cJSON_IsArray(only)) {
         jr_fail(c, "$", "mlp_only_layers", "expected an array of block indices");
         return;

@@ -482,3 +482,18 @@ Test(hf_bad, deepseek_router_values)
         EXPECT_MSG(e, cases[i][2]);
     }
 }
+
+/* Qwen-MoE's decoder_sparse_step beyond the blocks (or mlp_only_layers
+ * covering every MoE block) leaves a MoE model without a MoE block, which
+ * the model file refuses: an input error naming the key (fuzz_hf_config). */
+Test(hf_bad, qwen_moe_without_a_moe_block)
+{
+    const char *j = "{\"model_type\":\"qwen2_moe\",\"num_hidden_layers\":7,\"hidden_size\":256,"
+                    "\"num_attention_heads\":4,\"intermediate_size\":512,\"vocab_size\":1000,"
+                    "\"num_experts\":8,\"num_experts_per_tok\":2,\"moe_intermediate_size\":64,"
+                    "\"shared_expert_intermediate_size\":128,\"decoder_sparse_step\":8}";
+    pp_model m;
+    pp_error e = {""};
+    cr_expect_eq(parse(j, "x.json", &m, &e), PP_ERR_INPUT);
+    EXPECT_MSG(e, "decoder_sparse_step");
+}
