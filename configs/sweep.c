@@ -200,7 +200,7 @@ const char *pp_sweep_csv_header(void)
            "precision,"
            "micro_batch,grad_accum,schedule,virtual_stages,mode,peak_bytes,fits,step_s,tokens_per_s,mfu,train_days,"
            "cost_usd,error,etp,ep_dispatch,overlap_ep,expandable_segments,opt_states,recompute_modules,fp8_param_gather,"
-           "act_offload_layers";
+           "act_offload_layers,launcher";
 }
 
 static const cJSON *path_get(const cJSON *o, const char *a, const char *b)
@@ -271,7 +271,7 @@ static char *csv_row(const cJSON *res, int index)
     csv_str(b, cap, msg ? msg : "", 1); /* the message, always quoted */
     /* added after the message, so earlier columns keep their places */
     static const char *const late[] = {"etp", "ep_dispatch", "overlap_ep", "expandable_segments", "opt_states",
-                                        "recompute_modules", "fp8_param_gather", "act_offload_layers"};
+                                        "recompute_modules", "fp8_param_gather", "act_offload_layers", "launcher"};
     for (size_t i = 0; i < sizeof late / sizeof *late; i++) csv_num(b, cap, plan ? path_get(plan, "strategy", late[i]) : NULL);
     return b;
 }

@@ -962,7 +962,7 @@ static int fw_launcher_ok(const why *w)
     if (FW(w)->weights != PP_W_FSDP) return 1;
     /* a plan parplan launches with torchtitan by choice (buf.fsdp_no_sync 0
      * at pp 1, a search's launcher option): torchtitan's limits hold too */
-    if (!why_tt && !pp__fsdp_accelerate(s)) why_tt = "the torchtitan launcher";
+    if (!why_tt && !pp__fsdp_accelerate(s)) why_tt = "torchtitan's launch (chosen)";
     /* Accelerate's FSDP2 policy reduces in the parameter dtype (utils/
      * dataclasses.py set_mixed_precision: reduce_dtype = param_dtype); its
      * YAML has no key for another */
@@ -985,6 +985,10 @@ static int fw_launcher_ok(const why *w)
     if (s->ft.mode != PP_MODE_FULL)
         return no(w, "mode", ename(PP_ENUM_MODE, s->ft.mode), "FSDP with %s is launched by torchtitan, which has no "
                   "LoRA; parplan launches HF Accelerate (LoRA) without %s", why_tt, why_tt);
+    /* torchtitan v0.2.2's job config has no frozen parameters (review10 M1) */
+    if (s->ft.freeze_embeddings || s->ft.freeze_layers)
+        return no(w, "freeze", "on", "FSDP with %s is launched by torchtitan, which trains every weight; parplan "
+                  "launches HF Accelerate (frozen blocks) without %s", why_tt, why_tt);
     if (pp__torchtitan_flavor(w->x->m)) return 1;
     return no(w, NULL, w->x->m->name, "FSDP with %s is launched by torchtitan, whose flavors build Llama 3 8B, 70B and "
               "405B; parplan launches HF Accelerate (any model) without %s", why_tt, why_tt);

@@ -127,7 +127,7 @@ static int early_stop(const pp_model *m, const pp_strategy *s, const pp__block_t
 {
     const pp__fw *f = pp__fw_get(s->framework);
     if (bt->tail_fwd_s <= 0 || m->norms_per_block > 2 || s->buf.checkpoint_early_stop < 0) return 0;
-    if (!s->buf.checkpoint_early_stop && (!f || !f->recompute_early_stop || pp__torchtitan_only(s))) return 0;
+    if (!s->buf.checkpoint_early_stop && (!f || !f->recompute_early_stop || !pp__fsdp_accelerate(s))) return 0;
     if (s->precision == PP_PREC_FP8 || s->ft.mode == PP_MODE_QLORA) return 0;
     return s->ft.mode != PP_MODE_LORA || !(s->ft.lora_targets & PP_LORA_DOWN);
 }

@@ -155,10 +155,11 @@ static slot *core_probe(pp__bounds *b, const pp__space *sp, const pp__cand *k)
     c.offload = PP_OFFLOAD_NONE;
     pp_strategy st;
     one_stage(sp, &c, &st);
-    /* the core serves every pp: FSDP's one stage would be HF Accelerate's,
-     * whose eager modeling code and FSDP2 copy-out cost more than a
-     * pipelined (torchtitan) plan's; probe without them */
-    if (st.framework == PP_FW_FSDP) st.buf.fsdp_no_sync = 0, st.buf.fsdp1 = 1;
+    /* the core serves every pp and launcher: FSDP's one stage would be HF
+     * Accelerate's, whose eager modeling code and FSDP2 copy-out cost more
+     * than torchtitan's; probe without them, and with Accelerate's early
+     * stop of a full recompute, which torchtitan has not: the least of both */
+    if (st.framework == PP_FW_FSDP) st.buf.fsdp_no_sync = 0, st.buf.fsdp1 = 1, st.buf.checkpoint_early_stop = 1;
     pp_memory_estimate(sp->m, sp->c, &st, &b->mem);
     s->v[1] = b->mem.stages[0].act_per_microbatch;
 

@@ -150,6 +150,8 @@ static void strategy_diff(sbuf *b, const pp_strategy *x, const pp_strategy *y)
     } else if (x->precision == PP_PREC_FP8 && (x->fp8_param_gather > 0) != (y->fp8_param_gather > 0))
         sb_printf(b, "%s%s vs %s weights", any++ ? ", " : " (", x->fp8_param_gather > 0 ? "fp8 primary" : "bf16",
                   y->fp8_param_gather > 0 ? "fp8 primary" : "bf16");
+    const char *lx = pp_strategy_launcher(x), *ly = pp_strategy_launcher(y);
+    if (x->framework == y->framework && strcmp(lx, ly)) sb_printf(b, "%slauncher %s vs %s", any++ ? ", " : " (", lx, ly);
     if (!any) sb_printf(b, " (same degrees; the stage split or recompute differs)");
     else sb_printf(b, ")");
 }
@@ -615,12 +617,16 @@ static void try_combo(advisor *A, const int *dims, const int *vals, int n)
     pp_error e;
     pp_status st = pp_estimate(A->m, &c, &s, A->p, &e); /* resolves again what the changes touch */
     if (st == PP_ERR_INPUT) return;                     /* not a strategy its framework runs: not tried */
+    /* nor one no launcher of it writes (rule fw-launcher: torchtitan, which
+     * the changes may call for, builds Llama 3 only) */
+    if (st == PP_OK && pp_rules_check(A->m, &c, &A->p->strategy, &e) != PP_OK) return;
     A->f.tried++;
     if (st != PP_OK || !A->p->memory.fits) return;
-    if (A->p->strategy.framework != A->s->framework) { /* a framework the estimate chose, not the user */
-        size_t k = strlen(what);
+    size_t k = strlen(what);
+    if (A->p->strategy.framework != A->s->framework) /* a framework the estimate chose, not the user */
         snprintf(what + k, sizeof what - k, " (run by %s)", pp_framework_name(A->p->strategy.framework));
-    }
+    else if (strcmp(pp_strategy_launcher(&A->p->strategy), pp_strategy_launcher(A->s)))
+        snprintf(what + k, sizeof what - k, " (launched by %s)", pp_strategy_launcher(&A->p->strategy));
     if (A->nfit < 256) A->fit[A->nfit++] = bits;
     fixes_add(&A->f, what, &c, A->p, A->p->memory.gpu_bytes);
 }

@@ -389,6 +389,27 @@ static int ep_crosses_domains(const enum_ctx *e)
     return pp_topo_group_link(e->sp->c, e->s.ep, pp__ep_stride(&e->s), &gl) == 0 && gl.tier == PP_TOPO_INTER;
 }
 
+/* torchtitan runs Llama 3 with fused norms and a reduce-scatter each
+ * micro-batch where HF Accelerate runs HF's eager code and no_sync: an FSDP
+ * plan Accelerate would launch is tried under torchtitan too, its gradient
+ * dtype refilled from the base's g (torchtitan reduces in fp32). */
+static void emit_torchtitan(enum_ctx *e, pp_grad_accum g)
+{
+    pp_strategy *s = &e->s;
+    if (s->framework != PP_FW_FSDP || e->sp->o.base.buf.fsdp_no_sync >= 0 || !pp__fsdp_accelerate(s) ||
+        !pp__torchtitan_flavor(e->sp->m))
+        return;
+    int over = e->over;
+    s->buf.fsdp_no_sync = 0;
+    s->grad_accum_dtype = g;
+    pp__fw_fill(s, e->x.c);
+    if (level_ok(e, L_BEHAV)) {
+        emit(e);
+        e->over = over && e->over;
+    }
+    s->buf.fsdp_no_sync = -1;
+}
+
 /* The behaviours the framework decides, filled on the working strategy for
  * the last rules and put back as the base had them. */
 static void enum_behaviours(enum_ctx *e)
@@ -426,21 +447,7 @@ static void enum_behaviours(enum_ctx *e)
             e->over = over && e->over;
         }
     }
-    /* torchtitan runs Llama 3 with fused norms and a reduce-scatter each
-     * micro-batch where HF Accelerate runs HF's eager code and no_sync: an
-     * FSDP plan Accelerate would launch is tried under torchtitan too */
-    if (s->framework == PP_FW_FSDP && e->sp->o.base.buf.fsdp_no_sync < 0 && pp__fsdp_accelerate(s) &&
-        pp__torchtitan_flavor(e->sp->m)) {
-        int over = e->over;
-        s->buf.fsdp_no_sync = 0;
-        s->grad_accum_dtype = g; /* torchtitan's: fp32 reduction */
-        pp__fw_fill(s, e->x.c);
-        if (level_ok(e, L_BEHAV)) {
-            emit(e);
-            e->over = over && e->over;
-        }
-        s->buf.fsdp_no_sync = -1;
-    }
+    emit_torchtitan(e, g);
     s->ep_dispatch = hier, s->overlap_ep = epov;
     s->grad_accum_dtype = g, s->cp_comm = cc, s->loss = lo, s->overlap_dp = odp, s->overlap_tp = otp;
     s->buf.free_pipeline_outputs = fo, s->buf.reduce_bucket = rb, s->buf.allgather_bucket = ab;

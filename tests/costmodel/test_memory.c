@@ -147,6 +147,12 @@ Test(memory, gqa_and_gated_mlp_hand_count)
     s.framework = PP_FW_DEEPSPEED;
     got = pp__block_act_bytes(&m, &s, PP_BLOCK_DENSE, PP_RECOMPUTE_NONE);
     cr_expect(fabs(got - (per_tok + 2 * 14336.0 + 2 * 4 * h) * 8192) < 1, "deepspeed: got %.0f", got);
+    /* with Liger's kernels (use_liger_kernel: the chunked loss) the RMSNorm
+     * keeps its input and the SwiGLU its two inputs, as fused kernels do */
+    s.loss = PP_LOSS_CHUNKED;
+    got = pp__block_act_bytes(&m, &s, PP_BLOCK_DENSE, PP_RECOMPUTE_NONE);
+    cr_expect(fabs(got - per_tok * 8192) < 1, "deepspeed + Liger: got %.0f", got);
+    s.loss = PP_LOSS_FP32;
     s.framework = PP_FW_PYTORCH;
     got = pp__block_act_bytes(&m, &s, PP_BLOCK_DENSE, PP_RECOMPUTE_NONE);
     cr_expect(fabs(got - (per_tok + 2 * 14336.0 + 2 * 6 * h) * 8192) < 1, "pytorch: got %.0f", got);

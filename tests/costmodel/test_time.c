@@ -1014,6 +1014,20 @@ Test(time, hf_eager_modeling_and_fsdp2_copy_out_by_hand)
     cr_expect_float_eq(tt.time.compute_s - f1.time.compute_s, want, 1e-9 * want, "%.9g s, by hand %.9g s",
                        tt.time.compute_s - f1.time.compute_s, want);
     cr_expect(tt.time.step_s > f1.time.step_s && hf.time.step_s > tt.time.step_s);
+    /* a Qwen3-30B-A3B MoE block, HF's code against torchtitan's: the norms
+     * (two of 2048, QK norm on 32 + 4 heads of 128) at 32 + 84, the rotary
+     * at 38 against 28, and transformers 5.x's grouped_mm dispatch at 10 +
+     * 20 extra bytes a routed row-element (8 experts a token) */
+    pp_model q = fx_model(PARPLAN_SOURCE_DIR "/tests/data/models/qwen3-30b-a3b.json");
+    pp__block_times bh, bt;
+    s.buf.fsdp1 = 0, s.buf.fsdp_no_sync = 1;
+    pp__block_time(&q, &c, &s, PP_BLOCK_MOE, &bh);
+    s.buf.fsdp_no_sync = 0;
+    pp__block_time(&q, &c, &s, PP_BLOCK_MOE, &bt);
+    double qk = (32 + 4) * 128.0;
+    per_token = (2 * 2048 + qk) * (32 + 84.0) + qk * ((16 + 22) - (16 + 12.0)) + (10 + 20.0) * 2048 * 8; /* 1,547,264 B */
+    double want_b = per_token * 2048 / hbm, got = bh.fwd_s + bh.bwd_s - bt.fwd_s - bt.bwd_s;
+    cr_expect_float_eq(got, want_b, 1e-9 * want_b, "MoE block: %.9g s, by hand %.9g s", got, want_b);
     /* DeepSpeed ZeRO-3 concatenates each coalesced fetch the same way
      * (AllGatherCoalescedHandle.wait); ZeRO-2 gathers nothing a micro-batch */
     pp_plan z3, z2;
@@ -1062,3 +1076,32 @@ Test(time, liger_fuses_what_hf_runs_eager)
     cr_expect_float_eq(got, want, 1e-9 * want, "fp32: %.9g s, by hand %.9g s", got, want);
 }
 
+
+/* A full recompute stops early (before the down projection) only under HF
+ * Accelerate's checkpoint_wrapper; torchtitan v0.2.2, which the search may
+ * now choose at pp 1, runs it to the end (early_stop False): its recompute
+ * is what the same plan costs with the early stop off, Accelerate's what it
+ * costs with it on, and less (review10 H1). */
+Test(time, full_recompute_stops_early_under_accelerate_only)
+{
+    pp_model m = fx_model("llama3-8b");
+    pp_cluster c = fx_cluster("dgx-h100", 1, 0);
+    pp_strategy s;
+    pp_strategy_default(&s);
+    s.framework = PP_FW_FSDP, s.zero = 3, s.dp = 8, s.seq = 2048, s.micro_batch = 1, s.global_batch = 8;
+    s.recompute = PP_RECOMPUTE_FULL, s.recompute_layers = -1;
+    pp_plan a, b;
+    for (int tt = 0; tt < 2; tt++) {
+        s.buf.fsdp_no_sync = tt ? 0 : 1;
+        s.buf.checkpoint_early_stop = 0;
+        estimate(&m, &c, &s, &a);
+        s.buf.checkpoint_early_stop = tt ? -1 : 1;
+        estimate(&m, &c, &s, &b);
+        cr_expect_float_eq(a.time.recompute_s, b.time.recompute_s, 1e-12, "%s: %.9g s, %.9g s with the stop %s",
+                           tt ? "torchtitan" : "Accelerate", a.time.recompute_s, b.time.recompute_s, tt ? "off" : "on");
+        s.buf.checkpoint_early_stop = tt ? 1 : -1;
+        estimate(&m, &c, &s, &b);
+        cr_expect(tt ? a.time.recompute_s > b.time.recompute_s : a.time.recompute_s < b.time.recompute_s,
+                  "%s: %.9g s against %.9g s", tt ? "torchtitan" : "Accelerate", a.time.recompute_s, b.time.recompute_s);
+    }
+}

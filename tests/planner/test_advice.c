@@ -347,3 +347,26 @@ Test(advice, tp_move_from_tp1_runs_sequence_parallel)
     pp_free(t);
     free(f);
 }
+
+/* A fix that needs torchtitan (TP, selective recompute under FSDP) is
+ * listed for Llama 3, which torchtitan builds, and says so; for Qwen2.5,
+ * which it cannot, no listed fix needs it (rule fw-launcher; review10 M3). */
+Test(advice, fixes_a_launcher_can_run)
+{
+    const char *models[] = {"llama3-8b", "qwen2.5-7b"};
+    for (int i = 0; i < 2; i++) {
+        fx *f = fixture(models[i], "dgx-h100", 0, 0);
+        pp_error err = {""};
+        f->s.framework = PP_FW_FSDP;
+        f->s.dp = 8, f->s.zero = 3, f->s.seq = 16384, f->s.micro_batch = 2, f->s.global_batch = 64;
+        cr_assert_eq(pp_estimate(&f->m, &f->c, &f->s, &f->p, &err), PP_OK, "%s", err.msg);
+        cr_assert(!f->p.memory.fits, "%s: the fixture must not fit", models[i]);
+        char *t = advise(f, 0);
+        if (i == 0)
+            cr_expect(strstr(t, "tp 2 with sequence parallelism (launched by torchtitan)"), "%s", t);
+        else
+            cr_expect(!strstr(t, "tp 2") && !strstr(t, "selective recompute") && !strstr(t, "torchtitan"), "%s", t);
+        pp_free(t);
+        free(f);
+    }
+}
