@@ -43,6 +43,18 @@ static inline pp_cluster fx_gb200_segment(void)
     return c;
 }
 
+/* Mixtral's shape with 64 experts on one DGX H100, Megatron over 8 ranks,
+ * one 256-token sequence a rank: every expert local, each with few tokens,
+ * so its blocks wait on the host's expert launches (compute.c). */
+static inline void fx_moe64_megatron(pp_model *m, pp_cluster *c, pp_strategy *s)
+{
+    *m = fx_model("mixtral-8x7b");
+    m->experts = 64;
+    *c = fx_cluster("dgx-h100", 1, 0);
+    pp_strategy_default(s);
+    s->framework = PP_FW_MEGATRON, s->dp = 8, s->seq = 256, s->micro_batch = 1, s->global_batch = 8;
+}
+
 static inline double fx_total_params(const char *name)
 {
     pp_model m = fx_model(name);

@@ -231,12 +231,10 @@ Test(report, plan_and_compare_pages)
 Test(report, waterfall_names_the_expert_launch_wait)
 {
     pp_plan *p = malloc(sizeof *p);
-    pp_model m = fx_model("mixtral-8x7b");
-    m.experts = 64;
-    pp_cluster c = fx_cluster("dgx-h100", 1, 0);
+    pp_model m;
+    pp_cluster c;
     pp_strategy s;
-    pp_strategy_default(&s);
-    s.framework = PP_FW_MEGATRON, s.dp = 8, s.seq = 256, s.micro_batch = 1, s.global_batch = 8;
+    fx_moe64_megatron(&m, &c, &s);
     pp_error err = {""};
     cr_assert_eq(pp_estimate(&m, &c, &s, p, &err), PP_OK, "%s", err.msg);
     cr_assert(p->time.expert_host_s > 0);

@@ -940,12 +940,10 @@ Test(time, fsdp2_offload_accumulation_costs_each_extra_microbatch)
  * grouped_mm (transformers 5.x) never sync. */
 Test(time, expert_launches_by_hand)
 {
-    pp_model m = fx_model("mixtral-8x7b");
-    m.experts = 64;
-    pp_cluster c = fx_cluster("dgx-h100", 1, 0);
+    pp_model m;
+    pp_cluster c;
     pp_strategy s;
-    pp_strategy_default(&s);
-    s.framework = PP_FW_MEGATRON, s.dp = 8, s.seq = 256, s.micro_batch = 1, s.global_batch = 8;
+    fx_moe64_megatron(&m, &c, &s);
     pp_plan p, g;
     estimate(&m, &c, &s, &p);
     double eff = pp__matmul_eff(&c.gpu) * 8 / (8 + 64.0), host = 1e-3 + 64 * 0.4e-3;
@@ -979,6 +977,18 @@ Test(time, expert_launches_by_hand)
     }
 }
 
+/* One DGX H100's 8 ranks of `fw` at ZeRO `zero`, one 2048-token sequence a
+ * rank, one micro-batch a step, no recompute: the shape the tests of the
+ * launched program's code (below) vary. */
+static pp_strategy dp8_seq2048(pp_framework fw, int zero)
+{
+    pp_strategy s;
+    pp_strategy_default(&s);
+    s.framework = fw, s.zero = zero, s.dp = 8, s.seq = 2048, s.micro_batch = 1, s.global_batch = 8;
+    s.recompute = PP_RECOMPUTE_NONE;
+    return s;
+}
+
 /* Eager PyTorch modeling code (compute.c: HF_NORM_*, HF_ROPE_*,
  * TT_ROPE_*, UNFUSED_GLU_*), by hand on Llama-3-8B under FSDP2: the same
  * plan launched through Accelerate (HF modeling) and through torchtitan
@@ -992,10 +1002,7 @@ Test(time, hf_eager_modeling_and_fsdp2_copy_out_by_hand)
 {
     pp_model m = fx_model("llama3-8b");
     pp_cluster c = fx_cluster("dgx-h100", 1, 0);
-    pp_strategy s;
-    pp_strategy_default(&s);
-    s.framework = PP_FW_FSDP, s.zero = 3, s.dp = 8, s.seq = 2048, s.micro_batch = 1, s.global_batch = 8;
-    s.recompute = PP_RECOMPUTE_NONE;
+    pp_strategy s = dp8_seq2048(PP_FW_FSDP, 3);
     pp_plan hf, tt, f1;
     s.buf.fsdp_no_sync = 1;
     estimate(&m, &c, &s, &hf);
@@ -1031,9 +1038,7 @@ Test(time, hf_eager_modeling_and_fsdp2_copy_out_by_hand)
     /* DeepSpeed ZeRO-3 concatenates each coalesced fetch the same way
      * (AllGatherCoalescedHandle.wait); ZeRO-2 gathers nothing a micro-batch */
     pp_plan z3, z2;
-    pp_strategy_default(&s);
-    s.framework = PP_FW_DEEPSPEED, s.dp = 8, s.seq = 2048, s.micro_batch = 1, s.global_batch = 8;
-    s.recompute = PP_RECOMPUTE_NONE, s.zero = 3;
+    s = dp8_seq2048(PP_FW_DEEPSPEED, 3);
     estimate(&m, &c, &s, &z3);
     s.zero = 2;
     estimate(&m, &c, &s, &z2);
@@ -1051,9 +1056,7 @@ Test(time, liger_fuses_what_hf_runs_eager)
 {
     pp_model m = fx_model("llama3-8b");
     pp_cluster c = fx_cluster("dgx-h100", 1, 0);
-    pp_strategy s;
-    pp_strategy_default(&s);
-    s.framework = PP_FW_DEEPSPEED, s.zero = 3, s.dp = 8, s.seq = 2048, s.micro_batch = 1, s.global_batch = 8;
+    pp_strategy s = dp8_seq2048(PP_FW_DEEPSPEED, 3);
     s.loss = PP_LOSS_FP32;
     pp__block_times eager, liger, e32;
     pp__block_time(&m, &c, &s, PP_BLOCK_DENSE, &eager);
@@ -1086,9 +1089,7 @@ Test(time, full_recompute_stops_early_under_accelerate_only)
 {
     pp_model m = fx_model("llama3-8b");
     pp_cluster c = fx_cluster("dgx-h100", 1, 0);
-    pp_strategy s;
-    pp_strategy_default(&s);
-    s.framework = PP_FW_FSDP, s.zero = 3, s.dp = 8, s.seq = 2048, s.micro_batch = 1, s.global_batch = 8;
+    pp_strategy s = dp8_seq2048(PP_FW_FSDP, 3);
     s.recompute = PP_RECOMPUTE_FULL, s.recompute_layers = -1;
     pp_plan a, b;
     for (int tt = 0; tt < 2; tt++) {
