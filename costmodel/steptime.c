@@ -423,9 +423,9 @@ static double unit_gathers(const pp_strategy *s, const stage_t *st)
  * in 16 bits (fp32 in fp32 training) for its forward, again for its
  * backward unless they stay gathered (FSDP reshard_after_forward=False,
  * zero 2), and DeepSpeed gathers a recomputed block once more; the trained
- * weights' gradients are reduce-scattered per unit (16-bit in DeepSpeed,
- * in FSDP's reduce_dtype: the gradient dtype, bf16 under Accelerate's policy,
- * fp32 where the run accumulates in fp32), and with hybrid sharding all-reduced across
+ * weights' gradients are reduce-scattered per unit (16-bit in DeepSpeed;
+ * in FSDP its reduce_dtype, the gradient dtype: bf16 under Accelerate's
+ * policy, fp32 in torchtitan), and with hybrid sharding all-reduced across
  * the shard groups. Units: FSDP wraps each block (and the embedding and the
  * head: one collective per unit); DeepSpeed fetches module by module (4
  * linear modules per block), coalescing what one prefetch of up to
@@ -558,7 +558,6 @@ static void distopt_comm(const pp_strategy *s, const groups *g, stage_t *st, dou
     double ag1 = fmin(ag, pp__allgather_s(&g->dp, gathered_bytes(st, last, w)) + eag);
     st->dp_exposed = rs1 + ag1 + pp__exposed(g->slowdown, rs - rs1, st->bwd) + pp__exposed(g->slowdown, ag - ag1, fwd);
 }
-
 
 /* DeepSpeed v0.14.5 below ZeRO-3, per step (stage_1_and_2.py, engine.py,
  * bf16_optimizer.py at eb07d41f):
@@ -707,9 +706,9 @@ static double param_fetch_exposed(const pp_cluster *c, const pp_strategy *s, con
     double copy = g * w * part / pcie, nvme = 0;
     if (s->offload == PP_OFFLOAD_NVME) nvme = g * w * fmax(0, part - PP_DS_MAX_IN_CPU) * per_node / pp__nvme_read_bw(c);
     double fetch = fmax(copy, nvme), times = gathers_per_microbatch(s) ? s->grad_accum : 1;
-    /* the compute the gathers already hide under is not hiding the copies
-     * too: one budget, so a longer compute never shortens the step (docs/
-     * time.md, "Overlap") */
+    /* the compute the ZeRO-3 traffic already hides under does not hide the
+     * copies too: one budget, so a longer compute never shortens the step
+     * (docs/time.md, "Overlap") */
     double budget = fmax(0, st->compute - st->zero3_hidden);
     return times * (fetch > budget ? fetch - budget : 0);
 }
