@@ -138,6 +138,9 @@ Test(rules, plans_obey_rules_and_pins)
     check_plans(0, 150);
     const pp_framework fw[] = {PP_FW_MEGATRON, PP_FW_MEGATRON_DEEPSPEED, PP_FW_DEEPSPEED, PP_FW_FSDP};
     for (size_t i = 0; i < sizeof fw / sizeof *fw; i++) check_plans(1u << fw[i], 40);
+    /* the HF Trainer's DDP holds every state on each rank: a model it fits */
+    load("gpt3-1.3b", "dgx-h100", 2);
+    check_plans(1u << PP_FW_PYTORCH, 3); /* dp 16, micro-batch 1, 2 or 4 */
 }
 
 /* The search's defaults for fsdp alone at a global batch. */
