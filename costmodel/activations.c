@@ -112,7 +112,7 @@ static act_dims dims(const pp_model *m, const pp_strategy *s)
      * whose residual stream is fp32 (the embedding's fp32 weights) */
     int amp = f && f->weights == PP_W_AMP && s->ft.mode == PP_MODE_FULL; /* LoRA's base is 16-bit */
     /* HF's modeling code, FSDP2 under Accelerate too; Liger's RMSNorm keeps its input */
-    int hf = m->norm == PP_NORM_RMSNORM && pp__hf_modeling(s) && !pp__liger(s);
+    int hf = m->norm == PP_NORM_RMSNORM && pp__eager_code(s) == PP_CODE_HF;
     d.norm = hf ? 4 + (amp ? 4 : d.ab) : d.ab;
     /* a frozen norm's weight * x keeps no x: the fp32 copy (for pow) alone */
     if (s->ft.mode != PP_MODE_FULL && hf) d.norm = 4;

@@ -183,7 +183,8 @@ double pp__attn_core_fwd_s(const pp_model *m, const pp_cluster *c, const pp_stra
 static double elementwise_bytes(const pp_model *m, const pp_strategy *s, int kind, double tok, int bwd)
 {
     double h = m->hidden, t = s->tp, rep = s->sp ? t : 1, f = m->ffn, k = 0;
-    double qk = m->qk_norm && !m->mla.kv_lora_rank ? (m->heads + m->kv_heads) * (double)pp__head_dim(m) / t : 0;
+    double qkv = (m->heads + m->kv_heads) * (double)pp__head_dim(m) / t; /* q and k elements a token */
+    double qk = m->qk_norm && !m->mla.kv_lora_rank ? qkv : 0;
     double b = m->norms_per_block * 4 * h / rep;            /* norms: read + write */
     b += 4 * qk;                                            /* QK norm on q and k's heads */
     b += 2 * (6 * h + (m->dropout > 0 ? h : 0)) / rep;      /* bias+dropout+residual */
@@ -194,7 +195,7 @@ static double elementwise_bytes(const pp_model *m, const pp_strategy *s, int kin
         b += 2 * 2 * 2 * h * k / rep;                          /* permute + unpermute */
     }
     b += (m->gated_mlp ? 6 : 4) * f / t;                     /* activation */
-    double rope = m->position == PP_POS_ROPE ? (m->heads + m->kv_heads) * (double)pp__head_dim(m) / t : 0;
+    double rope = m->position == PP_POS_ROPE ? qkv : 0;
     b += 4 * rope;
     if (bwd) b *= 2;
     const pp__fw *fw = pp__fw_get(s->framework);

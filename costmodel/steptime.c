@@ -447,6 +447,14 @@ static double legacy_host_s(const pp_strategy *s, const stage_t *st)
     return legacy_zero3(s) ? unit_gathers(s, st) * st->tensors * DS_LEGACY_HOST_S : 0;
 }
 
+/* Bytes one gather of the stage's dense weights moves; QLoRA's frozen
+ * linear weights are gathered as stored, in NF4. */
+static double dense_gather_bytes(const pp_strategy *s, const stage_t *st)
+{
+    double q = fmin(st->quantized, st->dense);
+    return gathered_bytes(st, st->dense - q, pp__gather_bytes(s)) + q * pp__qlora_bytes_per_param();
+}
+
 /* Which part of a micro-batch's ZeRO-3/FSDP traffic: the gathers (and
  * legacy host stalls), the gradient reductions, or both. */
 enum { ZT_GATHER = 1, ZT_REDUCE = 2, ZT_ALL = 3 };
@@ -463,9 +471,7 @@ static double zero3_traffic(const pp_strategy *s, const groups *g, const stage_t
     double ag_calls = unit ? units : legacy ? st->tensors : fmax(1, fmin(4 * units, ceil(st->dense / s->buf.prefetch_bucket)));
     double rs_calls = unit ? units : legacy ? st->tensors : fmax(1, fr * st->dense / s->buf.reduce_bucket);
     const pp__comm_group *sh = fsdp ? &g->shard : &g->dp;
-    /* QLoRA's frozen linear weights are gathered as stored, in NF4 */
-    double q = fmin(st->quantized, st->dense);
-    double dense_bytes = gathered_bytes(st, st->dense - q, w) + q * pp__qlora_bytes_per_param();
+    double dense_bytes = dense_gather_bytes(s, st);
     double ag = split_calls(pp__allgather_s, sh, dense_bytes, ag_calls) +
                 split_calls(pp__allgather_s, &g->edp, st->expert * w, unit ? eunits : 4 * eunits);
     double rs = split_calls(pp__reducescatter_s, sh, fr * st->dense * gb, rs_calls) +
@@ -501,8 +507,7 @@ static double gather_copy_out_s(const pp_cluster *c, const pp_strategy *s, const
 {
     int fsdp2 = is_fsdp(s) && !s->buf.fsdp1, ds = is_deepspeed(s) && s->zero == 3 && !legacy_zero3(s);
     if (!(fsdp2 || ds) || !gathers_per_microbatch(s)) return 0;
-    double q = fmin(st->quantized, st->dense), w = pp__gather_bytes(s);
-    double bytes = gathered_bytes(st, st->dense - q, w) + q * pp__qlora_bytes_per_param() + st->expert * w;
+    double bytes = dense_gather_bytes(s, st) + st->expert * pp__gather_bytes(s);
     return unit_gathers(s, st) * 2 * bytes / pp__hbm_bw_eff(&c->gpu);
 }
 
